@@ -1,0 +1,1 @@
+"""acpwire's code generator: ACP JSON Schema -> IR -> jinja2 templates -> Python."""

@@ -1,0 +1,63 @@
+"""`python -m codegen [--schema-dir schema] [--out generated/acp_schema]`: regenerate the bindings."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from .classify import ShapeError, classify
+from .emit import emit
+from .ir import Module
+from .lock import LockMismatch, verify_lock
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def load_modules(schema_dir: Path) -> list[Module]:
+    """Verify the lock, then classify every vendored schema file into IR."""
+    lock = verify_lock(schema_dir)
+    modules = []
+    for name in sorted(lock.files):
+        version, filename = name.split("/")
+        schema = json.loads((schema_dir / name).read_text())
+        source = f"{lock.package}@{lock.version} schema/{name}"
+        modules.append(
+            classify(
+                schema,
+                version=version,
+                unstable=filename == "schema.unstable.json",
+                source=source,
+                sha256=lock.files[name],
+            )
+        )
+    return modules
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m codegen", description=__doc__)
+    parser.add_argument("--schema-dir", type=Path, default=ROOT / "schema")
+    parser.add_argument("--out", type=Path, default=ROOT / "generated" / "acp_schema")
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    try:
+        modules = load_modules(args.schema_dir)
+    except (ShapeError, LockMismatch) as exc:
+        print(f"codegen: {exc}", file=sys.stderr)
+        return 1
+    written = emit(modules, args.out)
+    elapsed = time.perf_counter() - started
+    for m in modules:
+        print(
+            f"{m.version}{'.unstable' if m.unstable else '':9} structs={len(m.structs):3} "
+            f"unions={len(m.unions):2} variants={sum(len(u.variants) for u in m.unions):3} "
+            f"methods={len(m.methods):2}"
+        )
+    print(f"wrote {len(written)} files to {args.out} in {elapsed:.2f}s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

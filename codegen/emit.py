@@ -1,0 +1,231 @@
+"""IR -> generated/acp_schema: jinja2 templates, then ruff format for stable, readable output."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+
+from . import ir
+from .render import TypeRenderer, docstring, literal
+
+TEMPLATES = Path(__file__).parent / "templates"
+SUPPORT = Path(__file__).parent / "support" / "_support.py"
+
+
+@dataclass(frozen=True)
+class FieldView:
+    attr: str
+    declaration: str  # the annotation and default, e.g. `str | UnsetType = UNSET`
+    doc: str
+
+
+@dataclass(frozen=True)
+class StructView:
+    name: str
+    bases: str
+    doc: str
+    fields: list[FieldView]
+    lenient: list[tuple[str, str]]
+    checks: list[str]
+
+
+@dataclass(frozen=True)
+class UnionView:
+    name: str
+    doc: str
+    static: str  # the annotation type checkers see: every member, unknown variant included
+    runtime: str  # what msgspec decodes, with the fallback rules attached
+
+
+def _leniency_flags(leniency: ir.Leniency) -> str:
+    flags = [
+        name
+        for name, on in (
+            ("ON_ERROR", leniency.default_on_error),
+            ("ON_NULL", leniency.default_on_null),
+            ("SKIP_INVALID", leniency.skip_invalid_items),
+        )
+        if on
+    ]
+    return " | ".join(flags)
+
+
+def _field_doc(f: ir.Field) -> str:
+    doc = f.doc
+    if f.three_state:
+        doc += "\n\nThree-state patch field: UNSET leaves the value unchanged, None clears it."
+    if f.default_json is not None and f.default_json != {}:
+        doc += f"\n\nSchema default: `{f.default_json!r}` (applies when UNSET)."
+    return docstring(doc, "    ") if doc.strip() else ""
+
+
+class ModuleEmitter:
+    def __init__(self, module: ir.Module, env: jinja2.Environment) -> None:
+        self.module = module
+        self.env = env
+        self.defs = module.by_name()
+        self.types = TypeRenderer(self.defs)
+
+    def header(self) -> dict[str, str]:
+        m = self.module
+        return {
+            "source": m.source,
+            "sha256": m.sha256,
+            "title": f"ACP {m.version}{' (unstable)' if m.unstable else ''}",
+            "version": m.version,
+        }
+
+    # --------------------------------------------------------------- types.py
+
+    def _field(self, f: ir.Field) -> FieldView:
+        annotation = self.types.annotation(f.type)
+        named = f.attr != f.wire
+        if f.required:
+            default = f" = msgspec.field(name={literal(f.wire)})" if named else ""
+            decl = f"{annotation}{default}"
+        else:
+            default = f"msgspec.field(default=UNSET, name={literal(f.wire)})" if named else "UNSET"
+            decl = f"{annotation} | UnsetType = {default}"
+        return FieldView(f.attr, decl, _field_doc(f))
+
+    def _struct(self, s: ir.StructDef) -> StructView:
+        bases = "msgspec.Struct, kw_only=True, gc=False"
+        if s.tag_field is not None:
+            bases += f", tag_field={literal(s.tag_field)}, tag={literal(s.tag_value)}"
+        lenient = [(f.attr, _leniency_flags(f.leniency)) for f in s.fields if f.leniency]
+        checks = []
+        for check in s.merged:
+            alternatives = ", ".join(
+                f"({literal(alt.when_tag)}, ({''.join(literal(a) + ', ' for a in alt.required_attrs)}))"
+                for alt in check.alternatives
+                if alt.required_attrs or check.tag_attr is None
+            )
+            if alternatives:
+                checks.append(f"check_alternatives(self, {literal(check.tag_attr)}, ({alternatives},))")
+        return StructView(
+            s.name, bases, docstring(s.doc or s.name, "    "), [self._field(f) for f in s.fields], lenient, checks
+        )
+
+    def _union(self, u: ir.UnionDef) -> UnionView:
+        static_members = [self.types.annotation(m) for m in u.members]
+        if u.unknown is not None:
+            static_members.append(u.unknown.name)
+        native = [self.types.annotation(m) for m in self.types.native_members(u)]
+        static = f"Union[{', '.join(static_members)}]"
+        if len(native) == len(u.members) and u.unknown is None:
+            return UnionView(u.name, docstring(u.doc, ""), static, static)
+        variants = ", ".join(f"{literal(self.defs_tag(v))}: {v}" for v in u.variants)
+        alternatives = "".join(self.types.annotation(m) + ", " for m in u.untagged)
+        info = (
+            f"UnionInfo({literal(u.name)}, {literal(u.tag_field)}, {{{variants}}}, "
+            f"({alternatives}), {u.unknown.name if u.unknown else None})"
+        )
+        inner = native[0] if len(native) == 1 else f"Union[{', '.join(native)}]"
+        return UnionView(u.name, docstring(u.doc, ""), static, f"Annotated[{inner}, {info}]")
+
+    def defs_tag(self, struct_name: str) -> str:
+        struct = self.defs[struct_name]
+        assert isinstance(struct, ir.StructDef) and struct.tag_value is not None
+        return struct.tag_value
+
+    def render_types(self) -> str:
+        items: list[tuple[str, object]] = []
+        for d in self.module.definitions:
+            if isinstance(d, ir.StructDef):
+                items.append(("struct", self._struct(d)))
+            elif isinstance(d, ir.UnionDef):
+                if d.unknown is not None:
+                    items.append(("unknown", (d.unknown, d.tag_field, docstring(d.unknown.doc, "    "))))
+                items.append(("union", self._union(d)))
+            elif isinstance(d, ir.EnumDef):
+                items.append(("enum", self._enum(d)))
+            else:
+                items.append(("alias", (d.name, self.types.annotation(d.target), docstring(d.doc, ""))))
+        names = sorted(
+            [d.name for d in self.module.definitions]
+            + [d.unknown.name for d in self.module.unions if d.unknown is not None]
+            + [f"{d.name}Values" for d in self.module.definitions if isinstance(d, ir.EnumDef) and d.base == "int"]
+        )
+        return self.env.get_template("types.py.j2").render(items=items, names=names, **self.header())
+
+    def _enum(self, e: ir.EnumDef) -> dict[str, object]:
+        from .naming import constant_name
+
+        values = ", ".join(literal(v.value) for v in e.values)
+        annotation = f"Literal[{values}]"
+        if e.open:
+            annotation += f" | {e.base}"
+        doc = e.doc + "".join(
+            f"\n\n- `{v.value}`: {v.doc}" if v.doc else f"\n\n- `{v.value}`" for v in e.values
+        )
+        constants = [(constant_name(v.value, v.title), literal(v.value)) for v in e.values] if e.base == "int" else []
+        return {"name": e.name, "annotation": annotation, "doc": docstring(doc, ""), "constants": constants}
+
+    # --------------------------------------------------------------- methods.py
+
+    def render_methods(self) -> str:
+        methods = sorted(self.module.methods, key=lambda m: (m.side, m.name))
+        sides = sorted({m.side for m in methods})
+        used = sorted({n for m in methods for n in (m.params, m.result) if n is not None} | {"Error"})
+        return self.env.get_template("methods.py.j2").render(
+            methods=methods,
+            sides=sides,
+            used=used,
+            literal=literal,
+            docstring=docstring,
+            **self.header(),
+        )
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,  # Python source, not HTML; schema text goes through render.py
+    )
+    env.filters["py"] = literal
+    return env
+
+
+def package_dir(out: Path, module: ir.Module) -> Path:
+    return out / module.version / ("unstable" if module.unstable else "")
+
+
+def emit(modules: list[ir.Module], out: Path) -> list[Path]:
+    """Write the acp_schema package for `modules` under `out` (the acp_schema directory)."""
+    env = _environment()
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    written: list[Path] = []
+
+    def write(path: Path, text: str) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        written.append(path)
+
+    write(out / "_support.py", "# Copied verbatim from codegen/support/_support.py by acpwire codegen.\n" + SUPPORT.read_text())
+    write(out / "py.typed", "")
+    write(out / "__init__.py", env.get_template("package.py.j2").render(modules=modules))
+    for module in modules:
+        emitter = ModuleEmitter(module, env)
+        pkg = package_dir(out, module)
+        write(pkg / "types.py", emitter.render_types())
+        write(pkg / "methods.py", emitter.render_methods())
+        write(pkg / "__init__.py", env.get_template("version_init.py.j2").render(**emitter.header(), unstable=module.unstable, has_unstable=any(m.version == module.version and m.unstable for m in modules)))
+    _format([p for p in written if p.suffix == ".py"])
+    return written
+
+
+def _format(paths: list[Path]) -> None:
+    config = Path(__file__).resolve().parent.parent / "pyproject.toml"
+    cmd = [sys.executable, "-m", "ruff", "format", "--quiet", "--config", str(config)]
+    subprocess.run([*cmd, *map(str, paths)], check=True)

@@ -1,0 +1,386 @@
+"""Runtime support shared by every generated acp_schema module (copied verbatim by codegen).
+
+Decoding has two paths. The fast path is a plain msgspec decoder for the
+generated type: strict, and as fast as msgspec gets. Only when it rejects a
+message does the fallback run: it walks the already-parsed JSON with the type
+annotations and applies what msgspec alone cannot express:
+
+- unknown variants of open unions become `OpenVariant` dicts that keep every key
+  and re-encode unchanged;
+- untagged alternatives (and default variants without a tag) are tried in schema order;
+- fields marked `x-deserialize-default-on-error` / `-default-on-null` fall back to
+  "omitted", lists marked `x-deserialize-skip-invalid-items` drop bad items.
+
+Valid input never reaches the fallback, so leniency costs nothing there. Anything
+still invalid raises `msgspec.ValidationError` naming the JSON path that failed.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Generic, Literal, TypeVar, Union
+
+import msgspec
+from msgspec import UNSET, Raw, UnsetType
+
+__all__ = [
+    "ON_ERROR",
+    "ON_NULL",
+    "SKIP_INVALID",
+    "UNSET",
+    "Codec",
+    "ErrorResponse",
+    "Notification",
+    "OpenVariant",
+    "Raw",
+    "Request",
+    "Response",
+    "UnionInfo",
+    "UnsetType",
+    "check_alternatives",
+    "convert",
+    "decode_message",
+    "encode_message",
+]
+
+T = TypeVar("T")
+P = TypeVar("P")
+R = TypeVar("R")
+E = TypeVar("E")
+
+# Leniency flags per field, from the schema's x-deserialize-* annotations.
+ON_ERROR = 1
+ON_NULL = 2
+SKIP_INVALID = 4
+
+
+class OpenVariant(dict[str, Any]):
+    """A variant of an open union that this schema release does not know.
+
+    It is the JSON object exactly as received (a dict), so it keeps all its data and
+    encodes back unchanged. `tag` is its discriminator value, e.g. `_vendor_thing`.
+    """
+
+    tag_field: ClassVar[str] = ""
+
+    @property
+    def tag(self) -> str:
+        return str(self[self.tag_field])
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({dict.__repr__(self)})"
+
+
+@dataclass(frozen=True, slots=True, eq=False)  # hashed by identity: typing hashes Annotated metadata
+class UnionInfo:
+    """How the fallback path resolves one union (attached with `Annotated`, ignored by msgspec)."""
+
+    name: str
+    tag_field: str | None
+    variants: Mapping[str, type[Any]]
+    alternatives: tuple[Any, ...]  # untagged members, tried in schema order
+    unknown: type[OpenVariant] | None
+
+
+def check_alternatives(
+    obj: object, tag_attr: str | None, alternatives: tuple[tuple[str | None, tuple[str, ...]], ...]
+) -> None:
+    """`__post_init__` check of a struct merged from a union: one alternative's fields are present."""
+    if tag_attr is not None:
+        tag = getattr(obj, tag_attr)
+        for when, required in alternatives:
+            if when == tag:
+                _require(obj, required, f"{tag_attr} = {tag!r}")
+        return
+    if not any(all(getattr(obj, a) is not UNSET for a in req) for _, req in alternatives):
+        names = " or ".join("+".join(req) for _, req in alternatives)
+        raise ValueError(f"Object must have {names}")
+
+
+def _require(obj: object, attrs: tuple[str, ...], context: str) -> None:
+    for attr in attrs:
+        if getattr(obj, attr) is UNSET:
+            raise ValueError(f"Object missing required field `{attr}` (required when {context})")
+
+
+# --------------------------------------------------------------------------- fallback
+
+
+def _error(message: str, path: str) -> msgspec.ValidationError:
+    return msgspec.ValidationError(f"{message} - at `{path}`")
+
+
+def _rebase(exc: msgspec.ValidationError, path: str) -> msgspec.ValidationError:
+    """msgspec's error for a sub-value, with its `$` path prefixed by where the value sits."""
+    text = str(exc)
+    marker = " - at `$"
+    if marker in text:
+        head, _, tail = text.partition(marker)
+        return msgspec.ValidationError(f"{head} - at `{path}{tail}")
+    return _error(text, path)
+
+
+def convert(obj: Any, tp: Any, path: str = "$") -> Any:
+    """Convert parsed JSON to `tp`: msgspec first, the schema's fallback rules where it fails."""
+    try:
+        return msgspec.convert(obj, tp)
+    except msgspec.ValidationError as exc:
+        return _repair(obj, tp, path, exc)
+
+
+def _repair(obj: Any, tp: Any, path: str, exc: msgspec.ValidationError) -> Any:
+    origin = typing.get_origin(tp)
+    if origin is typing.Annotated:
+        info = next((m for m in tp.__metadata__ if isinstance(m, UnionInfo)), None)
+        if info is not None:
+            return _union(obj, info, typing.get_args(tp)[0], path)
+        raise _rebase(exc, path)
+    if isinstance(tp, type) and issubclass(tp, msgspec.Struct):
+        return _struct(obj, tp, path)
+    if origin is Union or origin is types.UnionType:
+        return _plain_union(obj, typing.get_args(tp), path, exc)
+    if origin is list and isinstance(obj, list):
+        (item,) = typing.get_args(tp)
+        return [convert(v, item, f"{path}[{i}]") for i, v in enumerate(obj)]
+    if origin is dict and isinstance(obj, dict):
+        _, value = typing.get_args(tp)
+        return {k: convert(v, value, f"{path}.{k}") for k, v in obj.items()}
+    raise _rebase(exc, path)
+
+
+def _plain_union(obj: Any, members: tuple[Any, ...], path: str, exc: msgspec.ValidationError) -> Any:
+    if obj is None and type(None) in members:
+        return None
+    candidates = [m for m in members if m is not type(None) and m is not UnsetType]
+    if len(candidates) == 1:
+        return convert(obj, candidates[0], path)
+    for member in candidates:
+        try:
+            return convert(obj, member, path)
+        except msgspec.ValidationError:
+            continue
+    raise _rebase(exc, path)
+
+
+def _union(obj: Any, info: UnionInfo, native: Any, path: str) -> Any:
+    if info.tag_field is not None and isinstance(obj, dict) and info.tag_field in obj:
+        tag = obj[info.tag_field]
+        variant = info.variants.get(tag) if isinstance(tag, str) else None
+        if variant is not None:
+            return convert(obj, variant, path)  # a known tag with a bad payload stays an error
+        if info.unknown is not None and isinstance(tag, str):
+            return info.unknown(obj)
+    for member in info.alternatives:
+        try:
+            return convert(obj, member, path)
+        except msgspec.ValidationError:
+            continue
+    if info.tag_field is not None and isinstance(obj, dict):
+        tag_path = f"{path}.{info.tag_field}"
+        if info.tag_field not in obj:
+            raise _error(f"Object missing required field `{info.tag_field}`", path)
+        raise _error(f"Invalid value {obj[info.tag_field]!r} for {info.name}", tag_path)
+    raise _error(f"Expected `{info.name}`, got `{type(obj).__name__}`", path)
+
+
+def _struct(obj: Any, cls: type[msgspec.Struct], path: str) -> Any:
+    if not isinstance(obj, dict):
+        raise _error(f"Expected `object`, got `{type(obj).__name__}`", path)
+    lenient: Mapping[str, int] = getattr(cls, "__acp_lenient__", {})
+    kwargs: dict[str, Any] = {}
+    for field in msgspec.structs.fields(cls):
+        sub = f"{path}.{field.encode_name}"
+        if field.encode_name not in obj:
+            if field.required:
+                raise _error(f"Object missing required field `{field.encode_name}`", path)
+            continue
+        value = obj[field.encode_name]
+        flags = lenient.get(field.name, 0)
+        if value is None and flags & ON_NULL:
+            continue
+        try:
+            if flags & SKIP_INVALID and isinstance(value, list):
+                kwargs[field.name] = _skip_invalid(value, field.type, sub)
+            else:
+                kwargs[field.name] = convert(value, field.type, sub)
+        except msgspec.ValidationError:
+            if flags & ON_ERROR:
+                continue
+            raise
+    try:
+        return cls(**kwargs)
+    except (ValueError, TypeError) as exc:
+        raise _error(str(exc), path) from None
+
+
+def _skip_invalid(items: list[Any], tp: Any, path: str) -> list[Any]:
+    list_type = next(
+        (m for m in (typing.get_args(tp) or (tp,)) if typing.get_origin(m) is list), None
+    )
+    if list_type is None:
+        return convert(items, tp, path)  # type: ignore[no-any-return]
+    (item_type,) = typing.get_args(list_type)
+    kept = []
+    for i, item in enumerate(items):
+        try:
+            kept.append(convert(item, item_type, f"{path}[{i}]"))
+        except msgspec.ValidationError:
+            continue
+    return kept
+
+
+# --------------------------------------------------------------------------- codecs
+
+
+class Codec(Generic[T]):
+    """Decode bytes to `T` (strict fast path, then the schema's fallback rules) and encode back."""
+
+    __slots__ = ("_decoder", "type")
+
+    _encoder: ClassVar[msgspec.json.Encoder] = msgspec.json.Encoder()
+
+    def __init__(self, type: Any) -> None:
+        self.type = type
+        self._decoder: msgspec.json.Decoder[T] | None = None
+
+    def decode(self, data: bytes | bytearray | memoryview | str) -> T:
+        decoder = self._decoder
+        if decoder is None:
+            decoder = self._decoder = msgspec.json.Decoder(self.type)
+        try:
+            return decoder.decode(data)
+        except msgspec.ValidationError as exc:
+            parsed = msgspec.json.decode(data)
+            result: T = _repair(parsed, self.type, "$", exc)
+            return result
+
+    def convert(self, obj: Any) -> T:
+        """Like `decode`, from already-parsed JSON (dicts, lists, scalars)."""
+        result: T = convert(obj, self.type)
+        return result
+
+    def encode(self, value: T) -> bytes:
+        return self._encoder.encode(value)
+
+
+# --------------------------------------------------------------------------- JSON-RPC envelopes
+
+RequestId = Union[int, str, None]
+
+
+class Request(msgspec.Struct, Generic[P], kw_only=True, gc=False):
+    """A JSON-RPC 2.0 request."""
+
+    jsonrpc: Literal["2.0"] = "2.0"
+    id: int | str | None
+    method: str
+    params: P | UnsetType = UNSET
+
+
+class Notification(msgspec.Struct, Generic[P], kw_only=True, gc=False):
+    """A JSON-RPC 2.0 notification (a request without an id; no response)."""
+
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: str
+    params: P | UnsetType = UNSET
+
+
+class Response(msgspec.Struct, Generic[R], kw_only=True, gc=False):
+    """A successful JSON-RPC 2.0 response."""
+
+    jsonrpc: Literal["2.0"] = "2.0"
+    id: int | str | None
+    result: R
+
+
+class ErrorResponse(msgspec.Struct, Generic[E], kw_only=True, gc=False):
+    """A JSON-RPC 2.0 error response; `error` is the schema's `Error` type."""
+
+    jsonrpc: Literal["2.0"] = "2.0"
+    id: int | str | None
+    error: E
+
+
+class Envelope(msgspec.Struct, kw_only=True, gc=False):
+    """Any JSON-RPC message with its payload kept as raw bytes until the method is known."""
+
+    jsonrpc: str | UnsetType = UNSET
+    id: int | str | None | UnsetType = UNSET
+    method: str | UnsetType = UNSET
+    params: Raw | UnsetType = UNSET
+    result: Raw | UnsetType = UNSET
+    error: Raw | UnsetType = UNSET
+
+
+ENVELOPE_DECODER: msgspec.json.Decoder[Envelope] = msgspec.json.Decoder(Envelope)
+
+
+@dataclass(frozen=True, slots=True)
+class MethodSpec(Generic[P, R]):
+    """One row of a generated method table."""
+
+    name: str
+    side: str  # the side that handles it: "agent", "client" or "protocol"
+    kind: Literal["request", "notification"]
+    params: Codec[P]
+    result: Codec[R] | None
+
+
+ResultLookup = Callable[[int | str | None], str | None]
+
+Message = Union[Request[Any], Notification[Any], Response[Any], ErrorResponse[Any]]
+
+
+def decode_message(
+    data: bytes | bytearray | memoryview | str,
+    methods: Mapping[str, MethodSpec[Any, Any]],
+    error: Codec[Any],
+    result_method: ResultLookup | None = None,
+) -> Message:
+    """Decode one JSON-RPC line into a typed message.
+
+    The envelope is decoded first with params/result as `msgspec.Raw` (slices of the
+    input, no copy); the payload is decoded straight into the method's generated type.
+    Unknown methods (extensions) keep their params as `Raw`. A response's result is
+    typed when `result_method(id)` names the method of the request it answers.
+    """
+    env = ENVELOPE_DECODER.decode(data)
+    if env.jsonrpc != "2.0":
+        raise msgspec.ValidationError("Expected `jsonrpc` to be \"2.0\" - at `$.jsonrpc`")
+    if not isinstance(env.method, UnsetType):
+        spec = methods.get(env.method)
+        params: Any = env.params
+        if spec is not None and not isinstance(params, UnsetType):
+            try:
+                params = spec.params.decode(params)
+            except msgspec.ValidationError as exc:
+                raise _rebase(exc, "$.params") from None
+        if isinstance(env.id, UnsetType):
+            return Notification(method=env.method, params=params)
+        return Request(id=env.id, method=env.method, params=params)
+    if isinstance(env.id, UnsetType):
+        raise msgspec.ValidationError("Object missing required field `id` - at `$`")
+    if not isinstance(env.error, UnsetType):
+        try:
+            return ErrorResponse(id=env.id, error=error.decode(env.error))
+        except msgspec.ValidationError as exc:
+            raise _rebase(exc, "$.error") from None
+    if isinstance(env.result, UnsetType):
+        raise msgspec.ValidationError("Object missing required field `result` or `error` - at `$`")
+    result: Any = env.result
+    method = result_method(env.id) if result_method is not None else None
+    spec = methods.get(method) if method is not None else None
+    if spec is not None and spec.result is not None:
+        try:
+            result = spec.result.decode(result)
+        except msgspec.ValidationError as exc:
+            raise _rebase(exc, "$.result") from None
+    return Response(id=env.id, result=result)
+
+
+def encode_message(message: Message | msgspec.Struct) -> bytes:
+    """Encode a message (or any generated struct) to compact JSON bytes."""
+    return Codec._encoder.encode(message)

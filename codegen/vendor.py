@@ -1,0 +1,456 @@
+"""Vendor the ACP JSON Schema from an npm release of the SDK, and report what changed.
+
+    python -m codegen.vendor update <npm-version> [--schema-dir schema] [--package NAME]
+    python -m codegen.vendor report <old-dir> <new-dir>
+
+`update` packs `<package>@<version>` with npm, copies the schema files it ships
+under `package/schema/` into the schema dir, rewrites the lock and prints a
+change report (computed before anything is overwritten). `report` compares two
+schema dirs and writes nothing.
+
+The report functions are pure (`schema_report`, `format_reports`, ...) so they
+can be used without npm.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from codegen.lock import SCHEMA_FILES, write_lock
+from codegen.patch_fields import ALL, PATCH_FIELDS
+
+DEFAULT_PACKAGE = "@agentclientprotocol/sdk"
+PACKAGE_SCHEMA_DIR = PurePosixPath("package/schema")
+WRAP_WIDTH = 100
+
+# A property schema with none of these keys accepts any JSON value, null included.
+STRUCTURAL_KEYS = frozenset({"type", "$ref", "anyOf", "oneOf", "allOf", "const", "enum", "not"})
+MESSAGE_KINDS = ("Request", "Response", "Notification")
+# Keywords whose values map names (not keywords) to subschemas.
+NAME_MAP_KEYS = frozenset({"properties", "patternProperties", "$defs", "dependentSchemas"})
+
+Schema = Mapping[str, Any]
+
+
+class VendorError(Exception):
+    """Fetching or installing the schema files failed."""
+
+
+# --- report model -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Section:
+    """Names added / removed / changed for one aspect of a schema.
+
+    `docs_only` is the subset of `changed` whose only differences are descriptions.
+    """
+
+    title: str
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+    docs_only: tuple[str, ...] = ()
+
+    @property
+    def is_empty(self) -> bool:
+        return not (self.added or self.removed or self.changed)
+
+
+@dataclass(frozen=True)
+class Report:
+    """The change report for one schema file."""
+
+    name: str
+    sections: tuple[Section, ...]
+    note: str = ""
+
+    @property
+    def is_empty(self) -> bool:
+        return all(section.is_empty for section in self.sections)
+
+    def section(self, title: str) -> Section:
+        for section in self.sections:
+            if section.title == title:
+                return section
+        raise KeyError(title)
+
+
+DEFS = "$defs"
+METHODS = "methods"
+VARIANTS = "union variants"
+THREE_STATE = "three-state fields"
+
+
+# --- extracting comparable facts from one schema ----------------------------
+
+
+def defs_of(schema: Schema) -> Mapping[str, Any]:
+    defs = schema.get("$defs", {})
+    return defs if isinstance(defs, Mapping) else {}
+
+
+def message_kind(def_name: str) -> str:
+    """'PromptRequest' -> 'request'; a name without a known suffix is its own kind."""
+    for kind in MESSAGE_KINDS:
+        if def_name.endswith(kind):
+            return kind.lower()
+    return def_name
+
+
+def methods_of(schema: Schema) -> set[tuple[str, str, str]]:
+    """(x-side, x-method, kind) for every $def annotated with x-method."""
+    found: set[tuple[str, str, str]] = set()
+    for name, body in defs_of(schema).items():
+        if isinstance(body, Mapping) and "x-method" in body:
+            side = str(body.get("x-side", "?"))
+            found.add((side, str(body["x-method"]), message_kind(name)))
+    return found
+
+
+def union_members(body: Mapping[str, Any]) -> Iterator[Any]:
+    for key in ("anyOf", "oneOf"):
+        members = body.get(key, [])
+        if isinstance(members, list):
+            yield from members
+
+
+def discriminator_value(member: Any) -> str | None:
+    """The const of the first property of `member` that holds one, if any."""
+    if not isinstance(member, Mapping):
+        return None
+    properties = member.get("properties", {})
+    if not isinstance(properties, Mapping):
+        return None
+    for prop in properties.values():
+        if isinstance(prop, Mapping) and "const" in prop:
+            return str(prop["const"])
+    return None
+
+
+def variants_of(schema: Schema) -> set[str]:
+    """'Union.tag' for every discriminated member of every anyOf/oneOf $def."""
+    found: set[str] = set()
+    for name, body in defs_of(schema).items():
+        if not isinstance(body, Mapping):
+            continue
+        for member in union_members(body):
+            value = discriminator_value(member)
+            if value is not None:
+                found.add(f"{name}.{value}")
+    return found
+
+
+def is_null_schema(member: Any) -> bool:
+    return isinstance(member, Mapping) and member.get("type") == "null"
+
+
+def admits_null(prop: Any) -> bool:
+    """Whether a property schema accepts null: a null type, a null union member, or no type at all."""
+    if prop is True:
+        return True
+    if not isinstance(prop, Mapping):
+        return False
+    type_ = prop.get("type")
+    if type_ == "null" or (isinstance(type_, list) and "null" in type_):
+        return True
+    if any(is_null_schema(member) for member in union_members(prop)):
+        return True
+    return not (STRUCTURAL_KEYS & prop.keys())
+
+
+def three_state_fields_of(schema: Schema, version: str) -> set[str]:
+    """'Type.field' for every patch field of PATCH_FIELDS[version] present in the schema."""
+    found: set[str] = set()
+    defs = defs_of(schema)
+    for type_name, fields in PATCH_FIELDS.get(version, {}).items():
+        body = defs.get(type_name)
+        if not isinstance(body, Mapping):
+            continue
+        properties: Mapping[str, Any] = body.get("properties", {})
+        required = set(body.get("required", []))
+        wanted = properties.keys() if fields == ALL else [f for f in fields if f in properties]
+        for field in wanted:
+            if field not in required and admits_null(properties[field]):
+                found.add(f"{type_name}.{field}")
+    return found
+
+
+# --- comparing two schemas --------------------------------------------------
+
+
+def set_section(title: str, old: Iterable[str], new: Iterable[str]) -> Section:
+    old_set, new_set = set(old), set(new)
+    return Section(title, tuple(sorted(new_set - old_set)), tuple(sorted(old_set - new_set)))
+
+
+def without_descriptions(node: Any, names: bool = False) -> Any:
+    """A copy of a schema node without `description` keywords (property names are kept)."""
+    if isinstance(node, Mapping):
+        if names:
+            return {key: without_descriptions(value) for key, value in node.items()}
+        return {
+            key: without_descriptions(value, key in NAME_MAP_KEYS)
+            for key, value in node.items()
+            if key != "description"
+        }
+    if isinstance(node, list):
+        return [without_descriptions(item) for item in node]
+    return node
+
+
+def defs_section(old: Schema, new: Schema) -> Section:
+    old_defs, new_defs = defs_of(old), defs_of(new)
+    common = old_defs.keys() & new_defs.keys()
+    changed = tuple(sorted(name for name in common if old_defs[name] != new_defs[name]))
+    docs_only = tuple(
+        name
+        for name in changed
+        if without_descriptions(old_defs[name]) == without_descriptions(new_defs[name])
+    )
+    base = set_section(DEFS, old_defs.keys(), new_defs.keys())
+    return Section(DEFS, base.added, base.removed, changed, docs_only)
+
+
+def describe_methods(triples: set[tuple[str, str, str]]) -> tuple[str, ...]:
+    """Group (side, method, kind) into readable 'side:method (kind+kind)' entries."""
+    kinds: dict[str, list[str]] = {}
+    for side, method, kind in sorted(triples):
+        kinds.setdefault(f"{side}:{method}", []).append(kind)
+    return tuple(f"{method} ({'+'.join(ks)})" for method, ks in sorted(kinds.items()))
+
+
+def methods_section(old: Schema, new: Schema) -> Section:
+    old_methods, new_methods = methods_of(old), methods_of(new)
+    return Section(
+        METHODS,
+        describe_methods(new_methods - old_methods),
+        describe_methods(old_methods - new_methods),
+    )
+
+
+def schema_report(old: Schema, new: Schema, version: str, name: str = "") -> Report:
+    """Compare two parsed schema files of protocol `version` ('v1' / 'v2')."""
+    sections = (
+        defs_section(old, new),
+        methods_section(old, new),
+        set_section(VARIANTS, variants_of(old), variants_of(new)),
+        set_section(
+            THREE_STATE,
+            three_state_fields_of(old, version),
+            three_state_fields_of(new, version),
+        ),
+    )
+    return Report(name or version, sections)
+
+
+def version_of(file_name: str) -> str:
+    """'v2/schema.unstable.json' -> 'v2'."""
+    return PurePosixPath(file_name).parts[0]
+
+
+def load_schema(path: Path) -> dict[str, Any] | None:
+    if not path.is_file():
+        return None
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data
+
+
+def presence_note(old: object, new: object) -> str:
+    if old is None and new is None:
+        return "absent in both"
+    if old is None:
+        return "new file"
+    if new is None:
+        return "file removed"
+    return ""
+
+
+def dir_reports(old_dir: Path, new_dir: Path) -> list[Report]:
+    """One report per SCHEMA_FILES entry; a missing file compares as an empty schema."""
+    reports = []
+    for file_name in SCHEMA_FILES:
+        old = load_schema(old_dir / file_name)
+        new = load_schema(new_dir / file_name)
+        report = schema_report(old or {}, new or {}, version_of(file_name), file_name)
+        reports.append(Report(report.name, report.sections, presence_note(old, new)))
+    return reports
+
+
+# --- formatting -------------------------------------------------------------
+
+
+def wrap_items(label: str, items: Sequence[str], indent: str = "    ") -> list[str]:
+    """`label: a, b, c` wrapped at WRAP_WIDTH without splitting an item."""
+    lead = f"{indent}{label}: "
+    pieces = [item + "," for item in items[:-1]] + list(items[-1:])
+    rows: list[str] = []
+    current = ""
+    for piece in pieces:
+        if current and len(lead) + len(current) + 1 + len(piece) > WRAP_WIDTH:
+            rows.append(current)
+            current = ""
+        current = f"{current} {piece}" if current else piece
+    rows.append(current)
+    pad = " " * len(lead)
+    return [lead + rows[0], *(pad + row for row in rows[1:])]
+
+
+def format_section(section: Section) -> list[str]:
+    if section.is_empty:
+        return [f"  {section.title}: no changes"]
+    counts = f"+{len(section.added)} -{len(section.removed)}"
+    if section.title == DEFS:
+        counts += f" ~{len(section.changed)} ({len(section.docs_only)} docs only)"
+    structural = tuple(name for name in section.changed if name not in section.docs_only)
+    lines = [f"  {section.title}: {counts}"]
+    for label, items in (
+        ("added", section.added),
+        ("removed", section.removed),
+        ("changed", structural),
+        ("docs only", section.docs_only),
+    ):
+        if items:
+            lines.extend(wrap_items(label, items))
+    return lines
+
+
+def format_report(report: Report) -> str:
+    header = report.name + (f" ({report.note})" if report.note else "")
+    if report.is_empty:
+        return f"{header}: no changes"
+    lines = [f"{header}:"]
+    for section in report.sections:
+        lines.extend(format_section(section))
+    return "\n".join(lines)
+
+
+def format_reports(reports: Iterable[Report]) -> str:
+    return "\n".join(format_report(report) for report in reports)
+
+
+# --- fetching and installing ------------------------------------------------
+
+
+def npm_pack(package: str, version: str, dest: Path) -> Path:
+    """Run `npm pack` for package@version into dest and return the tarball."""
+    command = [
+        "npm",
+        "pack",
+        "--silent",
+        "--ignore-scripts",
+        "--pack-destination",
+        str(dest),
+        f"{package}@{version}",
+    ]
+    try:
+        subprocess.run(command, cwd=dest, check=True, capture_output=True, text=True)
+    except FileNotFoundError as exc:
+        raise VendorError("npm not found on PATH") from exc
+    except subprocess.CalledProcessError as exc:
+        detail = (exc.stderr or exc.stdout or "").strip() or "no output (--silent)"
+        raise VendorError(
+            f"`{' '.join(command)}` exited with {exc.returncode}: {detail}; "
+            f"does {package}@{version} exist?"
+        ) from exc
+    tarballs = sorted(dest.glob("*.tgz"))
+    if len(tarballs) != 1:
+        raise VendorError(f"expected one tarball from npm pack in {dest}, found {len(tarballs)}")
+    return tarballs[0]
+
+
+def extract_tarball(tarball: Path, dest: Path) -> Path:
+    """Extract with the 'data' filter (no absolute paths, links out, devices...)."""
+    with tarfile.open(tarball, "r:gz") as archive:
+        archive.extractall(dest, filter="data")
+    return dest
+
+
+def packaged_schema_dir(extracted: Path, label: str) -> Path:
+    """The package's schema dir, after checking every SCHEMA_FILES entry is in it."""
+    schema_dir = extracted / PACKAGE_SCHEMA_DIR
+    missing = [name for name in SCHEMA_FILES if not (schema_dir / name).is_file()]
+    if missing:
+        raise VendorError(
+            f"{label} does not ship {', '.join(f'{PACKAGE_SCHEMA_DIR}/{m}' for m in missing)}"
+        )
+    return schema_dir
+
+
+def install_schema_files(source_dir: Path, schema_dir: Path) -> None:
+    for name in SCHEMA_FILES:
+        target = schema_dir / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source_dir / name, target)
+
+
+def update(version: str, schema_dir: Path, package: str = DEFAULT_PACKAGE) -> list[Report]:
+    """Vendor package@version into schema_dir, rewrite the lock, return the change report."""
+    with tempfile.TemporaryDirectory(prefix="acp-vendor-") as tmp:
+        tmp_dir = Path(tmp)
+        pack_dir, extract_dir = tmp_dir / "pack", tmp_dir / "extract"
+        pack_dir.mkdir()
+        extract_dir.mkdir()
+        tarball = npm_pack(package, version, pack_dir)
+        source_dir = packaged_schema_dir(extract_tarball(tarball, extract_dir), tarball.name)
+        reports = dir_reports(schema_dir, source_dir)
+        install_schema_files(source_dir, schema_dir)
+    write_lock(schema_dir, package, version)
+    return reports
+
+
+# --- CLI --------------------------------------------------------------------
+
+
+def compare_dirs(old_dir: Path, new_dir: Path) -> list[Report]:
+    for directory in (old_dir, new_dir):
+        if not directory.is_dir():
+            raise VendorError(f"{directory} is not a directory")
+    return dir_reports(old_dir, new_dir)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m codegen.vendor",
+        description="Vendor the ACP JSON Schema from an npm release and report what changed.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    update_cmd = commands.add_parser("update", help="vendor the schema files of an npm release")
+    update_cmd.add_argument("version", help="npm version of the package, e.g. 2.4.0")
+    update_cmd.add_argument("--schema-dir", type=Path, default=Path("schema"))
+    update_cmd.add_argument("--package", default=DEFAULT_PACKAGE)
+
+    report_cmd = commands.add_parser("report", help="compare two schema dirs, write nothing")
+    report_cmd.add_argument("old_dir", type=Path)
+    report_cmd.add_argument("new_dir", type=Path)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "update":
+            reports = update(args.version, args.schema_dir, args.package)
+            print(f"vendored {args.package}@{args.version} into {args.schema_dir}")
+        else:
+            reports = compare_dirs(args.old_dir, args.new_dir)
+    except VendorError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(format_reports(reports))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,88 @@
+// ACP v1 client built on the official TypeScript SDK (@agentclientprotocol/sdk).
+// Usage: node client_v1.mjs [--stream N] -- <agent command...>
+// Last stdout line is a JSON summary; exit code 0 iff it says "ok": true.
+import * as acp from "@agentclientprotocol/sdk";
+import { finish, logger, parseArgs, spawnAgent, stopAgent } from "./common.mjs";
+
+const log = logger("ts-client-v1");
+const args = parseArgs();
+const { agent: A, client: C } = acp.methods;
+const agentProc = spawnAgent(acp.ndJsonStream, args.command);
+const summary = { ok: false, protocolVersion: null, updates: {}, permissionRequests: 0, errors: [] };
+const check = (cond, msg) => { if (!cond) summary.errors.push(msg); };
+let cancelSent = false;
+
+const app = acp.client({ name: "interop-ts-client-v1" }).onRequest(C.session.requestPermission, ({ params }) => {
+  summary.permissionRequests++;
+  if (cancelSent) return { outcome: { outcome: "cancelled" } };
+  const allow = params.options.find((o) => o.kind === "allow_once" || o.kind === "allow_always");
+  if (!allow) throw new Error("no allow option offered");
+  return { outcome: { outcome: "selected", optionId: allow.optionId } };
+});
+
+/** Send one prompt and drain the session's updates until the turn stops. */
+async function turn(ctx, session, text, { cancelAfterChunks = 0, count = true } = {}) {
+  const response = session.prompt(text);
+  response.catch(() => {}); // surfaced through nextUpdate() as well
+  let chunks = 0;
+  for (;;) {
+    const msg = await session.nextUpdate();
+    if (msg.kind === "stop") return { stopReason: msg.stopReason, chunks };
+    const kind = msg.update.sessionUpdate;
+    if (count) summary.updates[kind] = (summary.updates[kind] ?? 0) + 1;
+    if (kind === "agent_message_chunk" && ++chunks === cancelAfterChunks) {
+      cancelSent = true;
+      await ctx.notify(A.session.cancel, { sessionId: session.sessionId });
+    }
+  }
+}
+
+try {
+  await app.connectWith(agentProc.stream, async (ctx) => {
+    const init = await ctx.request(A.initialize, {
+      protocolVersion: acp.PROTOCOL_VERSION,
+      clientCapabilities: {},
+      clientInfo: { name: "interop-ts-client-v1", version: "2.4.0" },
+    });
+    summary.protocolVersion = init.protocolVersion;
+    check(init.protocolVersion === 1, `protocolVersion ${init.protocolVersion} != 1`);
+    const session = await ctx.buildSession(process.cwd()).start();
+    try {
+      if (args.stream > 0) {
+        const t0 = performance.now();
+        const { stopReason, chunks } = await turn(ctx, session, `stream ${args.stream}`, { count: false });
+        const seconds = (performance.now() - t0) / 1000;
+        Object.assign(summary, { chunks, seconds, msgsPerSec: Math.round(chunks / seconds), stopReason });
+        check(chunks === args.stream, `got ${chunks} chunks, expected ${args.stream}`);
+        check(stopReason === "end_turn", `stream stopReason ${stopReason}`);
+        delete summary.updates;
+        return;
+      }
+      const p1 = await turn(ctx, session, "Please read the README");
+      summary.prompt1StopReason = p1.stopReason;
+      check(p1.stopReason === "end_turn", `prompt1 stopReason ${p1.stopReason}`);
+      check(summary.permissionRequests === 1, `permissionRequests ${summary.permissionRequests} != 1`);
+      check(summary.updates.tool_call === 1, "expected one tool_call update");
+      check((summary.updates.tool_call_update ?? 0) >= 1, "expected a tool_call_update");
+
+      const p2 = await turn(ctx, session, "Please be slow", { cancelAfterChunks: 3 });
+      summary.prompt2StopReason = p2.stopReason;
+      summary.prompt2Chunks = p2.chunks;
+      check(p2.stopReason === "cancelled", `prompt2 stopReason ${p2.stopReason}`);
+      check(p2.chunks < 200, `prompt2 was not cut short (${p2.chunks} chunks)`);
+
+      if (init.agentCapabilities?.sessionCapabilities?.close) {
+        await ctx.request(A.session.close, { sessionId: session.sessionId });
+        summary.sessionClosed = true;
+      }
+    } finally {
+      session.dispose();
+    }
+  });
+} catch (err) {
+  log("error:", err);
+  summary.errors.push(String(err?.message ?? err));
+}
+const exit = await stopAgent(agentProc);
+check(exit.code === 0, `agent exited with ${JSON.stringify(exit)}`);
+finish(summary);

@@ -1,0 +1,425 @@
+"""Tests for codegen.vendor's change report and for the schema lock. No network, no npm."""
+
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codegen import patch_fields, vendor
+from codegen.lock import SCHEMA_FILES, LockMismatch, read_lock, verify_lock, write_lock
+from codegen.vendor import (
+    DEFS,
+    METHODS,
+    THREE_STATE,
+    VARIANTS,
+    Report,
+    Section,
+    VendorError,
+    admits_null,
+    dir_reports,
+    format_report,
+    schema_report,
+    without_descriptions,
+)
+
+NULLABLE_STR = {"type": ["string", "null"]}
+
+
+def schema(**defs: Any) -> dict[str, Any]:
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$defs": defs}
+
+
+def message(side: str, method: str, description: str = "") -> dict[str, Any]:
+    body: dict[str, Any] = {"type": "object", "x-side": side, "x-method": method}
+    if description:
+        body["description"] = description
+    return body
+
+
+def variant(tag: str, value: str) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {tag: {"type": "string", "const": value}},
+        "required": [tag],
+    }
+
+
+@pytest.fixture(autouse=True)
+def fixed_patch_fields(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fixed three-state config so the tests do not follow edits to patch_fields.py."""
+    monkeypatch.setitem(patch_fields.PATCH_FIELDS, "v1", {"Patch": "*"})
+    monkeypatch.setitem(patch_fields.PATCH_FIELDS, "v2", {"Patch": "*", "Usage": ("cost",)})
+
+
+# --- $defs ------------------------------------------------------------------
+
+
+def test_defs_added_removed_changed() -> None:
+    old = schema(Kept={"type": "string"}, Gone={"type": "integer"}, Edited={"type": "string"})
+    new = schema(Kept={"type": "string"}, Edited={"type": "integer"}, Fresh={"type": "boolean"})
+
+    section = schema_report(old, new, "v2").section(DEFS)
+
+    assert section.added == ("Fresh",)
+    assert section.removed == ("Gone",)
+    assert section.changed == ("Edited",)
+    assert section.docs_only == ()
+
+
+def test_description_only_change_is_flagged_docs_only() -> None:
+    old = schema(A={"type": "string", "description": "old"}, B={"type": "string"})
+    new = schema(A={"type": "string", "description": "new"}, B={"type": "integer"})
+
+    section = schema_report(old, new, "v2").section(DEFS)
+
+    assert section.changed == ("A", "B")
+    assert section.docs_only == ("A",)
+
+
+def test_a_property_named_description_is_not_a_docs_change() -> None:
+    old = {"properties": {"description": {"type": "string"}}, "description": "x"}
+    new = {"properties": {}, "description": "y"}
+
+    assert without_descriptions(old) == {"properties": {"description": {"type": "string"}}}
+    assert without_descriptions(old) != without_descriptions(new)
+
+
+# --- methods ----------------------------------------------------------------
+
+
+def test_methods_added_and_removed_grouped_by_side_and_method() -> None:
+    old = schema(
+        PromptRequest=message("agent", "session/prompt"),
+        PromptResponse=message("agent", "session/prompt"),
+        LogoutRequest=message("agent", "logout"),
+        LogoutResponse=message("agent", "logout"),
+    )
+    new = schema(
+        PromptRequest=message("agent", "session/prompt", "docs changed, method did not"),
+        PromptResponse=message("agent", "session/prompt"),
+        ForkSessionRequest=message("agent", "session/fork"),
+        ForkSessionResponse=message("agent", "session/fork"),
+        StatusUpdateNotification=message("client", "auth/status_update"),
+    )
+
+    section = schema_report(old, new, "v2").section(METHODS)
+
+    assert section.added == (
+        "agent:session/fork (request+response)",
+        "client:auth/status_update (notification)",
+    )
+    assert section.removed == ("agent:logout (request+response)",)
+
+
+def test_a_new_message_kind_for_an_existing_method_is_reported() -> None:
+    old = schema(SuccessorRequest=message("proxy", "proxy/successor"))
+    new = schema(
+        SuccessorRequest=message("proxy", "proxy/successor"),
+        SuccessorNotification=message("proxy", "proxy/successor"),
+    )
+
+    section = schema_report(old, new, "v2").section(METHODS)
+
+    assert section.added == ("proxy:proxy/successor (notification)",)
+    assert section.removed == ()
+
+
+def test_same_method_on_the_other_side_is_a_different_method() -> None:
+    old = schema(MessageMcpRequest=message("client", "mcp/message"))
+    new = schema(MessageMcpRequest=message("agent", "mcp/message"))
+
+    section = schema_report(old, new, "v2").section(METHODS)
+
+    assert section.added == ("agent:mcp/message (request)",)
+    assert section.removed == ("client:mcp/message (request)",)
+
+
+# --- union variants ---------------------------------------------------------
+
+
+def test_union_variants_added_and_removed() -> None:
+    old = schema(
+        SessionUpdate={"anyOf": [variant("sessionUpdate", "plan"), {"type": "object"}]},
+        Outcome={"oneOf": [variant("outcome", "cancelled"), variant("outcome", "selected")]},
+    )
+    new = schema(
+        SessionUpdate={
+            "anyOf": [
+                variant("sessionUpdate", "plan_update"),
+                variant("sessionUpdate", "agent_message_chunk"),
+                {"type": "object"},
+            ]
+        },
+        Outcome={"oneOf": [variant("outcome", "selected")]},
+    )
+
+    section = schema_report(old, new, "v2").section(VARIANTS)
+
+    assert section.added == ("SessionUpdate.agent_message_chunk", "SessionUpdate.plan_update")
+    assert section.removed == ("Outcome.cancelled", "SessionUpdate.plan")
+
+
+def test_plain_enums_and_undiscriminated_unions_have_no_variants() -> None:
+    old = schema(Kind={"anyOf": [{"type": "string", "const": "read"}]}, Id={"anyOf": []})
+    new = schema(
+        Kind={"anyOf": [{"type": "string", "const": "read"}, {"type": "string", "const": "edit"}]},
+        Id={"anyOf": [{"type": "integer"}, {"type": "string"}]},
+    )
+
+    assert schema_report(old, new, "v2").section(VARIANTS).is_empty
+
+
+# --- three-state fields -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("prop", "expected"),
+    [
+        ({"type": ["string", "null"]}, True),
+        ({"type": "null"}, True),
+        ({"anyOf": [{"$ref": "#/$defs/Kind"}, {"type": "null"}]}, True),
+        ({"oneOf": [{"type": "integer"}, {"type": "null"}]}, True),
+        ({"description": "any JSON value"}, True),
+        (True, True),
+        ({"type": "string"}, False),
+        ({"$ref": "#/$defs/Kind"}, False),
+        ({"allOf": [{"$ref": "#/$defs/Kind"}]}, False),
+        ({"anyOf": [{"type": "integer"}, {"type": "string"}]}, False),
+        ({"const": "x"}, False),
+    ],
+)
+def test_admits_null(prop: Any, expected: bool) -> None:
+    assert admits_null(prop) is expected
+
+
+def test_three_state_star_selects_optional_nullable_fields() -> None:
+    old = schema(
+        Patch={
+            "type": "object",
+            "properties": {"id": {"type": "string"}, "title": NULLABLE_STR},
+            "required": ["id"],
+        }
+    )
+    new = schema(
+        Patch={
+            "type": "object",
+            "properties": {
+                "id": {"type": "string"},
+                "kind": {"anyOf": [{"$ref": "#/$defs/Kind"}, {"type": "null"}]},
+                "rawInput": {"description": "untyped: any JSON"},
+                "count": {"type": "integer"},
+                "must": NULLABLE_STR,
+            },
+            "required": ["id", "must"],
+        }
+    )
+
+    section = schema_report(old, new, "v2").section(THREE_STATE)
+
+    assert section.added == ("Patch.kind", "Patch.rawInput")
+    assert section.removed == ("Patch.title",)
+
+
+def test_three_state_explicit_list_and_unlisted_types() -> None:
+    usage = {
+        "type": "object",
+        "properties": {"cost": NULLABLE_STR, "size": NULLABLE_STR},
+        "required": [],
+    }
+    old = schema(Other={"type": "object", "properties": {"x": NULLABLE_STR}})
+    new = schema(Usage=usage, Other={"type": "object", "properties": {"y": NULLABLE_STR}})
+
+    assert schema_report(old, new, "v2").section(THREE_STATE).added == ("Usage.cost",)
+    # v1 does not list Usage at all.
+    assert schema_report(old, new, "v1").section(THREE_STATE).is_empty
+
+
+def test_field_becoming_required_stops_being_three_state() -> None:
+    patch = {"type": "object", "properties": {"title": NULLABLE_STR}}
+    old = schema(Patch=patch)
+    new = schema(Patch={**patch, "required": ["title"]})
+
+    assert schema_report(old, new, "v1").section(THREE_STATE).removed == ("Patch.title",)
+
+
+# --- formatting and directories ---------------------------------------------
+
+
+def test_identical_schemas_format_as_one_line() -> None:
+    doc = schema(A={"type": "string"}, B=message("agent", "initialize"))
+
+    report = schema_report(doc, doc, "v2", "v2/schema.json")
+
+    assert report.is_empty
+    assert format_report(report) == "v2/schema.json: no changes"
+
+
+def test_format_lists_counts_and_compact_empty_sections() -> None:
+    report = Report(
+        "v1/schema.json",
+        (
+            Section(DEFS, added=("New",), changed=("Doc", "Real"), docs_only=("Doc",)),
+            Section(METHODS),
+            Section(VARIANTS, removed=("SessionUpdate.plan",)),
+            Section(THREE_STATE),
+        ),
+    )
+
+    assert format_report(report).splitlines() == [
+        "v1/schema.json:",
+        "  $defs: +1 -0 ~2 (1 docs only)",
+        "    added: New",
+        "    changed: Real",
+        "    docs only: Doc",
+        "  methods: no changes",
+        "  union variants: +0 -1",
+        "    removed: SessionUpdate.plan",
+        "  three-state fields: no changes",
+    ]
+
+
+def test_long_lists_wrap_without_splitting_names() -> None:
+    names = tuple(f"Definition{i:03d}" for i in range(40))
+    lines = format_report(Report("x", (Section(DEFS, added=names),))).splitlines()
+
+    assert all(len(line) <= vendor.WRAP_WIDTH for line in lines)
+    listed = " ".join(line.split(": ", 1)[-1] for line in lines[2:])
+    assert listed.replace(",", "").split() == list(names)
+
+
+def write_schemas(root: Path, docs: dict[str, dict[str, Any]]) -> Path:
+    for name, doc in docs.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(doc))
+    return root
+
+
+def test_dir_reports_compares_every_schema_file(tmp_path: Path) -> None:
+    base = schema(A={"type": "string"})
+    old = write_schemas(tmp_path / "old", {name: base for name in SCHEMA_FILES[:-1]})
+    changed = {**base["$defs"], "B": {"type": "string"}}
+    new_docs = {name: base for name in SCHEMA_FILES} | {"v2/schema.json": schema(**changed)}
+    new = write_schemas(tmp_path / "new", new_docs)
+
+    reports = {report.name: report for report in dir_reports(old, new)}
+
+    assert list(reports) == list(SCHEMA_FILES)
+    assert reports["v1/schema.json"].is_empty
+    assert reports["v2/schema.json"].section(DEFS).added == ("B",)
+    assert reports["v2/schema.unstable.json"].note == "new file"
+    assert reports["v2/schema.unstable.json"].section(DEFS).added == ("A",)
+
+
+def test_report_cli_prints_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    docs = {name: schema(A={"type": "string"}) for name in SCHEMA_FILES}
+    old = write_schemas(tmp_path / "old", docs)
+    new = write_schemas(tmp_path / "new", docs)
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+
+    assert vendor.main(["report", str(old), str(new)]) == 0
+
+    assert capsys.readouterr().out.splitlines() == [f"{n}: no changes" for n in SCHEMA_FILES]
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before
+
+
+def test_report_cli_rejects_missing_dir(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert vendor.main(["report", str(tmp_path / "nope"), str(tmp_path)]) == 1
+    assert "is not a directory" in capsys.readouterr().err
+
+
+# --- tarball handling and update, with npm faked ----------------------------
+
+
+def make_tarball(path: Path, files: dict[str, bytes]) -> Path:
+    with tarfile.open(path, "w:gz") as archive:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return path
+
+
+def package_files(docs: dict[str, dict[str, Any]]) -> dict[str, bytes]:
+    return {f"package/schema/{name}": json.dumps(doc).encode() for name, doc in docs.items()}
+
+
+def test_extract_refuses_paths_outside_destination(tmp_path: Path) -> None:
+    tarball = make_tarball(tmp_path / "evil.tgz", {"../escape.txt": b"x"})
+    (tmp_path / "out").mkdir()
+
+    with pytest.raises(tarfile.OutsideDestinationError):
+        vendor.extract_tarball(tarball, tmp_path / "out")
+    assert not (tmp_path / "escape.txt").exists()
+
+
+def test_missing_schema_file_in_package_fails_clearly(tmp_path: Path) -> None:
+    docs = {name: schema() for name in SCHEMA_FILES if name != "v2/schema.unstable.json"}
+    tarball = make_tarball(tmp_path / "pkg.tgz", package_files(docs))
+    extracted = vendor.extract_tarball(tarball, tmp_path)
+
+    with pytest.raises(VendorError, match=r"package/schema/v2/schema\.unstable\.json"):
+        vendor.packaged_schema_dir(extracted, "pkg.tgz")
+
+
+def test_update_reports_then_installs_and_locks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    old_docs = {name: schema(A={"type": "string"}) for name in SCHEMA_FILES}
+    schema_dir = write_schemas(tmp_path / "schema", old_docs)
+    write_lock(schema_dir, "@scope/pkg", "1.0.0")
+    new_docs = {name: schema(A={"type": "string"}, B={"type": "null"}) for name in SCHEMA_FILES}
+
+    def fake_npm_pack(package: str, version: str, dest: Path) -> Path:
+        assert (package, version) == ("@scope/pkg", "2.0.0")
+        return make_tarball(dest / "scope-pkg-2.0.0.tgz", package_files(new_docs))
+
+    monkeypatch.setattr(vendor, "npm_pack", fake_npm_pack)
+
+    reports = vendor.update("2.0.0", schema_dir, "@scope/pkg")
+
+    assert [report.section(DEFS).added for report in reports] == [("B",)] * len(SCHEMA_FILES)
+    lock = verify_lock(schema_dir)
+    assert (lock.package, lock.version) == ("@scope/pkg", "2.0.0")
+    for name, doc in new_docs.items():
+        assert json.loads((schema_dir / name).read_text()) == doc
+
+
+# --- the lock ---------------------------------------------------------------
+
+
+@pytest.fixture
+def locked_dir(tmp_path: Path) -> Path:
+    docs = {name: schema(A={"type": "string"}) for name in SCHEMA_FILES}
+    schema_dir = write_schemas(tmp_path / "schema", docs)
+    write_lock(schema_dir, "@agentclientprotocol/sdk", "9.9.9")
+    return schema_dir
+
+
+def test_lock_verifies_untouched_files(locked_dir: Path) -> None:
+    lock = verify_lock(locked_dir)
+
+    assert lock == read_lock(locked_dir)
+    assert sorted(lock.files) == sorted(SCHEMA_FILES)
+
+
+def test_lock_rejects_a_tampered_file(locked_dir: Path) -> None:
+    target = locked_dir / "v2/schema.json"
+    target.write_bytes(target.read_bytes() + b"\n")
+
+    with pytest.raises(LockMismatch, match=r"v2/schema\.json: sha256"):
+        verify_lock(locked_dir)
+
+
+def test_lock_rejects_a_missing_file(locked_dir: Path) -> None:
+    (locked_dir / "v1/schema.unstable.json").unlink()
+
+    with pytest.raises(LockMismatch, match="missing"):
+        verify_lock(locked_dir)
