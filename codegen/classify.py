@@ -136,7 +136,9 @@ class Classifier:
             if def_name not in self.envelopes
             for name in _refs_in(node)
         )
-        self.nested: set[str] = set()  # defs flattened into a variant; emitted only if used directly
+        self.nested: set[str] = (
+            set()
+        )  # defs flattened into a variant; emitted only if used directly
         self.absorbed: set[str] = set()  # payload defs whose name a variant struct took over
         self.result: dict[str, ir.Definition] = {}
         self.taken_names = set(self.defs)
@@ -146,7 +148,9 @@ class Classifier:
     def run(self) -> ir.Module:
         for name in self.envelopes:
             if not any(name.endswith(suffix) for suffix in ENVELOPE_ROLES):
-                raise ShapeError(f"#/$defs/{name}", "x-docs-ignore on a definition that is no envelope")
+                raise ShapeError(
+                    f"#/$defs/{name}", "x-docs-ignore on a definition that is no envelope"
+                )
         for name, node in self.defs.items():
             if name not in self.envelopes and name not in self.absorbed:
                 self._classify(name, node)
@@ -169,7 +173,9 @@ class Classifier:
             else:
                 self._union(name, node, union, pointer)
         elif "properties" in node or node.get("type") == "object":
-            _expect_keys(node, {"type", "properties", "required", "additionalProperties"}, pointer, "struct")
+            _expect_keys(
+                node, {"type", "properties", "required", "additionalProperties"}, pointer, "struct"
+            )
             self.result[name] = ir.StructDef(
                 name, _doc(node), self._fields(name, node, pointer), source=pointer
             )
@@ -217,7 +223,9 @@ class Classifier:
                 if not field.required and field.nullable:
                     field = ir.Field(**{**field.__dict__, "three_state": True})
                 elif patch != ALL:
-                    raise ShapeError(prop_pointer, "listed as a patch field but not optional+nullable")
+                    raise ShapeError(
+                        prop_pointer, "listed as a patch field but not optional+nullable"
+                    )
             fields.append(field)
         missing = required - set(node.get("properties", {})) - {None}
         if missing:
@@ -227,11 +235,15 @@ class Classifier:
     def _check_patch_config(self) -> None:
         for type_name, spec in self.patch.items():
             if type_name not in self.defs:
-                raise ShapeError(f"#/$defs/{type_name}", "named in patch_fields.py but not in the schema")
+                raise ShapeError(
+                    f"#/$defs/{type_name}", "named in patch_fields.py but not in the schema"
+                )
             if spec != ALL:
                 missing = set(spec) - set(self.defs[type_name].get("properties", {}))
                 if missing:
-                    raise ShapeError(f"#/$defs/{type_name}", f"patch fields not in schema: {missing}")
+                    raise ShapeError(
+                        f"#/$defs/{type_name}", f"patch fields not in schema: {missing}"
+                    )
 
     # ------------------------------------------------------------------ field types
 
@@ -270,8 +282,16 @@ class Classifier:
             lo, hi = INT_FORMATS.get(fmt, (None, None)) if fmt else (None, None)
             if fmt and fmt not in INT_FORMATS:
                 raise ShapeError(pointer, f"unknown integer format {fmt!r}")
-            lo = max(lo, node["minimum"]) if lo is not None and "minimum" in node else node.get("minimum", lo)
-            hi = min(hi, node["maximum"]) if hi is not None and "maximum" in node else node.get("maximum", hi)
+            lo = (
+                max(lo, node["minimum"])
+                if lo is not None and "minimum" in node
+                else node.get("minimum", lo)
+            )
+            hi = (
+                min(hi, node["maximum"])
+                if hi is not None and "maximum" in node
+                else node.get("maximum", hi)
+            )
             return ir.Prim("int", ge=lo, le=hi, format=fmt)
         if kind == "number":
             _expect_keys(node, {"type", "format", "minimum", "maximum"}, pointer, "number")
@@ -321,7 +341,8 @@ class Classifier:
         tag = _union_tag(members, pointer)
         if tag is None:
             alternatives = tuple(
-                self._untagged_member(name, m, f"{pointer}/anyOf/{i}") for i, m in enumerate(members)
+                self._untagged_member(name, m, f"{pointer}/anyOf/{i}")
+                for i, m in enumerate(members)
             )
             self.result[name] = ir.UnionDef(name, _doc(node), None, (), alternatives, None)
             return
@@ -329,7 +350,9 @@ class Classifier:
 
     def _object_union(self, name: str, node: Node, members: list[Node], pointer: str) -> None:
         """An object with its own properties and a union of variants flattened into it."""
-        _expect_keys(node, {"type", "properties", "required", "anyOf", "oneOf"}, pointer, "object union")
+        _expect_keys(
+            node, {"type", "properties", "required", "anyOf", "oneOf"}, pointer, "object union"
+        )
         tag = _union_tag(members, pointer)
         base = self._fields(name, node, pointer, tag)
         if tag is None:
@@ -364,8 +387,12 @@ class Classifier:
             elif member.get("type") == "object" and "title" in member:
                 untagged.append(ir.Ref(self._untagged_variant(name, member, base, mp)))
             else:
-                raise ShapeError(mp, f"union member of {name} is neither tagged, other nor a $ref", member)
-        self.result[name] = ir.UnionDef(name, _doc(node), tag, tuple(variants), tuple(untagged), unknown)
+                raise ShapeError(
+                    mp, f"union member of {name} is neither tagged, other nor a $ref", member
+                )
+        self.result[name] = ir.UnionDef(
+            name, _doc(node), tag, tuple(variants), tuple(untagged), unknown
+        )
 
     def _variant(
         self,
@@ -437,7 +464,9 @@ class Classifier:
         if member.get("type") == "null":
             _expect_keys(member, {"type"}, pointer, "null")
             return ir.Prim("null")
-        return self._type({k: v for k, v in member.items() if k not in ("title", "description")}, pointer)
+        return self._type(
+            {k: v for k, v in member.items() if k not in ("title", "description")}, pointer
+        )
 
     # ------------------------------------------------------------------ flattening
 
@@ -448,7 +477,9 @@ class Classifier:
         if "anyOf" in node or "oneOf" in node:
             self.nested.add(name)
             return self._merged_struct(name, node, pointer)
-        _expect_keys(node, {"type", "properties", "required", "additionalProperties"}, pointer, "payload")
+        _expect_keys(
+            node, {"type", "properties", "required", "additionalProperties"}, pointer, "payload"
+        )
         return ir.StructDef(name, _doc(node), self._fields(name, node, pointer))
 
     def _merged_struct(self, name: str, node: Node, pointer: str) -> ir.StructDef:
@@ -535,7 +566,9 @@ class Classifier:
             if method is None:
                 continue
             if def_name not in roles:
-                raise ShapeError(f"#/$defs/{def_name}", f"x-method {method!r} not listed in any envelope")
+                raise ShapeError(
+                    f"#/$defs/{def_name}", f"x-method {method!r} not listed in any envelope"
+                )
             entry = found.setdefault((str(node.get("x-side")), method), {})
             entry[roles[def_name]] = def_name
             if roles[def_name] != "result":
@@ -543,10 +576,14 @@ class Classifier:
         for (side, method), entry in sorted(found.items()):
             kind: Literal["request", "notification"] = "request"
             if "request" in entry and "result" not in entry:
-                raise ShapeError(f"#/$defs/{entry['request']}", f"request {method} has no result type")
+                raise ShapeError(
+                    f"#/$defs/{entry['request']}", f"request {method} has no result type"
+                )
             if "request" not in entry:
                 if "notification" not in entry:
-                    raise ShapeError("#/$defs", f"{side} method {method} has a result but no params")
+                    raise ShapeError(
+                        "#/$defs", f"{side} method {method} has a result but no params"
+                    )
                 kind = "notification"
             params = entry.get("request", entry.get("notification"))
             yield ir.Method(method, side, kind, params, entry.get("result"), entry.get("doc", ""))
@@ -554,7 +591,9 @@ class Classifier:
     def _protocol_level_members(self) -> Iterator[str]:
         for branch in self.root.get("anyOf", ()):
             if branch.get("title") == "ProtocolLevel":
-                yield from self._listed_refs(branch["properties"]["params"], "#/anyOf/ProtocolLevel")
+                yield from self._listed_refs(
+                    branch["properties"]["params"], "#/anyOf/ProtocolLevel"
+                )
 
     def _envelope_members(self, env_name: str) -> Iterator[str]:
         node = self.defs[env_name]
@@ -609,7 +648,9 @@ def _merge_fields(fields: tuple[ir.Field, ...], pointer: str) -> tuple[ir.Field,
         if prev is None:
             out[f.wire] = f
         elif prev.type != f.type:
-            raise ShapeError(pointer, f"flattened field {f.wire!r} has two types: {prev.type} / {f.type}")
+            raise ShapeError(
+                pointer, f"flattened field {f.wire!r} has two types: {prev.type} / {f.type}"
+            )
         elif f.required and not prev.required:
             out[f.wire] = f
     return tuple(out.values())
@@ -673,4 +714,6 @@ def _topological(defs: dict[str, ir.Definition]) -> list[ir.Definition]:
 
 
 def classify(schema: Node, *, version: str, unstable: bool, source: str, sha256: str) -> ir.Module:
-    return Classifier(schema, version=version, unstable=unstable, source=source, sha256=sha256).run()
+    return Classifier(
+        schema, version=version, unstable=unstable, source=source, sha256=sha256
+    ).run()

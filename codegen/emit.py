@@ -106,9 +106,16 @@ class ModuleEmitter:
                 if alt.required_attrs or check.tag_attr is None
             )
             if alternatives:
-                checks.append(f"check_alternatives(self, {literal(check.tag_attr)}, ({alternatives},))")
+                checks.append(
+                    f"check_alternatives(self, {literal(check.tag_attr)}, ({alternatives},))"
+                )
         return StructView(
-            s.name, bases, docstring(s.doc or s.name, "    "), [self._field(f) for f in s.fields], lenient, checks
+            s.name,
+            bases,
+            docstring(s.doc or s.name, "    "),
+            [self._field(f) for f in s.fields],
+            lenient,
+            checks,
         )
 
     def _union(self, u: ir.UnionDef) -> UnionView:
@@ -140,18 +147,28 @@ class ModuleEmitter:
                 items.append(("struct", self._struct(d)))
             elif isinstance(d, ir.UnionDef):
                 if d.unknown is not None:
-                    items.append(("unknown", (d.unknown, d.tag_field, docstring(d.unknown.doc, "    "))))
+                    items.append(
+                        ("unknown", (d.unknown, d.tag_field, docstring(d.unknown.doc, "    ")))
+                    )
                 items.append(("union", self._union(d)))
             elif isinstance(d, ir.EnumDef):
                 items.append(("enum", self._enum(d)))
             else:
-                items.append(("alias", (d.name, self.types.annotation(d.target), docstring(d.doc, ""))))
+                items.append(
+                    ("alias", (d.name, self.types.annotation(d.target), docstring(d.doc, "")))
+                )
         names = sorted(
             [d.name for d in self.module.definitions]
             + [d.unknown.name for d in self.module.unions if d.unknown is not None]
-            + [f"{d.name}Values" for d in self.module.definitions if isinstance(d, ir.EnumDef) and d.base == "int"]
+            + [
+                f"{d.name}Values"
+                for d in self.module.definitions
+                if isinstance(d, ir.EnumDef) and d.base == "int"
+            ]
         )
-        return self.env.get_template("types.py.j2").render(items=items, names=names, **self.header())
+        return self.env.get_template("types.py.j2").render(
+            items=items, names=names, **self.header()
+        )
 
     def _enum(self, e: ir.EnumDef) -> dict[str, object]:
         from .naming import constant_name
@@ -163,15 +180,26 @@ class ModuleEmitter:
         doc = e.doc + "".join(
             f"\n\n- `{v.value}`: {v.doc}" if v.doc else f"\n\n- `{v.value}`" for v in e.values
         )
-        constants = [(constant_name(v.value, v.title), literal(v.value)) for v in e.values] if e.base == "int" else []
-        return {"name": e.name, "annotation": annotation, "doc": docstring(doc, ""), "constants": constants}
+        constants = (
+            [(constant_name(v.value, v.title), literal(v.value)) for v in e.values]
+            if e.base == "int"
+            else []
+        )
+        return {
+            "name": e.name,
+            "annotation": annotation,
+            "doc": docstring(doc, ""),
+            "constants": constants,
+        }
 
     # --------------------------------------------------------------- methods.py
 
     def render_methods(self) -> str:
         methods = sorted(self.module.methods, key=lambda m: (m.side, m.name))
         sides = sorted({m.side for m in methods})
-        used = sorted({n for m in methods for n in (m.params, m.result) if n is not None} | {"Error"})
+        used = sorted(
+            {n for m in methods for n in (m.params, m.result) if n is not None} | {"Error"}
+        )
         return self.env.get_template("methods.py.j2").render(
             methods=methods,
             sides=sides,
@@ -212,7 +240,11 @@ def emit(modules: list[ir.Module], out: Path) -> list[Path]:
         path.write_text(text)
         written.append(path)
 
-    write(out / "_support.py", "# Copied verbatim from codegen/support/_support.py by acpwire codegen.\n" + SUPPORT.read_text())
+    write(
+        out / "_support.py",
+        "# Copied verbatim from codegen/support/_support.py by acpwire codegen.\n"
+        + SUPPORT.read_text(),
+    )
     write(out / "py.typed", "")
     write(out / "__init__.py", env.get_template("package.py.j2").render(modules=modules))
     for module in modules:
@@ -220,7 +252,14 @@ def emit(modules: list[ir.Module], out: Path) -> list[Path]:
         pkg = package_dir(out, module)
         write(pkg / "types.py", emitter.render_types())
         write(pkg / "methods.py", emitter.render_methods())
-        write(pkg / "__init__.py", env.get_template("version_init.py.j2").render(**emitter.header(), unstable=module.unstable, has_unstable=any(m.version == module.version and m.unstable for m in modules)))
+        write(
+            pkg / "__init__.py",
+            env.get_template("version_init.py.j2").render(
+                **emitter.header(),
+                unstable=module.unstable,
+                has_unstable=any(m.version == module.version and m.unstable for m in modules),
+            ),
+        )
     _format([p for p in written if p.suffix == ".py"])
     return written
 

@@ -39,7 +39,9 @@ def sha256_of(path: Path) -> str:
 
 
 def write_lock(schema_dir: Path, package: str, version: str) -> SchemaLock:
-    lock = SchemaLock(package, version, {name: sha256_of(schema_dir / name) for name in SCHEMA_FILES})
+    lock = SchemaLock(
+        package, version, {name: sha256_of(schema_dir / name) for name in SCHEMA_FILES}
+    )
     (schema_dir / LOCK_NAME).write_text(lock.to_json())
     return lock
 

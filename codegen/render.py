@@ -59,9 +59,14 @@ class TypeRenderer:
         return f"Literal[{values}] | str" if t.open else f"Literal[{values}]"
 
     def _prim(self, t: ir.Prim) -> str:
-        base = {"str": "str", "int": "int", "float": "float", "bool": "bool", "null": "None", "any": "Any"}[
-            t.kind
-        ]
+        base = {
+            "str": "str",
+            "int": "int",
+            "float": "float",
+            "bool": "bool",
+            "null": "None",
+            "any": "Any",
+        }[t.kind]
         meta = []
         # msgspec bounds must fit in int64; its integer decoding already stops at the uint64 maximum.
         if t.le is not None and t.le > INT64_MAX:

@@ -74,7 +74,9 @@ class OpenVariant(dict[str, Any]):
         return f"{type(self).__name__}({dict.__repr__(self)})"
 
 
-@dataclass(frozen=True, slots=True, eq=False)  # hashed by identity: typing hashes Annotated metadata
+@dataclass(
+    frozen=True, slots=True, eq=False
+)  # hashed by identity: typing hashes Annotated metadata
 class UnionInfo:
     """How the fallback path resolves one union (attached with `Annotated`, ignored by msgspec)."""
 
@@ -151,7 +153,9 @@ def _repair(obj: Any, tp: Any, path: str, exc: msgspec.ValidationError) -> Any:
     raise _rebase(exc, path)
 
 
-def _plain_union(obj: Any, members: tuple[Any, ...], path: str, exc: msgspec.ValidationError) -> Any:
+def _plain_union(
+    obj: Any, members: tuple[Any, ...], path: str, exc: msgspec.ValidationError
+) -> Any:
     if obj is None and type(None) in members:
         return None
     candidates = [m for m in members if m is not type(None) and m is not UnsetType]
@@ -268,8 +272,6 @@ class Codec(Generic[T]):
 
 # --------------------------------------------------------------------------- JSON-RPC envelopes
 
-RequestId = Union[int, str, None]
-
 
 class Request(msgspec.Struct, Generic[P], kw_only=True, gc=False):
     """A JSON-RPC 2.0 request."""
@@ -308,7 +310,7 @@ class Envelope(msgspec.Struct, kw_only=True, gc=False):
     """Any JSON-RPC message with its payload kept as raw bytes until the method is known."""
 
     jsonrpc: str | UnsetType = UNSET
-    id: int | str | None | UnsetType = UNSET
+    id: int | str | UnsetType | None = UNSET
     method: str | UnsetType = UNSET
     params: Raw | UnsetType = UNSET
     result: Raw | UnsetType = UNSET
@@ -331,7 +333,7 @@ class MethodSpec(Generic[P, R]):
 
 ResultLookup = Callable[[int | str | None], str | None]
 
-Message = Union[Request[Any], Notification[Any], Response[Any], ErrorResponse[Any]]
+Message = Request[Any] | Notification[Any] | Response[Any] | ErrorResponse[Any]
 
 
 def decode_message(
@@ -349,7 +351,7 @@ def decode_message(
     """
     env = ENVELOPE_DECODER.decode(data)
     if env.jsonrpc != "2.0":
-        raise msgspec.ValidationError("Expected `jsonrpc` to be \"2.0\" - at `$.jsonrpc`")
+        raise msgspec.ValidationError('Expected `jsonrpc` to be "2.0" - at `$.jsonrpc`')
     if not isinstance(env.method, UnsetType):
         spec = methods.get(env.method)
         params: Any = env.params

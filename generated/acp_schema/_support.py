@@ -273,8 +273,6 @@ class Codec(Generic[T]):
 
 # --------------------------------------------------------------------------- JSON-RPC envelopes
 
-RequestId = Union[int, str, None]
-
 
 class Request(msgspec.Struct, Generic[P], kw_only=True, gc=False):
     """A JSON-RPC 2.0 request."""
@@ -313,7 +311,7 @@ class Envelope(msgspec.Struct, kw_only=True, gc=False):
     """Any JSON-RPC message with its payload kept as raw bytes until the method is known."""
 
     jsonrpc: str | UnsetType = UNSET
-    id: int | str | None | UnsetType = UNSET
+    id: int | str | UnsetType | None = UNSET
     method: str | UnsetType = UNSET
     params: Raw | UnsetType = UNSET
     result: Raw | UnsetType = UNSET
@@ -336,7 +334,7 @@ class MethodSpec(Generic[P, R]):
 
 ResultLookup = Callable[[int | str | None], str | None]
 
-Message = Union[Request[Any], Notification[Any], Response[Any], ErrorResponse[Any]]
+Message = Request[Any] | Notification[Any] | Response[Any] | ErrorResponse[Any]
 
 
 def decode_message(

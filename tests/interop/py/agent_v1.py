@@ -62,7 +62,9 @@ class InteropAgent:
             raise acp.RequestError.invalid_params({"sessionId": session_id})
         cancelled = self.turns[session_id] = asyncio.Event()
         try:
-            stop = await self._turn(session_id, " ".join(b.text for b in prompt if b.type == "text"), cancelled)
+            stop = await self._turn(
+                session_id, " ".join(b.text for b in prompt if b.type == "text"), cancelled
+            )
         finally:
             self.turns.pop(session_id, None)
         return s.PromptResponse(stop_reason=stop)
@@ -87,29 +89,36 @@ class InteropAgent:
                 await say(f"slow {i} ")
                 try:
                     await asyncio.wait_for(cancelled.wait(), 0.05)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     pass
             return "cancelled" if cancelled.is_set() else "end_turn"
 
         for chunk in ("Hello ", "from ", "the Python v1 agent. "):
             await say(chunk)
         await client.session_update(
-            session_id, acp.start_tool_call("call_1", "Read README.md", kind="read", status="pending")
+            session_id,
+            acp.start_tool_call("call_1", "Read README.md", kind="read", status="pending"),
         )
         response = await client.request_permission(
             session_id=session_id,
-            tool_call=s.ToolCallUpdate(tool_call_id="call_1", title="Read README.md", kind="read", status="pending"),
+            tool_call=s.ToolCallUpdate(
+                tool_call_id="call_1", title="Read README.md", kind="read", status="pending"
+            ),
             options=PERMISSION_OPTIONS,
         )
         outcome = response.outcome
         if cancelled.is_set() or outcome.outcome == "cancelled":
-            await client.session_update(session_id, acp.update_tool_call("call_1", status="cancelled"))
+            await client.session_update(
+                session_id, acp.update_tool_call("call_1", status="cancelled")
+            )
             return "cancelled"
         if outcome.option_id != "allow":
             await client.session_update(session_id, acp.update_tool_call("call_1", status="failed"))
             await say("Permission denied. ")
             return "end_turn"
-        await client.session_update(session_id, acp.update_tool_call("call_1", status="in_progress"))
+        await client.session_update(
+            session_id, acp.update_tool_call("call_1", status="in_progress")
+        )
         await client.session_update(
             session_id,
             acp.update_tool_call(

@@ -48,7 +48,9 @@ class InteropClient:
         if self.cancel_sent:
             return s.RequestPermissionResponse(outcome=s.DeniedOutcome(outcome="cancelled"))
         allow = next(o for o in options if o.kind in ("allow_once", "allow_always"))
-        return s.RequestPermissionResponse(outcome=s.AllowedOutcome(outcome="selected", option_id=allow.option_id))
+        return s.RequestPermissionResponse(
+            outcome=s.AllowedOutcome(outcome="selected", option_id=allow.option_id)
+        )
 
 
 def parse_args(argv: list[str]) -> tuple[int, list[str]]:
@@ -88,7 +90,9 @@ async def run(stream: int, command: list[str], summary: dict[str, Any]) -> None:
             stop = await prompt_text(conn, session_id, f"stream {stream}")
             seconds = time.perf_counter() - t0
             chunks = client.turn_chunks
-            summary.update(chunks=chunks, seconds=seconds, msgsPerSec=round(chunks / seconds), stopReason=stop)
+            summary.update(
+                chunks=chunks, seconds=seconds, msgsPerSec=round(chunks / seconds), stopReason=stop
+            )
             if chunks != stream:
                 errors.append(f"got {chunks} chunks, expected {stream}")
             if stop != "end_turn":
@@ -105,7 +109,10 @@ async def run(stream: int, command: list[str], summary: dict[str, Any]) -> None:
 
             client.turn_chunks, client.cancel_after = 0, 3
             turn2 = asyncio.create_task(prompt_text(conn, session_id, "Please be slow"))
-            await asyncio.wait({turn2, asyncio.create_task(client.cancel_now.wait())}, return_when="FIRST_COMPLETED")
+            await asyncio.wait(
+                {turn2, asyncio.create_task(client.cancel_now.wait())},
+                return_when="FIRST_COMPLETED",
+            )
             if client.cancel_now.is_set():
                 client.cancel_sent = True
                 await conn.cancel(session_id=session_id)
@@ -132,7 +139,7 @@ def main() -> int:
     summary: dict[str, Any] = {"ok": False, "protocolVersion": None, "errors": []}
     try:
         asyncio.run(run(stream, command, summary))
-    except Exception as exc:  # noqa: BLE001 - report every failure in the summary
+    except Exception as exc:
         log.exception("client failed")
         summary["errors"].append(f"{type(exc).__name__}: {exc}")
     summary["ok"] = not summary["errors"]

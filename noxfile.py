@@ -1,0 +1,112 @@
+"""Everything acpwire does, as nox sessions: generate, check_generated, tests, lint, demo, bench."""
+
+from __future__ import annotations
+
+import filecmp
+import tempfile
+from pathlib import Path
+
+import nox
+
+ROOT = Path(__file__).parent
+GENERATED = ROOT / "generated" / "acp_schema"
+INTEROP_TS = ROOT / "tests" / "interop" / "ts"
+
+nox.options.default_venv_backend = "venv"
+nox.options.reuse_existing_virtualenvs = True
+nox.options.sessions = ["check_generated", "lint", "tests"]
+
+
+def _install(session: nox.Session, extra: str) -> None:
+    session.install("--quiet", "-e", f".[{extra}]")
+
+
+@nox.session
+def generate(session: nox.Session) -> None:
+    """Regenerate generated/acp_schema from schema/ (refuses files that don't match schema/lock.json)."""
+    _install(session, "codegen")
+    session.run("python", "-m", "codegen", *session.posargs)
+
+
+def _differences(left: Path, right: Path) -> list[str]:
+    cmp = filecmp.dircmp(left, right, ignore=["__pycache__"])
+    out = [f"only in {left}: {n}" for n in cmp.left_only]
+    out += [f"only in {right}: {n}" for n in cmp.right_only]
+    out += [f"differs: {left / n}" for n in cmp.diff_files]
+    for name in cmp.common_dirs:
+        out += _differences(left / name, right / name)
+    return out
+
+
+@nox.session
+def check_generated(session: nox.Session) -> None:
+    """Fail when generated/ is not exactly what the generator produces from schema/."""
+    _install(session, "codegen")
+    with tempfile.TemporaryDirectory() as tmp:
+        fresh = Path(tmp) / "acp_schema"
+        session.run("python", "-m", "codegen", "--out", str(fresh), silent=True)
+        problems = _differences(GENERATED, fresh)
+    if problems:
+        session.error(
+            "generated/ is out of date; run `nox -s generate`:\n  " + "\n  ".join(problems)
+        )
+    session.log("generated/ is up to date")
+
+
+def _interop_deps(session: nox.Session) -> None:
+    """The official SDKs our interop tests run as real peers."""
+    session.install("--quiet", "agent-client-protocol==0.12.1")
+    if not (INTEROP_TS / "node_modules").exists():
+        session.run("npm", "ci", "--silent", "--prefix", str(INTEROP_TS), external=True)
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """The test suite: conformance, generated round trips, codegen checks, runtime, interop."""
+    _install(session, "test")
+    _interop_deps(session)
+    session.run("python", "-m", "pytest", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff (lint + format check) and mypy --strict over generated/, codegen/ and runtime/."""
+    _install(session, "lint")
+    session.run("ruff", "check", "codegen", "runtime", "tests", "generated", "noxfile.py", "bench")
+    session.run(
+        "ruff",
+        "format",
+        "--check",
+        "codegen",
+        "runtime",
+        "tests",
+        "generated",
+        "noxfile.py",
+        "bench",
+    )
+    session.run("mypy", "--strict", "generated/acp_schema", "codegen", "runtime/acpwire")
+
+
+@nox.session
+def demo(session: nox.Session) -> None:
+    """The main job: regenerate the bindings from schema/ and show them working."""
+    _install(session, "codegen")
+    session.run("python", "-m", "codegen")
+    session.run("python", "-m", "acpwire.examples.schema_tour")
+
+
+@nox.session
+def update_schema(session: nox.Session) -> None:
+    """`nox -s update_schema -- <npm version>`: vendor another schema release and regenerate."""
+    if not session.posargs:
+        session.error("usage: nox -s update_schema -- <@agentclientprotocol/sdk version>")
+    _install(session, "codegen")
+    session.run("python", "-m", "codegen.vendor", "update", session.posargs[0])
+    session.run("python", "-m", "codegen")
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Benchmarks, side by side with the alternatives in one run (never part of the tests)."""
+    _install(session, "bench")
+    session.run("python", "bench/codec.py", *session.posargs)
