@@ -74,9 +74,10 @@ def main() -> None:
     message = v1.decode_message(V1_LINE)
     assert isinstance(message, acp_schema.Notification)
     assert isinstance(message.params, v1.SessionNotification)
-    update = message.params.update
-    assert isinstance(update, v1.AgentMessageChunk) and isinstance(update.content, v1.TextContent)
-    print(f"\nv1 session/update: {type(update).__name__} {update.content.text!r}")
+    v1_update = message.params.update
+    assert isinstance(v1_update, v1.AgentMessageChunk)
+    assert isinstance(v1_update.content, v1.TextContent)
+    print(f"\nv1 session/update: {type(v1_update).__name__} {v1_update.content.text!r}")
 
 
 if __name__ == "__main__":
