@@ -12,6 +12,7 @@ from .classify import ShapeError, classify
 from .emit import emit
 from .ir import Module
 from .lock import LockMismatch, verify_lock
+from .patch_fields import PATCH_FIELDS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -24,16 +25,29 @@ def load_modules(schema_dir: Path) -> list[Module]:
         version, filename = name.split("/")
         schema = json.loads((schema_dir / name).read_text())
         source = f"{lock.package}@{lock.version} schema/{name}"
-        modules.append(
-            classify(
+        try:
+            module = classify(
                 schema,
                 version=version,
                 unstable=filename == "schema.unstable.json",
                 source=source,
                 sha256=lock.files[name],
             )
-        )
+        except ShapeError as exc:
+            raise ShapeError(f"schema/{name}", str(exc)) from None
+        modules.append(module)
     return modules
+
+
+def summary(m: Module) -> str:
+    patch_types = PATCH_FIELDS[m.version]
+    three_state = sum(f.three_state for s in m.structs if s.name in patch_types for f in s.fields)
+    return (
+        f"structs={len(m.structs):3} unions={len(m.unions):2} "
+        f"(open {sum(u.unknown is not None for u in m.unions):2}) "
+        f"variants={sum(len(u.variants) for u in m.unions):3} three-state={three_state:2} "
+        f"methods={len(m.methods):2}"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -50,11 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     written = emit(modules, args.out)
     elapsed = time.perf_counter() - started
     for m in modules:
-        print(
-            f"{m.version}{'.unstable' if m.unstable else '':9} structs={len(m.structs):3} "
-            f"unions={len(m.unions):2} variants={sum(len(u.variants) for u in m.unions):3} "
-            f"methods={len(m.methods):2}"
-        )
+        print(f"{m.version}{'.unstable' if m.unstable else '':9} {summary(m)}")
     print(f"wrote {len(written)} files to {args.out} in {elapsed:.2f}s")
     return 0
 

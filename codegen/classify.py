@@ -273,10 +273,12 @@ class Classifier:
         (kind,) = types
         fmt = node.get("format")
         if kind == "string":
-            _expect_keys(node, {"type", "format", "minLength"}, pointer, "string")
+            _expect_keys(node, {"type", "format", "minLength", "pattern"}, pointer, "string")
             if fmt is not None and fmt not in STRING_FORMATS:
                 raise ShapeError(pointer, f"unknown string format {fmt!r}")
-            return ir.Prim("str", min_length=node.get("minLength"), format=fmt)
+            return ir.Prim(
+                "str", min_length=node.get("minLength"), format=fmt, pattern=node.get("pattern")
+            )
         if kind == "integer":
             _expect_keys(node, {"type", "format", "minimum", "maximum"}, pointer, "integer")
             lo, hi = INT_FORMATS.get(fmt, (None, None)) if fmt else (None, None)

@@ -21,6 +21,7 @@ class Prim:
     le: int | float | None = None
     min_length: int | None = None
     format: str | None = None
+    pattern: str | None = None
 
 
 @dataclass(frozen=True)

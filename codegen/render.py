@@ -70,13 +70,15 @@ class TypeRenderer:
         meta = []
         # msgspec bounds must fit in int64; its integer decoding already stops at the uint64 maximum.
         if t.le is not None and t.le > INT64_MAX:
-            t = ir.Prim(t.kind, t.ge, None, t.min_length, t.format)
+            t = ir.Prim(t.kind, t.ge, None, t.min_length, t.format, t.pattern)
         if t.ge is not None:
             meta.append(f"ge={literal(t.ge)}")
         if t.le is not None:
             meta.append(f"le={literal(t.le)}")
         if t.min_length is not None:
             meta.append(f"min_length={t.min_length}")
+        if t.pattern is not None:
+            meta.append(f"pattern={literal(t.pattern)}")
         return f"Annotated[{base}, Meta({', '.join(meta)})]" if meta else base
 
     def kind(self, t: ir.TypeRef) -> Kind:
