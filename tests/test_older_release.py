@@ -17,8 +17,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pytest
-
 from codegen.lock import SCHEMA_FILES, verify_lock
 
 ROOT = Path(__file__).resolve().parent.parent
