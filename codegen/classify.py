@@ -139,6 +139,7 @@ class Classifier:
         self.nested: set[str] = (
             set()
         )  # defs flattened into a variant; emitted only if used directly
+        self.children: dict[str, list[str]] = {}  # union -> the variant structs it created
         self.absorbed: set[str] = set()  # payload defs whose name a variant struct took over
         self.result: dict[str, ir.Definition] = {}
         self.taken_names = set(self.defs)
@@ -157,6 +158,9 @@ class Classifier:
         for name in self.nested - self.absorbed:
             if self.ref_counts[name] <= 1:
                 self.result.pop(name, None)
+                for child in self.children.get(name, ()):
+                    if self.ref_counts[child] == 0:
+                        self.result.pop(child, None)
         self._check_patch_config()
         self.module.definitions = _topological(self.result)
         self.module.methods = list(self._methods())
@@ -212,11 +216,7 @@ class Classifier:
                 type=ftype,
                 required=wire in required,
                 doc=_doc(prop),
-                leniency=ir.Leniency(
-                    default_on_error=bool(prop.get("x-deserialize-default-on-error")),
-                    default_on_null=bool(prop.get("x-deserialize-default-on-null")),
-                    skip_invalid_items=bool(prop.get("x-deserialize-skip-invalid-items")),
-                ),
+                leniency=_leniency(prop),
                 default_json=prop.get("default"),
             )
             if patch == ALL or wire in patch:
@@ -262,9 +262,12 @@ class Classifier:
             return ir.Nullable(self._type(rest[0], f"{pointer}/anyOf/0"))
         types, nullable = _types(node)
         inner = self._plain_type(node, types, pointer)
-        return ir.Nullable(inner) if nullable else inner
+        return ir.Nullable(inner) if nullable and types else inner
 
     def _plain_type(self, node: Node, types: set[str], pointer: str) -> ir.TypeRef:
+        if not types and _types(node)[1]:
+            _expect_keys(node, {"type"}, pointer, "null")
+            return ir.Prim("null")
         if not types:
             _expect_keys(node, {"type"}, pointer, "untyped")
             return ir.Prim("any")
@@ -392,6 +395,7 @@ class Classifier:
                 raise ShapeError(
                     mp, f"union member of {name} is neither tagged, other nor a $ref", member
                 )
+        self.children[name] = [*variants, *(t.name for t in untagged if isinstance(t, ir.Ref))]
         self.result[name] = ir.UnionDef(
             name, _doc(node), tag, tuple(variants), tuple(untagged), unknown
         )
@@ -499,9 +503,7 @@ class Classifier:
         tag_values: list[str] = []
         is_open = False
         tag_required = True
-        tag_doc = ""
-        if tag is not None and tag in node.get("properties", {}):
-            tag_doc = _doc(node["properties"][tag])
+        tag_prop: Node = node.get("properties", {}).get(tag, {}) if tag is not None else {}
         for i, member in enumerate(members):
             mp = f"{pointer}/{key}/{i}"
             if tag is not None and _is_other_branch(member):
@@ -534,13 +536,15 @@ class Classifier:
                 wire=tag,
                 type=ir.Const(tuple(tag_values), open=is_open),
                 required=tag_required,
-                doc=tag_doc,
+                doc=_doc(tag_prop),
+                leniency=_leniency(tag_prop),
             )
             if not tag_required:
                 tag_field = ir.Field(**{**tag_field.__dict__, "type": ir.Nullable(tag_field.type)})
             fields.insert(0, tag_field)
         checks = ir.MergedChecks(
             snake_case(tag) if tag else None,
+            key == "oneOf" and tag is None,
             tuple(
                 ir.VariantCheck(tv, tuple(f.attr for f in own if f.required))
                 for tv, own, _ in per_alt
@@ -618,6 +622,14 @@ class Classifier:
 
 
 # ---------------------------------------------------------------------- helpers
+
+
+def _leniency(prop: Node) -> ir.Leniency:
+    return ir.Leniency(
+        default_on_error=bool(prop.get("x-deserialize-default-on-error")),
+        default_on_null=bool(prop.get("x-deserialize-default-on-null")),
+        skip_invalid_items=bool(prop.get("x-deserialize-skip-invalid-items")),
+    )
 
 
 def _is_enum_member(member: Node) -> bool:

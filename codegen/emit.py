@@ -106,8 +106,10 @@ class ModuleEmitter:
                 if alt.required_attrs or check.tag_attr is None
             )
             if alternatives:
+                exclusive = ", exclusive=True" if check.exclusive else ""
                 checks.append(
-                    f"check_alternatives(self, {literal(check.tag_attr)}, ({alternatives},))"
+                    f"check_alternatives(self, {literal(check.tag_attr)}, ({alternatives},)"
+                    f"{exclusive})"
                 )
         return StructView(
             s.name,
@@ -124,7 +126,7 @@ class ModuleEmitter:
             static_members.append(u.unknown.name)
         native = [self.types.annotation(m) for m in self.types.native_members(u)]
         static = f"Union[{', '.join(static_members)}]"
-        if len(native) == len(u.members) and u.unknown is None:
+        if len(native) == len(u.members) and u.unknown is None and u.tag_field is None:
             return UnionView(u.name, docstring(u.doc, ""), static, static)
         variants = ", ".join(f"{literal(self.defs_tag(v))}: {v}" for v in u.variants)
         alternatives = "".join(self.types.annotation(m) + ", " for m in u.untagged)

@@ -101,6 +101,7 @@ class MergedChecks:
     """Validation that a merged struct satisfies exactly the union it was flattened from."""
 
     tag_attr: str | None
+    exclusive: bool  # untagged oneOf: exactly one alternative may be present
     alternatives: tuple[VariantCheck, ...]
 
 

@@ -89,18 +89,28 @@ class UnionInfo:
 
 
 def check_alternatives(
-    obj: object, tag_attr: str | None, alternatives: tuple[tuple[str | None, tuple[str, ...]], ...]
+    obj: object,
+    tag_attr: str | None,
+    alternatives: tuple[tuple[str | None, tuple[str, ...]], ...],
+    exclusive: bool = False,
 ) -> None:
-    """`__post_init__` check of a struct merged from a union: one alternative's fields are present."""
+    """`__post_init__` check of a struct merged from a union: one alternative's fields are present.
+
+    With a discriminator, the alternative it names must have its required fields; without
+    one, at least one alternative must (exactly one for an `exclusive` oneOf).
+    """
     if tag_attr is not None:
         tag = getattr(obj, tag_attr)
         for when, required in alternatives:
             if when == tag:
                 _require(obj, required, f"{tag_attr} = {tag!r}")
         return
-    if not any(all(getattr(obj, a) is not UNSET for a in req) for _, req in alternatives):
-        names = " or ".join("+".join(req) for _, req in alternatives)
+    present = sum(all(getattr(obj, a) is not UNSET for a in req) for _, req in alternatives)
+    names = " or ".join("+".join(req) for _, req in alternatives)
+    if present == 0:
         raise ValueError(f"Object must have {names}")
+    if exclusive and present > 1:
+        raise ValueError(f"Object must have exactly one of {names}")
 
 
 def _require(obj: object, attrs: tuple[str, ...], context: str) -> None:
@@ -140,7 +150,15 @@ def _repair(obj: Any, tp: Any, path: str, exc: msgspec.ValidationError) -> Any:
         info = next((m for m in tp.__metadata__ if isinstance(m, UnionInfo)), None)
         if info is not None:
             return _union(obj, info, typing.get_args(tp)[0], path)
-        raise _rebase(exc, path)
+        inner = typing.get_args(tp)[0]
+        if typing.get_origin(inner) is not list:
+            raise _rebase(exc, path)
+        result = _repair(obj, inner, path, exc)
+        for meta in tp.__metadata__:
+            if isinstance(meta, msgspec.Meta) and meta.min_length is not None:
+                if len(result) < meta.min_length:
+                    raise _error(f"Expected `array` of length >= {meta.min_length}", path)
+        return result
     if isinstance(tp, type) and issubclass(tp, msgspec.Struct):
         return _struct(obj, tp, path)
     if origin is Union or origin is types.UnionType:

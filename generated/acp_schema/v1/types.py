@@ -884,7 +884,22 @@ if TYPE_CHECKING:
         TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource
     ]
 else:
-    ContentBlock = Union[TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource]
+    ContentBlock = Annotated[
+        Union[TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource],
+        UnionInfo(
+            "ContentBlock",
+            "type",
+            {
+                "text": TextContent,
+                "image": ImageContent,
+                "audio": AudioContent,
+                "resource_link": ResourceLink,
+                "resource": EmbeddedResource,
+            },
+            (),
+            None,
+        ),
+    ]
 """
 Content blocks represent displayable information in the Agent Client Protocol.
 
@@ -2042,7 +2057,16 @@ class SessionConfigBoolean(msgspec.Struct, kw_only=True, gc=False, tag_field="ty
 if TYPE_CHECKING:
     SessionConfigOption: TypeAlias = Union[SessionConfigSelect, SessionConfigBoolean]
 else:
-    SessionConfigOption = Union[SessionConfigSelect, SessionConfigBoolean]
+    SessionConfigOption = Annotated[
+        Union[SessionConfigSelect, SessionConfigBoolean],
+        UnionInfo(
+            "SessionConfigOption",
+            "type",
+            {"select": SessionConfigSelect, "boolean": SessionConfigBoolean},
+            (),
+            None,
+        ),
+    ]
 """A session configuration option selector and its current state."""
 
 
@@ -4334,7 +4358,16 @@ if TYPE_CHECKING:
         CancelledRequestPermissionOutcome, SelectedPermissionOutcome
     ]
 else:
-    RequestPermissionOutcome = Union[CancelledRequestPermissionOutcome, SelectedPermissionOutcome]
+    RequestPermissionOutcome = Annotated[
+        Union[CancelledRequestPermissionOutcome, SelectedPermissionOutcome],
+        UnionInfo(
+            "RequestPermissionOutcome",
+            "outcome",
+            {"cancelled": CancelledRequestPermissionOutcome, "selected": SelectedPermissionOutcome},
+            (),
+            None,
+        ),
+    ]
 """The outcome of a permission request."""
 
 
@@ -4419,7 +4452,16 @@ class Terminal(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="te
 if TYPE_CHECKING:
     ToolCallContent: TypeAlias = Union[Content, Diff, Terminal]
 else:
-    ToolCallContent = Union[Content, Diff, Terminal]
+    ToolCallContent = Annotated[
+        Union[Content, Diff, Terminal],
+        UnionInfo(
+            "ToolCallContent",
+            "type",
+            {"content": Content, "diff": Diff, "terminal": Terminal},
+            (),
+            None,
+        ),
+    ]
 """
 Content produced by a tool call.
 
@@ -4891,21 +4933,45 @@ if TYPE_CHECKING:
         CompactionSummaryChunk,
     ]
 else:
-    SessionUpdate = Union[
-        UserMessageChunk,
-        AgentMessageChunk,
-        AgentThoughtChunk,
-        ToolCall,
-        ToolCallUpdateSessionUpdate,
-        Plan,
-        AvailableCommandsUpdate,
-        CurrentModeUpdate,
-        ConfigOptionUpdate,
-        SessionInfoUpdate,
-        UsageUpdate,
-        Notice,
-        CompactionUpdate,
-        CompactionSummaryChunk,
+    SessionUpdate = Annotated[
+        Union[
+            UserMessageChunk,
+            AgentMessageChunk,
+            AgentThoughtChunk,
+            ToolCall,
+            ToolCallUpdateSessionUpdate,
+            Plan,
+            AvailableCommandsUpdate,
+            CurrentModeUpdate,
+            ConfigOptionUpdate,
+            SessionInfoUpdate,
+            UsageUpdate,
+            Notice,
+            CompactionUpdate,
+            CompactionSummaryChunk,
+        ],
+        UnionInfo(
+            "SessionUpdate",
+            "sessionUpdate",
+            {
+                "user_message_chunk": UserMessageChunk,
+                "agent_message_chunk": AgentMessageChunk,
+                "agent_thought_chunk": AgentThoughtChunk,
+                "tool_call": ToolCall,
+                "tool_call_update": ToolCallUpdateSessionUpdate,
+                "plan": Plan,
+                "available_commands_update": AvailableCommandsUpdate,
+                "current_mode_update": CurrentModeUpdate,
+                "config_option_update": ConfigOptionUpdate,
+                "session_info_update": SessionInfoUpdate,
+                "usage_update": UsageUpdate,
+                "notice": Notice,
+                "compaction_update": CompactionUpdate,
+                "compaction_summary_chunk": CompactionSummaryChunk,
+            },
+            (),
+            None,
+        ),
     ]
 """
 Different types of updates that can be sent during session processing.

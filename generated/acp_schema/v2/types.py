@@ -48,7 +48,6 @@ __all__ = [
     "CancelTerminalResponse",
     "CancelToolCallRequest",
     "CancelToolCallResponse",
-    "CancelledIdleStateUpdate",
     "CancelledPermissionOutcome",
     "ClientAuthCapabilities",
     "ClientCapabilities",
@@ -95,7 +94,6 @@ __all__ = [
     "ElicitationUrlMode",
     "EmbeddedResource",
     "EmbeddedResourceResource",
-    "EndTurnIdleStateUpdate",
     "EnumOption",
     "EnvVariable",
     "Error",
@@ -121,8 +119,6 @@ __all__ = [
     "LoginAuthResponse",
     "LogoutAuthRequest",
     "LogoutAuthResponse",
-    "MaxTokensIdleStateUpdate",
-    "MaxTurnRequests",
     "McpCapabilities",
     "McpHttpCapabilities",
     "McpServer",
@@ -137,7 +133,6 @@ __all__ = [
     "MultiSelectPropertySchema",
     "NewSessionRequest",
     "NewSessionResponse",
-    "None_IdleStateUpdate",
     "Notice",
     "NoticeSeverity",
     "NumberPropertySchema",
@@ -158,7 +153,6 @@ __all__ = [
     "PromptRequest",
     "PromptResponse",
     "ProtocolVersion",
-    "RefusalIdleStateUpdate",
     "ReplayFrom",
     "ReplayFromStart",
     "RequestId",
@@ -1992,49 +1986,6 @@ class CancelToolCallResponse(msgspec.Struct, kw_only=True, gc=False):
     }
 
 
-class CancelledIdleStateUpdate(
-    msgspec.Struct, kw_only=True, gc=False, tag_field="stopReason", tag="cancelled"
-):
-    """
-    The user or client chose to stop the work: via `session/cancel`, by
-    closing the session, or through an interaction the agent offers, such
-    as a permission option that tells the agent to stop. Work the agent
-    stops for its own reasons uses another reason, such as `error` for an
-    internal timeout.
-
-    Agents MUST report this stop reason on an idle `state_update` when
-    cancellation ends active foreground work, even if aborting causes
-    exceptions. Agents MUST catch these errors and report `cancelled`, not
-    `error`.
-    """
-
-    background: list[BackgroundWork] | None | UnsetType = UNSET
-    """
-    Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
-    """
-
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "background": ON_ERROR,
-        "meta": ON_ERROR,
-    }
-
-
 class CancelledPermissionOutcome(
     msgspec.Struct, kw_only=True, gc=False, tag_field="outcome", tag="cancelled"
 ):
@@ -3375,6 +3326,7 @@ class ElicitationFormMode(msgspec.Struct, kw_only=True, gc=False, tag_field="mod
                 (None, ("session_id",)),
                 (None, ("request_id",)),
             ),
+            exclusive=True,
         )
 
 
@@ -3426,6 +3378,7 @@ class ElicitationUrlMode(msgspec.Struct, kw_only=True, gc=False, tag_field="mode
                 (None, ("session_id",)),
                 (None, ("request_id",)),
             ),
+            exclusive=True,
         )
 
 
@@ -3929,41 +3882,6 @@ class ElicitationSessionScope(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "tool_call_id": ON_ERROR,
-    }
-
-
-class EndTurnIdleStateUpdate(
-    msgspec.Struct, kw_only=True, gc=False, tag_field="stopReason", tag="end_turn"
-):
-    """
-    The active work ended successfully.
-    Includes locally handled commands that required no model call.
-    """
-
-    background: list[BackgroundWork] | None | UnsetType = UNSET
-    """
-    Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
-    """
-
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "background": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -4594,73 +4512,6 @@ class LogoutAuthResponse(msgspec.Struct, kw_only=True, gc=False):
     }
 
 
-class MaxTokensIdleStateUpdate(
-    msgspec.Struct, kw_only=True, gc=False, tag_field="stopReason", tag="max_tokens"
-):
-    """The active work ended because the agent reached the maximum number of tokens."""
-
-    background: list[BackgroundWork] | None | UnsetType = UNSET
-    """
-    Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
-    """
-
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "background": ON_ERROR,
-        "meta": ON_ERROR,
-    }
-
-
-class MaxTurnRequests(
-    msgspec.Struct, kw_only=True, gc=False, tag_field="stopReason", tag="max_turn_requests"
-):
-    """
-    The active work ended because the agent reached the maximum number of
-    model requests for the foreground work.
-    """
-
-    background: list[BackgroundWork] | None | UnsetType = UNSET
-    """
-    Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
-    """
-
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "background": ON_ERROR,
-        "meta": ON_ERROR,
-    }
-
-
 class McpServerHttp(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="http"):
     """
     HTTP transport configuration
@@ -4865,38 +4716,6 @@ class NewSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "config_options": ON_ERROR | SKIP_INVALID,
         "available_commands": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
-    }
-
-
-class None_IdleStateUpdate(msgspec.Struct, kw_only=True, gc=False):
-    """No stop reason: `stopReason` is omitted or `null`."""
-
-    stop_reason: Any | None | UnsetType = msgspec.field(default=UNSET, name="stopReason")
-
-    background: list[BackgroundWork] | None | UnsetType = UNSET
-    """
-    Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
-    """
-
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "background": ON_ERROR,
         "meta": ON_ERROR,
     }
 
@@ -5231,38 +5050,6 @@ class PromptResponse(msgspec.Struct, kw_only=True, gc=False):
     """
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
-
-class RefusalIdleStateUpdate(
-    msgspec.Struct, kw_only=True, gc=False, tag_field="stopReason", tag="refusal"
-):
-    """The active work ended because the agent refused to continue."""
-
-    background: list[BackgroundWork] | None | UnsetType = UNSET
-    """
-    Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
-    """
-
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "background": ON_ERROR,
         "meta": ON_ERROR,
     }
 
@@ -6219,6 +6006,7 @@ class StateUpdate(
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "background": ON_ERROR,
         "meta": ON_ERROR,
+        "stop_reason": ON_ERROR,
         "error": ON_ERROR,
     }
 

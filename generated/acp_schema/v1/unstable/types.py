@@ -1315,7 +1315,22 @@ if TYPE_CHECKING:
         TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource
     ]
 else:
-    ContentBlock = Union[TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource]
+    ContentBlock = Annotated[
+        Union[TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource],
+        UnionInfo(
+            "ContentBlock",
+            "type",
+            {
+                "text": TextContent,
+                "image": ImageContent,
+                "audio": AudioContent,
+                "resource_link": ResourceLink,
+                "resource": EmbeddedResource,
+            },
+            (),
+            None,
+        ),
+    ]
 """
 Content blocks represent displayable information in the Agent Client Protocol.
 
@@ -2807,7 +2822,16 @@ class SessionConfigBoolean(msgspec.Struct, kw_only=True, gc=False, tag_field="ty
 if TYPE_CHECKING:
     SessionConfigOption: TypeAlias = Union[SessionConfigSelect, SessionConfigBoolean]
 else:
-    SessionConfigOption = Union[SessionConfigSelect, SessionConfigBoolean]
+    SessionConfigOption = Annotated[
+        Union[SessionConfigSelect, SessionConfigBoolean],
+        UnionInfo(
+            "SessionConfigOption",
+            "type",
+            {"select": SessionConfigSelect, "boolean": SessionConfigBoolean},
+            (),
+            None,
+        ),
+    ]
 """A session configuration option selector and its current state."""
 
 
@@ -4650,6 +4674,7 @@ class IdleStateUpdate(msgspec.Struct, kw_only=True, gc=False, tag_field="state",
     """
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
+        "stop_reason": ON_ERROR,
         "usage": ON_ERROR,
         "meta": ON_ERROR,
         "error": ON_ERROR,
@@ -5842,7 +5867,16 @@ class PlanRemoved(
 if TYPE_CHECKING:
     PlanUpdateContent: TypeAlias = Union[PlanItems, PlanFile, PlanMarkdown]
 else:
-    PlanUpdateContent = Union[PlanItems, PlanFile, PlanMarkdown]
+    PlanUpdateContent = Annotated[
+        Union[PlanItems, PlanFile, PlanMarkdown],
+        UnionInfo(
+            "PlanUpdateContent",
+            "type",
+            {"items": PlanItems, "file": PlanFile, "markdown": PlanMarkdown},
+            (),
+            None,
+        ),
+    ]
 """
 **UNSTABLE**
 
@@ -6212,7 +6246,16 @@ if TYPE_CHECKING:
         CancelledRequestPermissionOutcome, SelectedPermissionOutcome
     ]
 else:
-    RequestPermissionOutcome = Union[CancelledRequestPermissionOutcome, SelectedPermissionOutcome]
+    RequestPermissionOutcome = Annotated[
+        Union[CancelledRequestPermissionOutcome, SelectedPermissionOutcome],
+        UnionInfo(
+            "RequestPermissionOutcome",
+            "outcome",
+            {"cancelled": CancelledRequestPermissionOutcome, "selected": SelectedPermissionOutcome},
+            (),
+            None,
+        ),
+    ]
 """The outcome of a permission request."""
 
 
@@ -6297,7 +6340,16 @@ class Terminal(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="te
 if TYPE_CHECKING:
     ToolCallContent: TypeAlias = Union[Content, Diff, Terminal]
 else:
-    ToolCallContent = Union[Content, Diff, Terminal]
+    ToolCallContent = Annotated[
+        Union[Content, Diff, Terminal],
+        UnionInfo(
+            "ToolCallContent",
+            "type",
+            {"content": Content, "diff": Diff, "terminal": Terminal},
+            (),
+            None,
+        ),
+    ]
 """
 Content produced by a tool call.
 
@@ -7148,26 +7200,55 @@ if TYPE_CHECKING:
         SessionMessageChunk,
     ]
 else:
-    SessionUpdate = Union[
-        UserMessageChunk,
-        AgentMessageChunk,
-        AgentThoughtChunk,
-        ToolCall,
-        ToolCallUpdateSessionUpdate,
-        Plan,
-        PlanUpdate,
-        PlanRemoved,
-        AvailableCommandsUpdate,
-        CurrentModeUpdate,
-        ConfigOptionUpdate,
-        SessionInfoUpdate,
-        UsageUpdate,
-        Notice,
-        CompactionUpdate,
-        CompactionSummaryChunk,
-        SubagentUpdate,
-        SessionMessage,
-        SessionMessageChunk,
+    SessionUpdate = Annotated[
+        Union[
+            UserMessageChunk,
+            AgentMessageChunk,
+            AgentThoughtChunk,
+            ToolCall,
+            ToolCallUpdateSessionUpdate,
+            Plan,
+            PlanUpdate,
+            PlanRemoved,
+            AvailableCommandsUpdate,
+            CurrentModeUpdate,
+            ConfigOptionUpdate,
+            SessionInfoUpdate,
+            UsageUpdate,
+            Notice,
+            CompactionUpdate,
+            CompactionSummaryChunk,
+            SubagentUpdate,
+            SessionMessage,
+            SessionMessageChunk,
+        ],
+        UnionInfo(
+            "SessionUpdate",
+            "sessionUpdate",
+            {
+                "user_message_chunk": UserMessageChunk,
+                "agent_message_chunk": AgentMessageChunk,
+                "agent_thought_chunk": AgentThoughtChunk,
+                "tool_call": ToolCall,
+                "tool_call_update": ToolCallUpdateSessionUpdate,
+                "plan": Plan,
+                "plan_update": PlanUpdate,
+                "plan_removed": PlanRemoved,
+                "available_commands_update": AvailableCommandsUpdate,
+                "current_mode_update": CurrentModeUpdate,
+                "config_option_update": ConfigOptionUpdate,
+                "session_info_update": SessionInfoUpdate,
+                "usage_update": UsageUpdate,
+                "notice": Notice,
+                "compaction_update": CompactionUpdate,
+                "compaction_summary_chunk": CompactionSummaryChunk,
+                "subagent_update": SubagentUpdate,
+                "session_message": SessionMessage,
+                "session_message_chunk": SessionMessageChunk,
+            },
+            (),
+            None,
+        ),
     ]
 """
 Different types of updates that can be sent during session processing.

@@ -4066,6 +4066,7 @@ class ElicitationFormMode(msgspec.Struct, kw_only=True, gc=False, tag_field="mod
                 (None, ("session_id",)),
                 (None, ("request_id",)),
             ),
+            exclusive=True,
         )
 
 
@@ -4117,6 +4118,7 @@ class ElicitationUrlMode(msgspec.Struct, kw_only=True, gc=False, tag_field="mode
                 (None, ("session_id",)),
                 (None, ("request_id",)),
             ),
+            exclusive=True,
         )
 
 
@@ -5464,6 +5466,7 @@ class IdleStateUpdate(msgspec.Struct, kw_only=True, gc=False, tag_field="state",
     """
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
+        "stop_reason": ON_ERROR,
         "usage": ON_ERROR,
         "background": ON_ERROR,
         "meta": ON_ERROR,
@@ -8142,6 +8145,7 @@ class StateUpdateSessionUpdate(
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "background": ON_ERROR,
         "meta": ON_ERROR,
+        "stop_reason": ON_ERROR,
         "usage": ON_ERROR,
         "error": ON_ERROR,
     }
