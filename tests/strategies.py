@@ -8,7 +8,8 @@ are valid for that definition under the schema the IR was classified from:
 - tagged variants carry their tag; open unions also produce unknown variants (tag
   `_vendor_...` plus extra keys), open enums and open discriminators `_custom_...` values;
 - integer ranges, `minLength`, `pattern` and `minItems` from the IR;
-- structs merged from a union (`StructDef.merged`) satisfy exactly one alternative.
+- structs merged from a union (`StructDef.merged`) satisfy one alternative (exactly one
+  for an exclusive `oneOf`).
 
 Sizes stay small: references nest at most `MAX_DEPTH` levels before optional content is
 left out, lists hold at most `MAX_LIST` items.

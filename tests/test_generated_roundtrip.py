@@ -44,7 +44,7 @@ MAX_EXAMPLES = int(os.environ.get("HYPOTHESIS_EXAMPLES", "25"))
 # trip; each has a strict xfail regression test below. Remove the entry once it is fixed.
 KNOWN_BUG_MEMBERS: dict[str, dict[str, frozenset[str]]] = {
     # v1 `AuthMethod` decodes the untagged `agent` default as `AuthMethodTerminal`
-    # (test_v1_untagged_auth_method_is_not_terminal).
+    # (test_lone_tagged_variant_keeps_the_untagged_default).
     "v1": {"AuthMethod": frozenset({"AuthMethodAgent"})},
     "v1.unstable": {"AuthMethod": frozenset({"AuthMethodAgent"})},
 }
@@ -213,8 +213,9 @@ def test_three_state_fields(surface_name: str, struct: str, f: ir.Field) -> None
 
 # ---------------------------------------------------------------------- generator regressions
 #
-# Minimal repros of generator bugs the generated data found. All but the first are fixed
-# (453743f); the first is a strict xfail until it is.
+# Minimal repros of generator bugs the generated data and the docs examples found. The
+# lone-tagged-variant ones are strict xfails until fixed; the others were fixed in 453743f
+# and stay as regression tests.
 
 
 def _py(surface_name: str) -> ModuleType:
@@ -232,20 +233,37 @@ def _references(d: ir.Definition) -> set[str]:
     return {name for t in types for name in type_refs(t)}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "generator bug: a union with one tagged variant and an untagged object alternative is "
-        "emitted as Annotated[<the tagged struct>, UnionInfo], and msgspec treats the tag of a "
-        "lone struct as optional, so the untagged default (AuthMethodAgent) decodes on the fast "
-        'path as AuthMethodTerminal and re-encodes with "type": "terminal"'
-    ),
+BUG_LONE_TAGGED_VARIANT = (
+    "generator bug: a union with exactly one tagged variant is emitted as "
+    "Annotated[<that struct>, UnionInfo]; msgspec treats the tag of a lone struct as optional, "
+    "so an object without the tag decodes on the fast path as that variant and re-encodes with "
+    "its tag added (v1 AuthMethod: the untagged `agent` default becomes AuthMethodTerminal)"
 )
+
+
+@pytest.mark.xfail(strict=True, reason=BUG_LONE_TAGGED_VARIANT)
 @pytest.mark.parametrize("surface_name", ["v1", "v1.unstable"])
-def test_v1_untagged_auth_method_is_not_terminal(surface_name: str) -> None:
+def test_lone_tagged_variant_keeps_the_untagged_default(surface_name: str) -> None:
     py = _py(surface_name)
     decoded = Codec(py.AuthMethod).decode(b'{"id":"agent-login","name":"Agent login"}')
     assert type(decoded) is py.AuthMethodAgent
+
+
+@pytest.mark.xfail(strict=True, reason=BUG_LONE_TAGGED_VARIANT)
+@pytest.mark.parametrize(
+    ("surface_name", "type_name", "raw"),
+    [
+        # schema-invalid: `type` is required by the text variant and by the catch-all branch
+        ("v2", "AvailableCommandInput", b'{"hint":"file name"}'),
+        ("v2.unstable", "AvailableCommandInput", b'{"hint":"file name"}'),
+        ("v2", "ReplayFrom", b"{}"),
+    ],
+)
+def test_lone_tagged_variant_requires_its_tag(
+    surface_name: str, type_name: str, raw: bytes
+) -> None:
+    with pytest.raises(msgspec.ValidationError):
+        Codec(getattr(_py(surface_name), type_name)).decode(raw)
 
 
 BLOB_CHUNK = (
