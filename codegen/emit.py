@@ -134,6 +134,9 @@ class ModuleEmitter:
             f"UnionInfo({literal(u.name)}, {literal(u.tag_field)}, {{{variants}}}, "
             f"({alternatives}), {u.unknown.name if u.unknown else None})"
         )
+        if len(u.variants) == 1:
+            # msgspec makes the tag of a lone tagged struct optional; a second member makes it required.
+            native.append(f"tag_guard({literal(u.tag_field)})")
         inner = native[0] if len(native) == 1 else f"Union[{', '.join(native)}]"
         return UnionView(u.name, docstring(u.doc, ""), static, f"Annotated[{inner}, {info}]")
 

@@ -96,19 +96,8 @@ ACCEPTED_BY_LENIENCY: dict[tuple[str, str], Lenient] = {
     ),
 }
 
-BUG_LONE_TAGGED_VARIANT = (
-    "generator bug: v1 AuthMethod is emitted as Annotated[AuthMethodTerminal, UnionInfo]; msgspec "
-    "treats a lone struct's tag as optional, so the untagged `agent` default decodes as "
-    'AuthMethodTerminal and re-encodes with "type": "terminal" '
-    "(test_generated_roundtrip.py::test_lone_tagged_variant_keeps_the_untagged_default)"
-)
 # Examples a known generator bug breaks (strict xfail: they must start passing once fixed).
-KNOWN_BUGS: dict[tuple[str, str], str] = {
-    ("v1/authentication#2", "v1"): BUG_LONE_TAGGED_VARIANT,
-    ("v1/authentication#2", "v1.unstable"): BUG_LONE_TAGGED_VARIANT,
-    ("v1/draft/authentication#2", "v1"): BUG_LONE_TAGGED_VARIANT,
-    ("v1/draft/authentication#2", "v1.unstable"): BUG_LONE_TAGGED_VARIANT,
-}
+KNOWN_BUGS: dict[tuple[str, str], str] = {}
 
 # Outcome per (example id, surface), filled by passing tests, for the summary.
 OUTCOMES: dict[tuple[str, str], str] = {}

@@ -286,6 +286,21 @@ def check_generated_is_current(surface: str) -> None:
     )
 
 
+def surface_context(
+    surface: str, dmcg: DmcgCache, ir_modules: dict[str, ir.Module]
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, ir.Definition], Any, Any]:
+    """Schema, its plain object defs, our IR defs, dmcg's output and our module for one surface."""
+    check_generated_is_current(surface)
+    schema = load_schema(surface)
+    return (
+        schema,
+        plain_object_defs(schema),
+        ir_modules[surface].by_name(),
+        dmcg.get(surface),
+        ours(surface),
+    )
+
+
 # --------------------------------------------------------------------------- tests
 
 
@@ -296,12 +311,7 @@ def test_plain_structs_match_dmcg(
     ir_modules: dict[str, ir.Module],
     record_property: Any,
 ) -> None:
-    check_generated_is_current(surface)
-    schema = load_schema(surface)
-    plain = plain_object_defs(schema)
-    ir_defs = ir_modules[surface].by_name()
-    run = dmcg.get(surface)
-    module = ours(surface)
+    _schema, plain, ir_defs, run, module = surface_context(surface, dmcg, ir_modules)
 
     one_to_one, flattened, unaccounted, problems = [], [], [], []
     for name in sorted(plain):
@@ -346,12 +356,7 @@ def test_flattened_variant_structs_match_dmcg(
     record_property: Any,
 ) -> None:
     """Plain payloads our generator turned into the variant struct itself (e.g. TextContent)."""
-    check_generated_is_current(surface)
-    schema = load_schema(surface)
-    plain = plain_object_defs(schema)
-    ir_defs = ir_modules[surface].by_name()
-    run = dmcg.get(surface)
-    module = ours(surface)
+    schema, plain, ir_defs, run, module = surface_context(surface, dmcg, ir_modules)
 
     checked, problems = 0, []
     for name in sorted(plain):

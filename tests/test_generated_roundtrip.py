@@ -41,13 +41,8 @@ ROOT = Path(__file__).resolve().parent.parent
 MAX_EXAMPLES = int(os.environ.get("HYPOTHESIS_EXAMPLES", "25"))
 
 # Union members the strategies leave out because a known generator bug breaks their round
-# trip; each has a strict xfail regression test below. Remove the entry once it is fixed.
-KNOWN_BUG_MEMBERS: dict[str, dict[str, frozenset[str]]] = {
-    # v1 `AuthMethod` decodes the untagged `agent` default as `AuthMethodTerminal`
-    # (test_lone_tagged_variant_keeps_the_untagged_default).
-    "v1": {"AuthMethod": frozenset({"AuthMethodAgent"})},
-    "v1.unstable": {"AuthMethod": frozenset({"AuthMethodAgent"})},
-}
+# trip; each needs a strict xfail regression test. Empty: none are known.
+KNOWN_BUG_MEMBERS: dict[str, dict[str, frozenset[str]]] = {}
 
 
 @dataclass
@@ -213,9 +208,8 @@ def test_three_state_fields(surface_name: str, struct: str, f: ir.Field) -> None
 
 # ---------------------------------------------------------------------- generator regressions
 #
-# Minimal repros of generator bugs the generated data and the docs examples found. The
-# lone-tagged-variant ones are strict xfails until fixed; the others were fixed in 453743f
-# and stay as regression tests.
+# Minimal repros of generator bugs the generated data and the docs examples found, kept as
+# regression tests (fixed in 453743f; the lone-tagged-variant ones by tag_guard).
 
 
 def _py(surface_name: str) -> ModuleType:
@@ -233,15 +227,6 @@ def _references(d: ir.Definition) -> set[str]:
     return {name for t in types for name in type_refs(t)}
 
 
-BUG_LONE_TAGGED_VARIANT = (
-    "generator bug: a union with exactly one tagged variant is emitted as "
-    "Annotated[<that struct>, UnionInfo]; msgspec treats the tag of a lone struct as optional, "
-    "so an object without the tag decodes on the fast path as that variant and re-encodes with "
-    "its tag added (v1 AuthMethod: the untagged `agent` default becomes AuthMethodTerminal)"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=BUG_LONE_TAGGED_VARIANT)
 @pytest.mark.parametrize("surface_name", ["v1", "v1.unstable"])
 def test_lone_tagged_variant_keeps_the_untagged_default(surface_name: str) -> None:
     py = _py(surface_name)
@@ -249,7 +234,6 @@ def test_lone_tagged_variant_keeps_the_untagged_default(surface_name: str) -> No
     assert type(decoded) is py.AuthMethodAgent
 
 
-@pytest.mark.xfail(strict=True, reason=BUG_LONE_TAGGED_VARIANT)
 @pytest.mark.parametrize(
     ("surface_name", "type_name", "raw"),
     [

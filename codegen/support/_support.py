@@ -41,6 +41,7 @@ __all__ = [
     "UnionInfo",
     "UnsetType",
     "check_alternatives",
+    "tag_guard",
     "convert",
     "decode_message",
     "encode_message",
@@ -85,6 +86,29 @@ class UnionInfo:
     variants: Mapping[str, type[Any]]
     alternatives: tuple[Any, ...]  # untagged members, tried in schema order
     unknown: type[OpenVariant] | None
+
+
+class _TagGuard(msgspec.Struct):
+    def __post_init__(self) -> None:
+        raise ValueError("no variant has this tag")
+
+
+_TAG_GUARDS: dict[str, type[msgspec.Struct]] = {}
+
+
+def tag_guard(tag_field: str) -> type[msgspec.Struct]:
+    """A union member that never decodes, so a lone tagged variant's tag stays required.
+
+    msgspec treats the tag of a single tagged struct as optional; in a union of two tagged
+    structs it is required, and an object without it goes to the fallback path.
+    """
+    guard = _TAG_GUARDS.get(tag_field)
+    if guard is None:
+        guard = msgspec.defstruct(
+            f"TagGuard_{tag_field}", [], bases=(_TagGuard,), tag_field=tag_field, tag="\x00guard"
+        )
+        _TAG_GUARDS[tag_field] = guard
+    return guard
 
 
 def check_alternatives(

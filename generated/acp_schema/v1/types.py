@@ -15,6 +15,7 @@ from acp_schema._support import (
     OpenVariant,
     UnionInfo,
     check_alternatives,
+    tag_guard,
 )
 
 __all__ = [
@@ -1096,7 +1097,7 @@ if TYPE_CHECKING:
     AuthMethod: TypeAlias = Union[AuthMethodTerminal, AuthMethodAgent]
 else:
     AuthMethod = Annotated[
-        AuthMethodTerminal,
+        Union[AuthMethodTerminal, tag_guard("type")],
         UnionInfo("AuthMethod", "type", {"terminal": AuthMethodTerminal}, (AuthMethodAgent,), None),
     ]
 """
@@ -2492,7 +2493,7 @@ if TYPE_CHECKING:
     ]
 else:
     MultiSelectItems = Annotated[
-        StringMultiSelectItems,
+        Union[StringMultiSelectItems, tag_guard("type")],
         UnionInfo(
             "MultiSelectItems",
             "type",
@@ -5049,7 +5050,7 @@ if TYPE_CHECKING:
     ]
 else:
     SetSessionConfigOptionRequest = Annotated[
-        BooleanSetSessionConfigOptionRequest,
+        Union[BooleanSetSessionConfigOptionRequest, tag_guard("type")],
         UnionInfo(
             "SetSessionConfigOptionRequest",
             "type",

@@ -15,6 +15,7 @@ from acp_schema._support import (
     OpenVariant,
     UnionInfo,
     check_alternatives,
+    tag_guard,
 )
 
 __all__ = [
@@ -1508,7 +1509,7 @@ if TYPE_CHECKING:
     AvailableCommandInput: TypeAlias = Union[TextCommandInput, UnknownAvailableCommandInput]
 else:
     AvailableCommandInput = Annotated[
-        TextCommandInput,
+        Union[TextCommandInput, tag_guard("type")],
         UnionInfo(
             "AvailableCommandInput",
             "type",
@@ -1576,7 +1577,7 @@ if TYPE_CHECKING:
     AvailableCommand: TypeAlias = Union[Command, UnknownAvailableCommand]
 else:
     AvailableCommand = Annotated[
-        Command,
+        Union[Command, tag_guard("type")],
         UnionInfo("AvailableCommand", "type", {"command": Command}, (), UnknownAvailableCommand),
     ]
 """
@@ -3097,7 +3098,7 @@ if TYPE_CHECKING:
     ]
 else:
     MultiSelectItems = Annotated[
-        StringMultiSelectItems,
+        Union[StringMultiSelectItems, tag_guard("type")],
         UnionInfo(
             "MultiSelectItems",
             "type",
@@ -4938,7 +4939,7 @@ if TYPE_CHECKING:
     PlanUpdateContent: TypeAlias = Union[PlanItems, UnknownPlanUpdateContent]
 else:
     PlanUpdateContent = Annotated[
-        PlanItems,
+        Union[PlanItems, tag_guard("type")],
         UnionInfo("PlanUpdateContent", "type", {"items": PlanItems}, (), UnknownPlanUpdateContent),
     ]
 """Updated content for a plan."""
@@ -5092,7 +5093,7 @@ if TYPE_CHECKING:
     ReplayFrom: TypeAlias = Union[ReplayFromStart, UnknownReplayFrom]
 else:
     ReplayFrom = Annotated[
-        ReplayFromStart,
+        Union[ReplayFromStart, tag_guard("type")],
         UnionInfo("ReplayFrom", "type", {"start": ReplayFromStart}, (), UnknownReplayFrom),
     ]
 """

@@ -15,6 +15,7 @@ from acp_schema._support import (
     OpenVariant,
     UnionInfo,
     check_alternatives,
+    tag_guard,
 )
 
 __all__ = [
@@ -2226,7 +2227,7 @@ if TYPE_CHECKING:
     AvailableCommandInput: TypeAlias = Union[TextCommandInput, UnknownAvailableCommandInput]
 else:
     AvailableCommandInput = Annotated[
-        TextCommandInput,
+        Union[TextCommandInput, tag_guard("type")],
         UnionInfo(
             "AvailableCommandInput",
             "type",
@@ -2294,7 +2295,7 @@ if TYPE_CHECKING:
     AvailableCommand: TypeAlias = Union[Command, UnknownAvailableCommand]
 else:
     AvailableCommand = Annotated[
-        Command,
+        Union[Command, tag_guard("type")],
         UnionInfo("AvailableCommand", "type", {"command": Command}, (), UnknownAvailableCommand),
     ]
 """
@@ -3837,7 +3838,7 @@ if TYPE_CHECKING:
     ]
 else:
     MultiSelectItems = Annotated[
-        StringMultiSelectItems,
+        Union[StringMultiSelectItems, tag_guard("type")],
         UnionInfo(
             "MultiSelectItems",
             "type",
@@ -6848,7 +6849,7 @@ if TYPE_CHECKING:
     ReplayFrom: TypeAlias = Union[ReplayFromStart, UnknownReplayFrom]
 else:
     ReplayFrom = Annotated[
-        ReplayFromStart,
+        Union[ReplayFromStart, tag_guard("type")],
         UnionInfo("ReplayFrom", "type", {"start": ReplayFromStart}, (), UnknownReplayFrom),
     ]
 """
