@@ -5,12 +5,14 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
 
 from . import ir
+from .naming import camel_case, constant_name
 from .render import TypeRenderer, docstring, literal
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -32,6 +34,26 @@ class StructView:
     fields: list[FieldView]
     lenient: list[tuple[str, str]]
     checks: list[str]
+
+
+@dataclass(frozen=True)
+class MethodView:
+    name: str
+    side: str
+    kind: str
+    params: str | None
+    result: str | None
+    doc: str
+    message_class: str
+
+
+def message_class(method: str, side: str | None = None) -> str:
+    """`session/update` -> `SessionUpdateMessage`; `$/cancel_request` -> `CancelRequestMessage`.
+
+    A method name both sides handle (with different params) gets the side: `McpMessageAgentMessage`.
+    """
+    base = camel_case(method.replace("/", "_").replace("$", ""))
+    return base + (camel_case(side) if side else "") + "Message"
 
 
 @dataclass(frozen=True)
@@ -176,8 +198,6 @@ class ModuleEmitter:
         )
 
     def _enum(self, e: ir.EnumDef) -> dict[str, object]:
-        from .naming import constant_name
-
         values = ", ".join(literal(v.value) for v in e.values)
         annotation = f"Literal[{values}]"
         if e.open:
@@ -200,7 +220,24 @@ class ModuleEmitter:
     # --------------------------------------------------------------- methods.py
 
     def render_methods(self) -> str:
-        methods = sorted(self.module.methods, key=lambda m: (m.side, m.name))
+        ordered = sorted(self.module.methods, key=lambda m: (m.side, m.name))
+        names = Counter(m.name for m in ordered)
+        ambiguous = sorted(n for n, count in names.items() if count > 1)
+        methods = [
+            MethodView(
+                m.name,
+                m.side,
+                m.kind,
+                m.params,
+                m.result,
+                m.doc,
+                message_class(m.name, m.side if m.name in ambiguous else None),
+            )
+            for m in ordered
+        ]
+        clashes = {m.message_class for m in methods} & set(self.defs)
+        if clashes:
+            raise ValueError(f"message class names clash with schema types: {sorted(clashes)}")
         sides = sorted({m.side for m in methods})
         used = sorted(
             {n for m in methods for n in (m.params, m.result) if n is not None} | {"Error"}
@@ -208,6 +245,7 @@ class ModuleEmitter:
         return self.env.get_template("methods.py.j2").render(
             methods=methods,
             sides=sides,
+            ambiguous=ambiguous,
             used=used,
             literal=literal,
             docstring=docstring,

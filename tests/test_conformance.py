@@ -260,7 +260,11 @@ def decode_message(example: dict[str, Any], py: ModuleType) -> Decoded:
     decoded = py.decode_message(json.dumps(message), result_method=lambda _id: method)
     spec = py.METHODS.get(method)
     if kind in ("request", "notification"):
-        assert type(decoded) is (Request if kind == "request" else Notification)
+        if spec is not None:  # known methods decode to their own message class
+            assert type(decoded) is spec.message
+            assert (decoded.id is UNSET) == (kind == "notification")
+        else:
+            assert type(decoded) is (Request if kind == "request" else Notification)
         payload, typed = decoded.params, spec.params.type if spec else None
     elif kind == "response":
         assert type(decoded) is Response

@@ -108,7 +108,7 @@ def test_generate_and_decode_sdk_2_0_0(tmp_path: Path) -> None:
 
     assert Path(result["package_file"]).resolve() == (out / "__init__.py").resolve()
     assert result["v2"] == {
-        "message": "Notification",
+        "message": "SessionUpdateMessage",
         "method": "session/update",
         "params": "UpdateSessionNotification",
         "session_id": "sess_1",
@@ -118,7 +118,7 @@ def test_generate_and_decode_sdk_2_0_0(tmp_path: Path) -> None:
         "message_id": "msg_1",
     }
     assert result["v1"] == {
-        "message": "Notification",
+        "message": "SessionUpdateMessage",
         "method": "session/update",
         "params": "SessionNotification",
         "session_id": "sess_1",

@@ -17,6 +17,8 @@ still invalid raises `msgspec.ValidationError` naming the JSON path that failed.
 
 from __future__ import annotations
 
+import functools
+import operator
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -33,6 +35,8 @@ __all__ = [
     "UNSET",
     "Codec",
     "ErrorResponse",
+    "MessageCodec",
+    "MethodMessage",
     "Notification",
     "OpenVariant",
     "Raw",
@@ -41,10 +45,10 @@ __all__ = [
     "UnionInfo",
     "UnsetType",
     "check_alternatives",
-    "tag_guard",
     "convert",
     "decode_message",
     "encode_message",
+    "tag_guard",
 ]
 
 T = TypeVar("T")
@@ -362,6 +366,19 @@ class Envelope(msgspec.Struct, kw_only=True, gc=False):
 ENVELOPE_DECODER: msgspec.json.Decoder[Envelope] = msgspec.json.Decoder(Envelope)
 
 
+class MethodMessage(msgspec.Struct, kw_only=True, gc=False, tag_field="method"):
+    """Base of the generated per-method messages (`SessionUpdateMessage`, ...).
+
+    Tagged by `method`, so one msgspec decoder reads a whole request or notification,
+    params included, in a single pass; encoding one gives the complete JSON-RPC line.
+    `id` is UNSET for a notification.
+    """
+
+    jsonrpc: str = "2.0"
+    id: int | str | UnsetType | None = UNSET
+    method: ClassVar[str]  # the tag, as a class attribute for speed
+
+
 @dataclass(frozen=True, slots=True)
 class MethodSpec(Generic[P, R]):
     """One row of a generated method table."""
@@ -371,20 +388,67 @@ class MethodSpec(Generic[P, R]):
     kind: Literal["request", "notification"]
     params: Codec[P]
     result: Codec[R] | None
+    message: type[MethodMessage]
 
 
 ResultLookup = Callable[[int | str | None], str | None]
 
-Message = Request[Any] | Notification[Any] | Response[Any] | ErrorResponse[Any]
+Message = MethodMessage | Request[Any] | Notification[Any] | Response[Any] | ErrorResponse[Any]
+
+
+class MessageCodec:
+    """Decodes JSON-RPC lines of one protocol surface into typed messages.
+
+    A request or notification of a known method becomes its per-method message
+    (`SessionUpdateMessage`, ...) with typed params; an extension method a generic
+    `Request`/`Notification` with `msgspec.Raw` params; a response a `Response` (typed when
+    `result_method(id)` names the method it answers) or `ErrorResponse`.
+
+    Fast path: one msgspec pass over the union of per-method messages, tagged by `method`.
+    Whatever it rejects (responses, extension methods, params that need the fallback rules,
+    invalid input) takes the envelope path: params/result kept as `msgspec.Raw` (slices of
+    the input, no copy), then decoded with the method's codec and its fallback rules.
+    """
+
+    def __init__(
+        self,
+        inbound: Mapping[str, MethodSpec[Any, Any]],
+        outbound: Mapping[str, MethodSpec[Any, Any]],
+        error: Codec[Any],
+    ) -> None:
+        """`inbound`: methods the receiver handles; `outbound`: methods whose results it receives."""
+        self.inbound = inbound
+        self.outbound = outbound
+        self.error = error
+        self._fast: msgspec.json.Decoder[MethodMessage] | None = None
+
+    @property
+    def fast_decoder(self) -> msgspec.json.Decoder[MethodMessage]:
+        """The single-pass decoder; raises msgspec.ValidationError for anything else."""
+        fast = self._fast
+        if fast is None:
+            union: Any = functools.reduce(operator.or_, (s.message for s in self.inbound.values()))
+            fast = self._fast = msgspec.json.Decoder(union)
+        return fast
+
+    def decode(
+        self, data: bytes | bytearray | memoryview | str, result_method: ResultLookup | None = None
+    ) -> Message:
+        fast = self._fast or self.fast_decoder
+        try:
+            return fast.decode(data)
+        except msgspec.ValidationError:
+            return decode_message(data, self.inbound, self.outbound, self.error, result_method)
 
 
 def decode_message(
     data: bytes | bytearray | memoryview | str,
-    methods: Mapping[str, MethodSpec[Any, Any]],
+    inbound: Mapping[str, MethodSpec[Any, Any]],
+    outbound: Mapping[str, MethodSpec[Any, Any]],
     error: Codec[Any],
     result_method: ResultLookup | None = None,
 ) -> Message:
-    """Decode one JSON-RPC line into a typed message.
+    """Decode one JSON-RPC line into a typed message through the envelope path.
 
     The envelope is decoded first with params/result as `msgspec.Raw` (slices of the
     input, no copy); the payload is decoded straight into the method's generated type.
@@ -395,13 +459,14 @@ def decode_message(
     if env.jsonrpc != "2.0":
         raise msgspec.ValidationError('Expected `jsonrpc` to be "2.0" - at `$.jsonrpc`')
     if not isinstance(env.method, UnsetType):
-        spec = methods.get(env.method)
+        spec = inbound.get(env.method)
         params: Any = env.params
         if spec is not None and not isinstance(params, UnsetType):
             try:
                 params = spec.params.decode(params)
             except msgspec.ValidationError as exc:
                 raise _rebase(exc, "$.params") from None
+            return spec.message(id=env.id, params=params)  # type: ignore[call-arg]
         if isinstance(env.id, UnsetType):
             return Notification(method=env.method, params=params)
         return Request(id=env.id, method=env.method, params=params)
@@ -416,10 +481,10 @@ def decode_message(
         raise msgspec.ValidationError("Object missing required field `result` or `error` - at `$`")
     result: Any = env.result
     method = result_method(env.id) if result_method is not None else None
-    spec = methods.get(method) if method is not None else None
-    if spec is not None and spec.result is not None:
+    result_spec = outbound.get(method) if method is not None else None
+    if result_spec is not None and result_spec.result is not None:
         try:
-            result = spec.result.decode(result)
+            result = result_spec.result.decode(result)
         except msgspec.ValidationError as exc:
             raise _rebase(exc, "$.result") from None
     return Response(id=env.id, result=result)

@@ -3,16 +3,15 @@
 # DO NOT EDIT: regenerate with `nox -s generate`.
 """ACP v1 method tables (from `x-method` / `x-side`) and the message entry points."""
 
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from acp_schema._support import (
     Codec,
-    Message,
+    MessageCodec,
+    MethodMessage,
     MethodSpec,
-    ResultLookup,
     encode_message,
 )
-from acp_schema._support import decode_message as _decode_message
 
 from .types import (
     AuthenticateRequest,
@@ -65,14 +64,372 @@ from .types import (
 )
 
 __all__ = [
+    "AGENT_CODEC",
+    "AMBIGUOUS_METHODS",
+    "CLIENT_CODEC",
     "ERROR_CODEC",
+    "MESSAGE_CODEC",
     "METHODS",
+    "AuthenticateMessage",
+    "InitializeMessage",
+    "LogoutMessage",
+    "SessionCancelMessage",
+    "SessionCloseMessage",
+    "SessionDeleteMessage",
+    "SessionListMessage",
+    "SessionLoadMessage",
+    "SessionNewMessage",
+    "SessionPromptMessage",
+    "SessionResumeMessage",
+    "SessionSetConfigOptionMessage",
+    "SessionSetModeMessage",
+    "ElicitationCompleteMessage",
+    "ElicitationCreateMessage",
+    "FsReadTextFileMessage",
+    "FsWriteTextFileMessage",
+    "SessionRequestPermissionMessage",
+    "SessionUpdateMessage",
+    "TerminalCreateMessage",
+    "TerminalKillMessage",
+    "TerminalOutputMessage",
+    "TerminalReleaseMessage",
+    "TerminalWaitForExitMessage",
+    "CancelRequestMessage",
     "AGENT_METHODS",
     "CLIENT_METHODS",
     "PROTOCOL_METHODS",
     "decode_message",
     "encode_message",
 ]
+
+
+class AuthenticateMessage(MethodMessage, tag="authenticate"):
+    """
+    `authenticate` request, handled by the agent side.
+
+    Request parameters for the authenticate method.
+
+    Specifies which authentication method to use.
+    """
+
+    method: ClassVar[str] = "authenticate"
+    params: AuthenticateRequest
+
+
+class InitializeMessage(MethodMessage, tag="initialize"):
+    """
+    `initialize` request, handled by the agent side.
+
+    Request parameters for the initialize method.
+
+    Sent by the client to establish connection and negotiate capabilities.
+
+    See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/initialization)
+    """
+
+    method: ClassVar[str] = "initialize"
+    params: InitializeRequest
+
+
+class LogoutMessage(MethodMessage, tag="logout"):
+    """
+    `logout` request, handled by the agent side.
+
+    Request parameters for the logout method.
+
+    Terminates the current authenticated session.
+    """
+
+    method: ClassVar[str] = "logout"
+    params: LogoutRequest
+
+
+class SessionCancelMessage(MethodMessage, tag="session/cancel"):
+    """
+    `session/cancel` notification, handled by the agent side.
+
+    Notification to cancel ongoing operations for a session.
+
+    See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/prompt-turn#cancellation)
+    """
+
+    method: ClassVar[str] = "session/cancel"
+    params: CancelNotification
+
+
+class SessionCloseMessage(MethodMessage, tag="session/close"):
+    """
+    `session/close` request, handled by the agent side.
+
+    Request parameters for closing an active session.
+
+    If supported, the agent **must** cancel any ongoing work related to the session
+    (treat it as if `session/cancel` was called) and then free up any resources
+    associated with the session.
+
+    Only available if the Agent supports the `sessionCapabilities.close` capability.
+    """
+
+    method: ClassVar[str] = "session/close"
+    params: CloseSessionRequest
+
+
+class SessionDeleteMessage(MethodMessage, tag="session/delete"):
+    """
+    `session/delete` request, handled by the agent side.
+
+    Request parameters for deleting an existing session from `session/list`.
+
+    Only available if the Agent supports the `sessionCapabilities.delete` capability.
+    """
+
+    method: ClassVar[str] = "session/delete"
+    params: DeleteSessionRequest
+
+
+class SessionListMessage(MethodMessage, tag="session/list"):
+    """
+    `session/list` request, handled by the agent side.
+
+    Request parameters for listing existing sessions.
+
+    Only available if the Agent supports the `sessionCapabilities.list` capability.
+    """
+
+    method: ClassVar[str] = "session/list"
+    params: ListSessionsRequest
+
+
+class SessionLoadMessage(MethodMessage, tag="session/load"):
+    """
+    `session/load` request, handled by the agent side.
+
+    Request parameters for loading an existing session.
+
+    Only available if the Agent supports the `loadSession` capability.
+
+    See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/v1/session-setup#loading-sessions)
+    """
+
+    method: ClassVar[str] = "session/load"
+    params: LoadSessionRequest
+
+
+class SessionNewMessage(MethodMessage, tag="session/new"):
+    """
+    `session/new` request, handled by the agent side.
+
+    Request parameters for creating a new session.
+
+    See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/session-setup#creating-a-session)
+    """
+
+    method: ClassVar[str] = "session/new"
+    params: NewSessionRequest
+
+
+class SessionPromptMessage(MethodMessage, tag="session/prompt"):
+    """
+    `session/prompt` request, handled by the agent side.
+
+    Request parameters for sending a user prompt to the agent.
+
+    Contains the user's message and any additional context.
+
+    See protocol docs: [User Message](https://agentclientprotocol.com/protocol/v1/prompt-turn#1-user-message)
+    """
+
+    method: ClassVar[str] = "session/prompt"
+    params: PromptRequest
+
+
+class SessionResumeMessage(MethodMessage, tag="session/resume"):
+    """
+    `session/resume` request, handled by the agent side.
+
+    Request parameters for resuming an existing session.
+
+    Resumes an existing session without returning previous messages (unlike `session/load`).
+    This is useful for agents that can resume sessions but don't implement full session loading.
+
+    Only available if the Agent supports the `sessionCapabilities.resume` capability.
+    """
+
+    method: ClassVar[str] = "session/resume"
+    params: ResumeSessionRequest
+
+
+class SessionSetConfigOptionMessage(MethodMessage, tag="session/set_config_option"):
+    """
+    `session/set_config_option` request, handled by the agent side.
+
+    Request parameters for setting a session configuration option.
+    """
+
+    method: ClassVar[str] = "session/set_config_option"
+    params: SetSessionConfigOptionRequest
+
+
+class SessionSetModeMessage(MethodMessage, tag="session/set_mode"):
+    """
+    `session/set_mode` request, handled by the agent side.
+
+    Request parameters for setting a session mode.
+    """
+
+    method: ClassVar[str] = "session/set_mode"
+    params: SetSessionModeRequest
+
+
+class ElicitationCompleteMessage(MethodMessage, tag="elicitation/complete"):
+    """
+    `elicitation/complete` notification, handled by the client side.
+
+    Notification sent by the agent when a URL-based elicitation is complete.
+    """
+
+    method: ClassVar[str] = "elicitation/complete"
+    params: CompleteElicitationNotification
+
+
+class ElicitationCreateMessage(MethodMessage, tag="elicitation/create"):
+    """
+    `elicitation/create` request, handled by the client side.
+
+    Request from the agent to elicit structured user input.
+
+    The agent sends this to the client to request information from the user,
+    either via a form or by directing them to a URL.
+    Elicitations are tied to a session (optionally a tool call) or a request.
+    """
+
+    method: ClassVar[str] = "elicitation/create"
+    params: CreateElicitationRequest
+
+
+class FsReadTextFileMessage(MethodMessage, tag="fs/read_text_file"):
+    """
+    `fs/read_text_file` request, handled by the client side.
+
+    Request to read content from a text file.
+
+    Only available if the client supports the `fs.readTextFile` capability.
+    """
+
+    method: ClassVar[str] = "fs/read_text_file"
+    params: ReadTextFileRequest
+
+
+class FsWriteTextFileMessage(MethodMessage, tag="fs/write_text_file"):
+    """
+    `fs/write_text_file` request, handled by the client side.
+
+    Request to write content to a text file.
+
+    Only available if the client supports the `fs.writeTextFile` capability.
+    """
+
+    method: ClassVar[str] = "fs/write_text_file"
+    params: WriteTextFileRequest
+
+
+class SessionRequestPermissionMessage(MethodMessage, tag="session/request_permission"):
+    """
+    `session/request_permission` request, handled by the client side.
+
+    Request for user permission to execute a tool call.
+
+    Sent when the agent needs authorization before performing a sensitive operation.
+
+    See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v1/tool-calls#requesting-permission)
+    """
+
+    method: ClassVar[str] = "session/request_permission"
+    params: RequestPermissionRequest
+
+
+class SessionUpdateMessage(MethodMessage, tag="session/update"):
+    """
+    `session/update` notification, handled by the client side.
+
+    Notification containing a session update from the agent.
+
+    Used to stream real-time progress and results during prompt processing.
+
+    See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/prompt-turn#3-agent-reports-output)
+    """
+
+    method: ClassVar[str] = "session/update"
+    params: SessionNotification
+
+
+class TerminalCreateMessage(MethodMessage, tag="terminal/create"):
+    """
+    `terminal/create` request, handled by the client side.
+
+    Request to create a new terminal and execute a command.
+    """
+
+    method: ClassVar[str] = "terminal/create"
+    params: CreateTerminalRequest
+
+
+class TerminalKillMessage(MethodMessage, tag="terminal/kill"):
+    """
+    `terminal/kill` request, handled by the client side.
+
+    Request to kill a terminal without releasing it.
+    """
+
+    method: ClassVar[str] = "terminal/kill"
+    params: KillTerminalRequest
+
+
+class TerminalOutputMessage(MethodMessage, tag="terminal/output"):
+    """
+    `terminal/output` request, handled by the client side.
+
+    Request to get the current output and status of a terminal.
+    """
+
+    method: ClassVar[str] = "terminal/output"
+    params: TerminalOutputRequest
+
+
+class TerminalReleaseMessage(MethodMessage, tag="terminal/release"):
+    """
+    `terminal/release` request, handled by the client side.
+
+    Request to release a terminal and free its resources.
+    """
+
+    method: ClassVar[str] = "terminal/release"
+    params: ReleaseTerminalRequest
+
+
+class TerminalWaitForExitMessage(MethodMessage, tag="terminal/wait_for_exit"):
+    """
+    `terminal/wait_for_exit` request, handled by the client side.
+
+    Request to wait for a terminal command to exit.
+    """
+
+    method: ClassVar[str] = "terminal/wait_for_exit"
+    params: WaitForTerminalExitRequest
+
+
+class CancelRequestMessage(MethodMessage, tag="$/cancel_request"):
+    """
+    `$/cancel_request` notification, handled by the protocol side.
+
+    Notification to cancel an ongoing request.
+
+    See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/cancellation)
+    """
+
+    method: ClassVar[str] = "$/cancel_request"
+    params: CancelRequestNotification
+
 
 AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
     "authenticate": MethodSpec(
@@ -81,6 +438,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[AuthenticateRequest](AuthenticateRequest),
         Codec[AuthenticateResponse](AuthenticateResponse),
+        AuthenticateMessage,
     ),
     "initialize": MethodSpec(
         "initialize",
@@ -88,6 +446,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[InitializeRequest](InitializeRequest),
         Codec[InitializeResponse](InitializeResponse),
+        InitializeMessage,
     ),
     "logout": MethodSpec(
         "logout",
@@ -95,6 +454,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[LogoutRequest](LogoutRequest),
         Codec[LogoutResponse](LogoutResponse),
+        LogoutMessage,
     ),
     "session/cancel": MethodSpec(
         "session/cancel",
@@ -102,6 +462,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "notification",
         Codec[CancelNotification](CancelNotification),
         None,
+        SessionCancelMessage,
     ),
     "session/close": MethodSpec(
         "session/close",
@@ -109,6 +470,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[CloseSessionRequest](CloseSessionRequest),
         Codec[CloseSessionResponse](CloseSessionResponse),
+        SessionCloseMessage,
     ),
     "session/delete": MethodSpec(
         "session/delete",
@@ -116,6 +478,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[DeleteSessionRequest](DeleteSessionRequest),
         Codec[DeleteSessionResponse](DeleteSessionResponse),
+        SessionDeleteMessage,
     ),
     "session/list": MethodSpec(
         "session/list",
@@ -123,6 +486,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[ListSessionsRequest](ListSessionsRequest),
         Codec[ListSessionsResponse](ListSessionsResponse),
+        SessionListMessage,
     ),
     "session/load": MethodSpec(
         "session/load",
@@ -130,6 +494,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[LoadSessionRequest](LoadSessionRequest),
         Codec[LoadSessionResponse](LoadSessionResponse),
+        SessionLoadMessage,
     ),
     "session/new": MethodSpec(
         "session/new",
@@ -137,6 +502,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[NewSessionRequest](NewSessionRequest),
         Codec[NewSessionResponse](NewSessionResponse),
+        SessionNewMessage,
     ),
     "session/prompt": MethodSpec(
         "session/prompt",
@@ -144,6 +510,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[PromptRequest](PromptRequest),
         Codec[PromptResponse](PromptResponse),
+        SessionPromptMessage,
     ),
     "session/resume": MethodSpec(
         "session/resume",
@@ -151,6 +518,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[ResumeSessionRequest](ResumeSessionRequest),
         Codec[ResumeSessionResponse](ResumeSessionResponse),
+        SessionResumeMessage,
     ),
     "session/set_config_option": MethodSpec(
         "session/set_config_option",
@@ -158,6 +526,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[SetSessionConfigOptionRequest](SetSessionConfigOptionRequest),
         Codec[SetSessionConfigOptionResponse](SetSessionConfigOptionResponse),
+        SessionSetConfigOptionMessage,
     ),
     "session/set_mode": MethodSpec(
         "session/set_mode",
@@ -165,6 +534,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[SetSessionModeRequest](SetSessionModeRequest),
         Codec[SetSessionModeResponse](SetSessionModeResponse),
+        SessionSetModeMessage,
     ),
 }
 """Methods handled by the agent side: name -> params and result codecs."""
@@ -176,6 +546,7 @@ CLIENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "notification",
         Codec[CompleteElicitationNotification](CompleteElicitationNotification),
         None,
+        ElicitationCompleteMessage,
     ),
     "elicitation/create": MethodSpec(
         "elicitation/create",
@@ -183,6 +554,7 @@ CLIENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[CreateElicitationRequest](CreateElicitationRequest),
         Codec[CreateElicitationResponse](CreateElicitationResponse),
+        ElicitationCreateMessage,
     ),
     "fs/read_text_file": MethodSpec(
         "fs/read_text_file",
@@ -190,6 +562,7 @@ CLIENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[ReadTextFileRequest](ReadTextFileRequest),
         Codec[ReadTextFileResponse](ReadTextFileResponse),
+        FsReadTextFileMessage,
     ),
     "fs/write_text_file": MethodSpec(
         "fs/write_text_file",
@@ -197,6 +570,7 @@ CLIENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[WriteTextFileRequest](WriteTextFileRequest),
         Codec[WriteTextFileResponse](WriteTextFileResponse),
+        FsWriteTextFileMessage,
     ),
     "session/request_permission": MethodSpec(
         "session/request_permission",
@@ -204,6 +578,7 @@ CLIENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[RequestPermissionRequest](RequestPermissionRequest),
         Codec[RequestPermissionResponse](RequestPermissionResponse),
+        SessionRequestPermissionMessage,
     ),
     "session/update": MethodSpec(
         "session/update",
@@ -211,6 +586,7 @@ CLIENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "notification",
         Codec[SessionNotification](SessionNotification),
         None,
+        SessionUpdateMessage,
     ),
     "terminal/create": MethodSpec(
         "terminal/create",
@@ -218,6 +594,7 @@ CLIENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[CreateTerminalRequest](CreateTerminalRequest),
         Codec[CreateTerminalResponse](CreateTerminalResponse),
+        TerminalCreateMessage,
     ),
     "terminal/kill": MethodSpec(
         "terminal/kill",
@@ -225,6 +602,7 @@ CLIENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[KillTerminalRequest](KillTerminalRequest),
         Codec[KillTerminalResponse](KillTerminalResponse),
+        TerminalKillMessage,
     ),
     "terminal/output": MethodSpec(
         "terminal/output",
@@ -232,6 +610,7 @@ CLIENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[TerminalOutputRequest](TerminalOutputRequest),
         Codec[TerminalOutputResponse](TerminalOutputResponse),
+        TerminalOutputMessage,
     ),
     "terminal/release": MethodSpec(
         "terminal/release",
@@ -239,6 +618,7 @@ CLIENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[ReleaseTerminalRequest](ReleaseTerminalRequest),
         Codec[ReleaseTerminalResponse](ReleaseTerminalResponse),
+        TerminalReleaseMessage,
     ),
     "terminal/wait_for_exit": MethodSpec(
         "terminal/wait_for_exit",
@@ -246,6 +626,7 @@ CLIENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[WaitForTerminalExitRequest](WaitForTerminalExitRequest),
         Codec[WaitForTerminalExitResponse](WaitForTerminalExitResponse),
+        TerminalWaitForExitMessage,
     ),
 }
 """Methods handled by the client side: name -> params and result codecs."""
@@ -257,26 +638,47 @@ PROTOCOL_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "notification",
         Codec[CancelRequestNotification](CancelRequestNotification),
         None,
+        CancelRequestMessage,
     ),
 }
 """Methods handled by the protocol side (both sides): name -> params and result codecs."""
 
+AMBIGUOUS_METHODS: Final[frozenset[str]] = frozenset()
+"""Method names more than one side handles, with different params: decode them per side."""
+
 METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
-    **AGENT_METHODS,
-    **CLIENT_METHODS,
-    **PROTOCOL_METHODS,
+    name: spec
+    for table in (
+        AGENT_METHODS,
+        CLIENT_METHODS,
+        PROTOCOL_METHODS,
+    )
+    for name, spec in table.items()
+    if name not in AMBIGUOUS_METHODS
 }
-"""Every method of this protocol surface, by name."""
+"""Every method of this protocol surface whose name alone says which side handles it."""
 
 ERROR_CODEC: Final = Codec[Error](Error)
 
+MESSAGE_CODEC: Final = MessageCodec(METHODS, METHODS, ERROR_CODEC)
+"""Decodes lines of this protocol surface without knowing the receiver (see `decode_message`)."""
 
-def decode_message(
-    data: bytes | bytearray | memoryview | str, result_method: ResultLookup | None = None
-) -> Message:
-    """Decode one JSON-RPC line into a typed Request, Notification, Response or ErrorResponse.
+AGENT_CODEC: Final = MessageCodec(
+    {**AGENT_METHODS, **PROTOCOL_METHODS},
+    {**CLIENT_METHODS, **PROTOCOL_METHODS},
+    ERROR_CODEC,
+)
+"""Decodes what the agent receives: requests and notifications it handles, responses from the client."""
 
-    Params are decoded into the method's generated type; `result_method(id)` names the
-    method a response answers so its result is typed too (otherwise it stays `msgspec.Raw`).
-    """
-    return _decode_message(data, METHODS, ERROR_CODEC, result_method)
+CLIENT_CODEC: Final = MessageCodec(
+    {**CLIENT_METHODS, **PROTOCOL_METHODS},
+    {**AGENT_METHODS, **PROTOCOL_METHODS},
+    ERROR_CODEC,
+)
+"""Decodes what the client receives: requests and notifications it handles, responses from the agent."""
+
+decode_message: Final = MESSAGE_CODEC.decode
+"""Decode one JSON-RPC line into a typed message: the method's message class (e.g.
+`SessionUpdateMessage`) for known methods, `Request`/`Notification` with `msgspec.Raw` params for
+extension methods, `Response` (its result typed when `result_method(id)` names the method it
+answers) or `ErrorResponse`. Invalid input raises `msgspec.ValidationError` naming the path."""

@@ -3,16 +3,15 @@
 # DO NOT EDIT: regenerate with `nox -s generate`.
 """ACP v2 method tables (from `x-method` / `x-side`) and the message entry points."""
 
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from acp_schema._support import (
     Codec,
-    Message,
+    MessageCodec,
+    MethodMessage,
     MethodSpec,
-    ResultLookup,
     encode_message,
 )
-from acp_schema._support import decode_message as _decode_message
 
 from .types import (
     CancelRequestNotification,
@@ -51,14 +50,340 @@ from .types import (
 )
 
 __all__ = [
+    "AGENT_CODEC",
+    "AMBIGUOUS_METHODS",
+    "CLIENT_CODEC",
     "ERROR_CODEC",
+    "MESSAGE_CODEC",
     "METHODS",
+    "AuthLoginMessage",
+    "AuthLogoutMessage",
+    "InitializeMessage",
+    "SessionCancelMessage",
+    "SessionCloseMessage",
+    "SessionDeleteMessage",
+    "SessionListMessage",
+    "SessionNewMessage",
+    "SessionPromptMessage",
+    "SessionResumeMessage",
+    "SessionSetConfigOptionMessage",
+    "TerminalCancelMessage",
+    "ToolCallCancelMessage",
+    "ElicitationCompleteMessage",
+    "ElicitationCreateMessage",
+    "SessionRequestPermissionMessage",
+    "SessionUpdateMessage",
+    "CancelRequestMessage",
     "AGENT_METHODS",
     "CLIENT_METHODS",
     "PROTOCOL_METHODS",
     "decode_message",
     "encode_message",
 ]
+
+
+class AuthLoginMessage(MethodMessage, tag="auth/login"):
+    """
+    `auth/login` request, handled by the agent side.
+
+    Request parameters for the `auth/login` method.
+
+    Specifies which authentication method to use.
+
+    Agents MUST support this method when their `initialize` response included
+    a non-empty `authMethods` list. Clients MUST NOT call this method
+    when `authMethods` was omitted or empty.
+    """
+
+    method: ClassVar[str] = "auth/login"
+    params: LoginAuthRequest
+
+
+class AuthLogoutMessage(MethodMessage, tag="auth/logout"):
+    """
+    `auth/logout` request, handled by the agent side.
+
+    Request parameters for the `auth/logout` method.
+
+    Terminates the current authenticated session.
+
+    Agents MUST support this method when their `initialize` response included
+    a non-empty `authMethods` list. Clients MUST NOT call this method
+    when `authMethods` was omitted or empty.
+    """
+
+    method: ClassVar[str] = "auth/logout"
+    params: LogoutAuthRequest
+
+
+class InitializeMessage(MethodMessage, tag="initialize"):
+    """
+    `initialize` request, handled by the agent side.
+
+    Request parameters for the initialize method.
+
+    Sent by the client to establish connection and negotiate capabilities.
+
+    See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v2/initialization)
+    """
+
+    method: ClassVar[str] = "initialize"
+    params: InitializeRequest
+
+
+class SessionCancelMessage(MethodMessage, tag="session/cancel"):
+    """
+    `session/cancel` notification, handled by the agent side.
+
+    Notification to cancel a session's foreground work and its prompts not yet inserted.
+
+    See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#cancellation)
+    """
+
+    method: ClassVar[str] = "session/cancel"
+    params: CancelSessionNotification
+
+
+class SessionCloseMessage(MethodMessage, tag="session/close"):
+    """
+    `session/close` request, handled by the agent side.
+
+    Request parameters for closing an active session.
+
+    The Agent MUST cancel any ongoing work related to the session as if `session/cancel`
+    was called, then free the resources associated with the session. Unlike `session/cancel`,
+    closing also stops the session's background work. After the close response, the Agent
+    sends no other messages for the session on that connection.
+
+    Closing a session that does not exist or is not active SHOULD succeed, and Clients SHOULD
+    treat a `-32002` response as a successful close.
+
+    When closing cancels active foreground work, the Agent MUST send the final
+    updates for that work and the idle `state_update` with `stopReason: "cancelled"`
+    before responding successfully to `session/close`. Closing an idle session
+    does not itself require another idle update.
+
+    Closing also cancels pending `session/prompt` requests whose messages have not
+    been inserted, including held prompts. If closing prevents a prompt's user message from being inserted, the
+    Agent MUST answer that request with `-32800` (Request Cancelled). If the message
+    has already been inserted, the Agent MUST respond successfully with its
+    `messageId`. Prompt responses need not precede the close response.
+    """
+
+    method: ClassVar[str] = "session/close"
+    params: CloseSessionRequest
+
+
+class SessionDeleteMessage(MethodMessage, tag="session/delete"):
+    """
+    `session/delete` request, handled by the agent side.
+
+    Request parameters for deleting an existing session from `session/list`.
+
+    Only available if the Agent supports the `session.delete` capability.
+    """
+
+    method: ClassVar[str] = "session/delete"
+    params: DeleteSessionRequest
+
+
+class SessionListMessage(MethodMessage, tag="session/list"):
+    """
+    `session/list` request, handled by the agent side.
+
+    Request parameters for listing existing sessions.
+    """
+
+    method: ClassVar[str] = "session/list"
+    params: ListSessionsRequest
+
+
+class SessionNewMessage(MethodMessage, tag="session/new"):
+    """
+    `session/new` request, handled by the agent side.
+
+    Request parameters for creating a new session.
+
+    See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v2/session-setup#creating-a-session)
+    """
+
+    method: ClassVar[str] = "session/new"
+    params: NewSessionRequest
+
+
+class SessionPromptMessage(MethodMessage, tag="session/prompt"):
+    """
+    `session/prompt` request, handled by the agent side.
+
+    Request parameters for sending a user prompt to the agent.
+
+    Contains the user's message and any additional context.
+
+    See protocol docs: [User Message](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#1-user-message)
+    """
+
+    method: ClassVar[str] = "session/prompt"
+    params: PromptRequest
+
+
+class SessionResumeMessage(MethodMessage, tag="session/resume"):
+    """
+    `session/resume` request, handled by the agent side.
+
+    Request parameters for resuming an existing session.
+
+    Resumes an existing session and optionally replays retained conversation
+    history according to `replayFrom`.
+    """
+
+    method: ClassVar[str] = "session/resume"
+    params: ResumeSessionRequest
+
+
+class SessionSetConfigOptionMessage(MethodMessage, tag="session/set_config_option"):
+    """
+    `session/set_config_option` request, handled by the agent side.
+
+    Request parameters for setting a session configuration option.
+
+    Agents MUST support this method for any session where they advertise config options.
+    Agents MUST reject an unknown `configId` or invalid value with `-32602` and leave the
+    configuration unchanged.
+
+    See protocol docs: [Session Config Options](https://agentclientprotocol.com/protocol/v2/session-config-options#setting-a-config-option)
+    """
+
+    method: ClassVar[str] = "session/set_config_option"
+    params: SetSessionConfigOptionRequest
+
+
+class TerminalCancelMessage(MethodMessage, tag="terminal/cancel"):
+    """
+    `terminal/cancel` request, handled by the agent side.
+
+    Request parameters for cancelling one terminal.
+
+    Clients MUST NOT send it unless the terminal currently advertises `capabilities.cancel`.
+
+    The Agent responds once it has accepted the cancellation. The response does not mean
+    the work has stopped. The Agent confirms it with a `terminal_update` that sets
+    `exitStatus`. Cancelling stops the process but does not release the terminal, and does
+    not change the status of a tool call that references it.
+
+    The Agent responds with `-32602` if the terminal is unknown, has already exited, or is not
+    cancellable. Cancelling a terminal does not change the foreground state by itself.
+
+    See protocol docs: [Cancelling Terminals](https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-terminals)
+    """
+
+    method: ClassVar[str] = "terminal/cancel"
+    params: CancelTerminalRequest
+
+
+class ToolCallCancelMessage(MethodMessage, tag="tool_call/cancel"):
+    """
+    `tool_call/cancel` request, handled by the agent side.
+
+    Request parameters for cancelling one tool call.
+
+    Clients MUST NOT send it unless the tool call currently advertises `capabilities.cancel`.
+
+    The Agent responds once it has accepted the cancellation. The response does not mean
+    the work has stopped. The Agent confirms it with a `tool_call_update` to a final
+    status: normally `cancelled`, or `completed` or `failed` if the work finished first.
+
+    The Agent responds with `-32602` if the tool call is unknown, already final, or not
+    cancellable. Cancelling a tool call does not change the foreground state by itself.
+
+    See protocol docs: [Cancelling Tool Calls](https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-tool-calls)
+    """
+
+    method: ClassVar[str] = "tool_call/cancel"
+    params: CancelToolCallRequest
+
+
+class ElicitationCompleteMessage(MethodMessage, tag="elicitation/complete"):
+    """
+    `elicitation/complete` notification, handled by the client side.
+
+    Notification sent by the agent when a URL-based elicitation is complete.
+
+    This notification is not a foreground state update.
+    """
+
+    method: ClassVar[str] = "elicitation/complete"
+    params: CompleteElicitationNotification
+
+
+class ElicitationCreateMessage(MethodMessage, tag="elicitation/create"):
+    """
+    `elicitation/create` request, handled by the client side.
+
+    Request from the agent to elicit structured user input.
+
+    The agent sends this to the client to request information from the user,
+    either via a form or by directing them to a URL.
+    Elicitations are tied to a session (optionally a tool call) or a request.
+
+    A session-scoped request follows the aggregate foreground-state contract:
+    agents SHOULD report `requires_action` when the whole foreground workflow is
+    blocked on user action. Once reported, they MUST report `running` when progress
+    resumes, or `idle` if work ends without resuming. Independent background requests
+    and request-scoped elicitations do not themselves change session state.
+    Accepting a URL does not mean the external interaction completed.
+
+    Agents SHOULD cancel pending elicitations no longer needed by cancelled work.
+    The request's scope alone does not establish that dependency.
+
+    See protocol docs: [Elicitation](https://agentclientprotocol.com/protocol/v2/elicitation)
+    """
+
+    method: ClassVar[str] = "elicitation/create"
+    params: CreateElicitationRequest
+
+
+class SessionRequestPermissionMessage(MethodMessage, tag="session/request_permission"):
+    """
+    `session/request_permission` request, handled by the client side.
+
+    Request for user permission to proceed with an operation.
+
+    Sent when the agent needs authorization before performing a sensitive operation.
+
+    See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v2/tool-calls#requesting-permission)
+    """
+
+    method: ClassVar[str] = "session/request_permission"
+    params: RequestPermissionRequest
+
+
+class SessionUpdateMessage(MethodMessage, tag="session/update"):
+    """
+    `session/update` notification, handled by the client side.
+
+    Notification containing a session update from the agent.
+
+    Agents can send session updates at any point while the session exists.
+
+    See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#3-agent-reports-output)
+    """
+
+    method: ClassVar[str] = "session/update"
+    params: UpdateSessionNotification
+
+
+class CancelRequestMessage(MethodMessage, tag="$/cancel_request"):
+    """
+    `$/cancel_request` notification, handled by the protocol side.
+
+    Notification to cancel an ongoing request.
+
+    See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/cancellation)
+    """
+
+    method: ClassVar[str] = "$/cancel_request"
+    params: CancelRequestNotification
+
 
 AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
     "auth/login": MethodSpec(
@@ -67,6 +392,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[LoginAuthRequest](LoginAuthRequest),
         Codec[LoginAuthResponse](LoginAuthResponse),
+        AuthLoginMessage,
     ),
     "auth/logout": MethodSpec(
         "auth/logout",
@@ -74,6 +400,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[LogoutAuthRequest](LogoutAuthRequest),
         Codec[LogoutAuthResponse](LogoutAuthResponse),
+        AuthLogoutMessage,
     ),
     "initialize": MethodSpec(
         "initialize",
@@ -81,6 +408,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[InitializeRequest](InitializeRequest),
         Codec[InitializeResponse](InitializeResponse),
+        InitializeMessage,
     ),
     "session/cancel": MethodSpec(
         "session/cancel",
@@ -88,6 +416,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "notification",
         Codec[CancelSessionNotification](CancelSessionNotification),
         None,
+        SessionCancelMessage,
     ),
     "session/close": MethodSpec(
         "session/close",
@@ -95,6 +424,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[CloseSessionRequest](CloseSessionRequest),
         Codec[CloseSessionResponse](CloseSessionResponse),
+        SessionCloseMessage,
     ),
     "session/delete": MethodSpec(
         "session/delete",
@@ -102,6 +432,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[DeleteSessionRequest](DeleteSessionRequest),
         Codec[DeleteSessionResponse](DeleteSessionResponse),
+        SessionDeleteMessage,
     ),
     "session/list": MethodSpec(
         "session/list",
@@ -109,6 +440,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[ListSessionsRequest](ListSessionsRequest),
         Codec[ListSessionsResponse](ListSessionsResponse),
+        SessionListMessage,
     ),
     "session/new": MethodSpec(
         "session/new",
@@ -116,6 +448,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[NewSessionRequest](NewSessionRequest),
         Codec[NewSessionResponse](NewSessionResponse),
+        SessionNewMessage,
     ),
     "session/prompt": MethodSpec(
         "session/prompt",
@@ -123,6 +456,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[PromptRequest](PromptRequest),
         Codec[PromptResponse](PromptResponse),
+        SessionPromptMessage,
     ),
     "session/resume": MethodSpec(
         "session/resume",
@@ -130,6 +464,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[ResumeSessionRequest](ResumeSessionRequest),
         Codec[ResumeSessionResponse](ResumeSessionResponse),
+        SessionResumeMessage,
     ),
     "session/set_config_option": MethodSpec(
         "session/set_config_option",
@@ -137,6 +472,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[SetSessionConfigOptionRequest](SetSessionConfigOptionRequest),
         Codec[SetSessionConfigOptionResponse](SetSessionConfigOptionResponse),
+        SessionSetConfigOptionMessage,
     ),
     "terminal/cancel": MethodSpec(
         "terminal/cancel",
@@ -144,6 +480,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[CancelTerminalRequest](CancelTerminalRequest),
         Codec[CancelTerminalResponse](CancelTerminalResponse),
+        TerminalCancelMessage,
     ),
     "tool_call/cancel": MethodSpec(
         "tool_call/cancel",
@@ -151,6 +488,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[CancelToolCallRequest](CancelToolCallRequest),
         Codec[CancelToolCallResponse](CancelToolCallResponse),
+        ToolCallCancelMessage,
     ),
 }
 """Methods handled by the agent side: name -> params and result codecs."""
@@ -162,6 +500,7 @@ CLIENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "notification",
         Codec[CompleteElicitationNotification](CompleteElicitationNotification),
         None,
+        ElicitationCompleteMessage,
     ),
     "elicitation/create": MethodSpec(
         "elicitation/create",
@@ -169,6 +508,7 @@ CLIENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[CreateElicitationRequest](CreateElicitationRequest),
         Codec[CreateElicitationResponse](CreateElicitationResponse),
+        ElicitationCreateMessage,
     ),
     "session/request_permission": MethodSpec(
         "session/request_permission",
@@ -176,6 +516,7 @@ CLIENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[RequestPermissionRequest](RequestPermissionRequest),
         Codec[RequestPermissionResponse](RequestPermissionResponse),
+        SessionRequestPermissionMessage,
     ),
     "session/update": MethodSpec(
         "session/update",
@@ -183,6 +524,7 @@ CLIENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "notification",
         Codec[UpdateSessionNotification](UpdateSessionNotification),
         None,
+        SessionUpdateMessage,
     ),
 }
 """Methods handled by the client side: name -> params and result codecs."""
@@ -194,26 +536,47 @@ PROTOCOL_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "notification",
         Codec[CancelRequestNotification](CancelRequestNotification),
         None,
+        CancelRequestMessage,
     ),
 }
 """Methods handled by the protocol side (both sides): name -> params and result codecs."""
 
+AMBIGUOUS_METHODS: Final[frozenset[str]] = frozenset()
+"""Method names more than one side handles, with different params: decode them per side."""
+
 METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
-    **AGENT_METHODS,
-    **CLIENT_METHODS,
-    **PROTOCOL_METHODS,
+    name: spec
+    for table in (
+        AGENT_METHODS,
+        CLIENT_METHODS,
+        PROTOCOL_METHODS,
+    )
+    for name, spec in table.items()
+    if name not in AMBIGUOUS_METHODS
 }
-"""Every method of this protocol surface, by name."""
+"""Every method of this protocol surface whose name alone says which side handles it."""
 
 ERROR_CODEC: Final = Codec[Error](Error)
 
+MESSAGE_CODEC: Final = MessageCodec(METHODS, METHODS, ERROR_CODEC)
+"""Decodes lines of this protocol surface without knowing the receiver (see `decode_message`)."""
 
-def decode_message(
-    data: bytes | bytearray | memoryview | str, result_method: ResultLookup | None = None
-) -> Message:
-    """Decode one JSON-RPC line into a typed Request, Notification, Response or ErrorResponse.
+AGENT_CODEC: Final = MessageCodec(
+    {**AGENT_METHODS, **PROTOCOL_METHODS},
+    {**CLIENT_METHODS, **PROTOCOL_METHODS},
+    ERROR_CODEC,
+)
+"""Decodes what the agent receives: requests and notifications it handles, responses from the client."""
 
-    Params are decoded into the method's generated type; `result_method(id)` names the
-    method a response answers so its result is typed too (otherwise it stays `msgspec.Raw`).
-    """
-    return _decode_message(data, METHODS, ERROR_CODEC, result_method)
+CLIENT_CODEC: Final = MessageCodec(
+    {**CLIENT_METHODS, **PROTOCOL_METHODS},
+    {**AGENT_METHODS, **PROTOCOL_METHODS},
+    ERROR_CODEC,
+)
+"""Decodes what the client receives: requests and notifications it handles, responses from the agent."""
+
+decode_message: Final = MESSAGE_CODEC.decode
+"""Decode one JSON-RPC line into a typed message: the method's message class (e.g.
+`SessionUpdateMessage`) for known methods, `Request`/`Notification` with `msgspec.Raw` params for
+extension methods, `Response` (its result typed when `result_method(id)` names the method it
+answers) or `ErrorResponse`. Invalid input raises `msgspec.ValidationError` naming the path."""

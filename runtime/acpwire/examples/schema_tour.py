@@ -59,10 +59,10 @@ def main() -> None:
     for line in PROMPT_LIFECYCLE:
         message = v2.decode_message(line, result_method=pending.get)
         match message:
-            case acp_schema.Notification(params=v2.UpdateSessionNotification(update=update)):
-                text = describe(update)
-            case acp_schema.Request(method=method, params=params):
-                text = f"request {method}: {type(params).__name__}"
+            case v2.SessionUpdateMessage(params=params):
+                text = describe(params.update)
+            case v2.SessionPromptMessage(id=request_id, params=params):
+                text = f"request {request_id} session/prompt: {type(params).__name__}"
             case acp_schema.Response(result=result):
                 text = f"response: {result!r}"
             case _:
@@ -71,10 +71,9 @@ def main() -> None:
         print(f"  {text:70} round trip {'exact' if exact else 'DIFFERS'}")
         if not exact:
             raise SystemExit(f"round trip changed {line!r}")
-    message = v1.decode_message(V1_LINE)
-    assert isinstance(message, acp_schema.Notification)
-    assert isinstance(message.params, v1.SessionNotification)
-    v1_update = message.params.update
+    v1_message = v1.decode_message(V1_LINE)
+    assert isinstance(v1_message, v1.SessionUpdateMessage)
+    v1_update = v1_message.params.update
     assert isinstance(v1_update, v1.AgentMessageChunk)
     assert isinstance(v1_update.content, v1.TextContent)
     print(f"\nv1 session/update: {type(v1_update).__name__} {v1_update.content.text!r}")

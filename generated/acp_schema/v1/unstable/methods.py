@@ -3,16 +3,15 @@
 # DO NOT EDIT: regenerate with `nox -s generate`.
 """ACP v1 (unstable) method tables (from `x-method` / `x-side`) and the message entry points."""
 
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from acp_schema._support import (
     Codec,
-    Message,
+    MessageCodec,
+    MethodMessage,
     MethodSpec,
-    ResultLookup,
     encode_message,
 )
-from acp_schema._support import decode_message as _decode_message
 
 from .types import (
     ArchiveSessionRequest,
@@ -91,8 +90,51 @@ from .types import (
 )
 
 __all__ = [
+    "AGENT_CODEC",
+    "AMBIGUOUS_METHODS",
+    "CLIENT_CODEC",
     "ERROR_CODEC",
+    "MESSAGE_CODEC",
     "METHODS",
+    "AuthStatusMessage",
+    "AuthenticateMessage",
+    "InitializeMessage",
+    "LogoutMessage",
+    "McpMessageAgentMessage",
+    "ProvidersDisableMessage",
+    "ProvidersListMessage",
+    "ProvidersSetMessage",
+    "SessionArchiveMessage",
+    "SessionCancelMessage",
+    "SessionCloseMessage",
+    "SessionDeleteMessage",
+    "SessionForkMessage",
+    "SessionListMessage",
+    "SessionLoadMessage",
+    "SessionNewMessage",
+    "SessionPromptMessage",
+    "SessionResumeMessage",
+    "SessionSetConfigOptionMessage",
+    "SessionSetModeMessage",
+    "SessionSetTitleMessage",
+    "SessionStatusMessage",
+    "SessionUnarchiveMessage",
+    "AuthStatusUpdateMessage",
+    "ElicitationCompleteMessage",
+    "ElicitationCreateMessage",
+    "FsReadTextFileMessage",
+    "FsWriteTextFileMessage",
+    "McpMessageClientMessage",
+    "SessionRequestPermissionMessage",
+    "SessionUpdateMessage",
+    "TerminalCreateMessage",
+    "TerminalKillMessage",
+    "TerminalOutputMessage",
+    "TerminalReleaseMessage",
+    "TerminalWaitForExitMessage",
+    "CancelRequestMessage",
+    "ProxyInitializeMessage",
+    "ProxySuccessorMessage",
     "AGENT_METHODS",
     "CLIENT_METHODS",
     "PROTOCOL_METHODS",
@@ -101,6 +143,609 @@ __all__ = [
     "encode_message",
 ]
 
+
+class AuthStatusMessage(MethodMessage, tag="auth/status"):
+    """
+    `auth/status` request, handled by the agent side.
+
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Request parameters for the `auth/status` method.
+
+    Queries the agent's current authentication state without changing it.
+
+    Agents MUST NOT reject it with `auth_required` (`-32000`), since Clients call it to learn
+    whether authentication is required.
+    """
+
+    method: ClassVar[str] = "auth/status"
+    params: AuthStatusRequest
+
+
+class AuthenticateMessage(MethodMessage, tag="authenticate"):
+    """
+    `authenticate` request, handled by the agent side.
+
+    Request parameters for the authenticate method.
+
+    Specifies which authentication method to use.
+    """
+
+    method: ClassVar[str] = "authenticate"
+    params: AuthenticateRequest
+
+
+class InitializeMessage(MethodMessage, tag="initialize"):
+    """
+    `initialize` request, handled by the agent side.
+
+    Request parameters for the initialize method.
+
+    Sent by the client to establish connection and negotiate capabilities.
+
+    See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/draft/initialization)
+    """
+
+    method: ClassVar[str] = "initialize"
+    params: InitializeRequest
+
+
+class LogoutMessage(MethodMessage, tag="logout"):
+    """
+    `logout` request, handled by the agent side.
+
+    Request parameters for the logout method.
+
+    Terminates the current authenticated session.
+    """
+
+    method: ClassVar[str] = "logout"
+    params: LogoutRequest
+
+
+class McpMessageAgentMessage(MethodMessage, tag="mcp/message"):
+    """
+    `mcp/message` notification, handled by the agent side.
+
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Notification parameters for `mcp/message`.
+
+    Sent by the provider to the consumer for an active request (including
+    subscription acknowledgements and updates). The outer envelope has no `id`.
+    """
+
+    method: ClassVar[str] = "mcp/message"
+    params: MessageMcpNotification
+
+
+class ProvidersDisableMessage(MethodMessage, tag="providers/disable"):
+    """
+    `providers/disable` request, handled by the agent side.
+
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Request parameters for `providers/disable`.
+    """
+
+    method: ClassVar[str] = "providers/disable"
+    params: DisableProviderRequest
+
+
+class ProvidersListMessage(MethodMessage, tag="providers/list"):
+    """
+    `providers/list` request, handled by the agent side.
+
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Request parameters for `providers/list`.
+    """
+
+    method: ClassVar[str] = "providers/list"
+    params: ListProvidersRequest
+
+
+class ProvidersSetMessage(MethodMessage, tag="providers/set"):
+    """
+    `providers/set` request, handled by the agent side.
+
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Request parameters for `providers/set`.
+
+    Replaces the full configuration for one provider ID.
+    """
+
+    method: ClassVar[str] = "providers/set"
+    params: SetProviderRequest
+
+
+class SessionArchiveMessage(MethodMessage, tag="session/archive"):
+    """
+    `session/archive` request, handled by the agent side.
+
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Request parameters for archiving a session.
+
+    Only available if the Agent supports the `sessionCapabilities.archive` capability.
+
+    Archiving hides the session from default `session/list` results. It keeps the session ID
+    and saved history. If the session is active, the Agent MUST cancel any ongoing work and
+    free the session's resources as if `session/close` had been called, then archive it.
+    Archiving an archived session succeeds. A session that does not exist gets `-32002`.
+    """
+
+    method: ClassVar[str] = "session/archive"
+    params: ArchiveSessionRequest
+
+
+class SessionCancelMessage(MethodMessage, tag="session/cancel"):
+    """
+    `session/cancel` notification, handled by the agent side.
+
+    Notification to cancel ongoing operations for a session.
+
+    See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#cancellation)
+    """
+
+    method: ClassVar[str] = "session/cancel"
+    params: CancelNotification
+
+
+class SessionCloseMessage(MethodMessage, tag="session/close"):
+    """
+    `session/close` request, handled by the agent side.
+
+    Request parameters for closing an active session.
+
+    If supported, the agent **must** cancel any ongoing work related to the session
+    (treat it as if `session/cancel` was called) and then free up any resources
+    associated with the session.
+
+    Only available if the Agent supports the `sessionCapabilities.close` capability.
+    """
+
+    method: ClassVar[str] = "session/close"
+    params: CloseSessionRequest
+
+
+class SessionDeleteMessage(MethodMessage, tag="session/delete"):
+    """
+    `session/delete` request, handled by the agent side.
+
+    Request parameters for deleting an existing session from `session/list`.
+
+    Only available if the Agent supports the `sessionCapabilities.delete` capability.
+    """
+
+    method: ClassVar[str] = "session/delete"
+    params: DeleteSessionRequest
+
+
+class SessionForkMessage(MethodMessage, tag="session/fork"):
+    """
+    `session/fork` request, handled by the agent side.
+
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Request parameters for forking an existing session.
+
+    Creates a new session based on the context of an existing one, allowing
+    operations like generating summaries without affecting the original session's history.
+
+    Only available if the Agent supports the `session.fork` capability.
+    """
+
+    method: ClassVar[str] = "session/fork"
+    params: ForkSessionRequest
+
+
+class SessionListMessage(MethodMessage, tag="session/list"):
+    """
+    `session/list` request, handled by the agent side.
+
+    Request parameters for listing existing sessions.
+
+    Only available if the Agent supports the `sessionCapabilities.list` capability.
+    """
+
+    method: ClassVar[str] = "session/list"
+    params: ListSessionsRequest
+
+
+class SessionLoadMessage(MethodMessage, tag="session/load"):
+    """
+    `session/load` request, handled by the agent side.
+
+    Request parameters for loading an existing session.
+
+    Only available if the Agent supports the `loadSession` capability.
+
+    See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/v1/draft/session-setup#loading-sessions)
+    """
+
+    method: ClassVar[str] = "session/load"
+    params: LoadSessionRequest
+
+
+class SessionNewMessage(MethodMessage, tag="session/new"):
+    """
+    `session/new` request, handled by the agent side.
+
+    Request parameters for creating a new session.
+
+    See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/draft/session-setup#creating-a-session)
+    """
+
+    method: ClassVar[str] = "session/new"
+    params: NewSessionRequest
+
+
+class SessionPromptMessage(MethodMessage, tag="session/prompt"):
+    """
+    `session/prompt` request, handled by the agent side.
+
+    Request parameters for sending a user prompt to the agent.
+
+    Contains the user's message and any additional context.
+
+    See protocol docs: [User Message](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#1-user-message)
+    """
+
+    method: ClassVar[str] = "session/prompt"
+    params: PromptRequest
+
+
+class SessionResumeMessage(MethodMessage, tag="session/resume"):
+    """
+    `session/resume` request, handled by the agent side.
+
+    Request parameters for resuming an existing session.
+
+    Resumes an existing session without returning previous messages (unlike `session/load`).
+    This is useful for agents that can resume sessions but don't implement full session loading.
+
+    Only available if the Agent supports the `sessionCapabilities.resume` capability.
+    """
+
+    method: ClassVar[str] = "session/resume"
+    params: ResumeSessionRequest
+
+
+class SessionSetConfigOptionMessage(MethodMessage, tag="session/set_config_option"):
+    """
+    `session/set_config_option` request, handled by the agent side.
+
+    Request parameters for setting a session configuration option.
+    """
+
+    method: ClassVar[str] = "session/set_config_option"
+    params: SetSessionConfigOptionRequest
+
+
+class SessionSetModeMessage(MethodMessage, tag="session/set_mode"):
+    """
+    `session/set_mode` request, handled by the agent side.
+
+    Request parameters for setting a session mode.
+    """
+
+    method: ClassVar[str] = "session/set_mode"
+    params: SetSessionModeRequest
+
+
+class SessionSetTitleMessage(MethodMessage, tag="session/set_title"):
+    """
+    `session/set_title` request, handled by the agent side.
+
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Request parameters for setting the title of a session.
+
+    Only available if the Agent supports the `sessionCapabilities.title` capability.
+
+    The session does not need to be active on the connection. Any session the Agent would
+    return from `session/list` can be retitled. A session that does not exist gets `-32002`.
+
+    The Agent responds only after it has stored the title. After a successful response, the
+    Agent SHOULD NOT replace the title with one it generates automatically.
+    """
+
+    method: ClassVar[str] = "session/set_title"
+    params: SetSessionTitleRequest
+
+
+class SessionStatusMessage(MethodMessage, tag="session/status"):
+    """
+    `session/status` request, handled by the agent side.
+
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Request parameters for checking the status of a session.
+
+    Only available if the Agent supports the `sessionCapabilities.status` capability.
+
+    `session/status` MUST NOT have side effects. The Agent does not load, resume, create,
+    close, or change the session, and does not attach the requesting connection to it.
+    A session the Agent does not know gets `-32002` with the requested `sessionId` in `data`.
+    """
+
+    method: ClassVar[str] = "session/status"
+    params: SessionStatusRequest
+
+
+class SessionUnarchiveMessage(MethodMessage, tag="session/unarchive"):
+    """
+    `session/unarchive` request, handled by the agent side.
+
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Request parameters for unarchiving a session.
+
+    Only available if the Agent supports the `sessionCapabilities.archive` capability.
+
+    Unarchiving returns the session to default `session/list` results with the same ID and
+    saved history. It never loads or resumes the session. Clients that want to continue an
+    archived session SHOULD unarchive it before calling `session/load` or `session/resume`.
+    Unarchiving a session that is not archived succeeds. A session that does not exist
+    gets `-32002`.
+    """
+
+    method: ClassVar[str] = "session/unarchive"
+    params: UnarchiveSessionRequest
+
+
+class AuthStatusUpdateMessage(MethodMessage, tag="auth/status_update"):
+    """
+    `auth/status_update` notification, handled by the client side.
+
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Notification sent by the agent when its authentication status changes.
+
+    Carries the same fields as the `auth/status` response. Agents that advertise the
+    `auth.status` capability MAY send it at any time after `initialize`, and SHOULD only
+    send it when the reported status differs from the last one sent on the connection.
+    """
+
+    method: ClassVar[str] = "auth/status_update"
+    params: AuthStatusUpdateNotification
+
+
+class ElicitationCompleteMessage(MethodMessage, tag="elicitation/complete"):
+    """
+    `elicitation/complete` notification, handled by the client side.
+
+    Notification sent by the agent when a URL-based elicitation is complete.
+    """
+
+    method: ClassVar[str] = "elicitation/complete"
+    params: CompleteElicitationNotification
+
+
+class ElicitationCreateMessage(MethodMessage, tag="elicitation/create"):
+    """
+    `elicitation/create` request, handled by the client side.
+
+    Request from the agent to elicit structured user input.
+
+    The agent sends this to the client to request information from the user,
+    either via a form or by directing them to a URL.
+    Elicitations are tied to a session (optionally a tool call) or a request.
+    """
+
+    method: ClassVar[str] = "elicitation/create"
+    params: CreateElicitationRequest
+
+
+class FsReadTextFileMessage(MethodMessage, tag="fs/read_text_file"):
+    """
+    `fs/read_text_file` request, handled by the client side.
+
+    Request to read content from a text file.
+
+    Only available if the client supports the `fs.readTextFile` capability.
+    """
+
+    method: ClassVar[str] = "fs/read_text_file"
+    params: ReadTextFileRequest
+
+
+class FsWriteTextFileMessage(MethodMessage, tag="fs/write_text_file"):
+    """
+    `fs/write_text_file` request, handled by the client side.
+
+    Request to write content to a text file.
+
+    Only available if the client supports the `fs.writeTextFile` capability.
+    """
+
+    method: ClassVar[str] = "fs/write_text_file"
+    params: WriteTextFileRequest
+
+
+class McpMessageClientMessage(MethodMessage, tag="mcp/message"):
+    """
+    `mcp/message` request, handled by the client side.
+
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Request parameters for `mcp/message`.
+    """
+
+    method: ClassVar[str] = "mcp/message"
+    params: MessageMcpRequest
+
+
+class SessionRequestPermissionMessage(MethodMessage, tag="session/request_permission"):
+    """
+    `session/request_permission` request, handled by the client side.
+
+    Request for user permission to execute a tool call.
+
+    Sent when the agent needs authorization before performing a sensitive operation.
+
+    See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v1/draft/tool-calls#requesting-permission)
+    """
+
+    method: ClassVar[str] = "session/request_permission"
+    params: RequestPermissionRequest
+
+
+class SessionUpdateMessage(MethodMessage, tag="session/update"):
+    """
+    `session/update` notification, handled by the client side.
+
+    Notification containing a session update from the agent.
+
+    Used to stream real-time progress and results during prompt processing.
+
+    See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#3-agent-reports-output)
+    """
+
+    method: ClassVar[str] = "session/update"
+    params: SessionNotification
+
+
+class TerminalCreateMessage(MethodMessage, tag="terminal/create"):
+    """
+    `terminal/create` request, handled by the client side.
+
+    Request to create a new terminal and execute a command.
+    """
+
+    method: ClassVar[str] = "terminal/create"
+    params: CreateTerminalRequest
+
+
+class TerminalKillMessage(MethodMessage, tag="terminal/kill"):
+    """
+    `terminal/kill` request, handled by the client side.
+
+    Request to kill a terminal without releasing it.
+    """
+
+    method: ClassVar[str] = "terminal/kill"
+    params: KillTerminalRequest
+
+
+class TerminalOutputMessage(MethodMessage, tag="terminal/output"):
+    """
+    `terminal/output` request, handled by the client side.
+
+    Request to get the current output and status of a terminal.
+    """
+
+    method: ClassVar[str] = "terminal/output"
+    params: TerminalOutputRequest
+
+
+class TerminalReleaseMessage(MethodMessage, tag="terminal/release"):
+    """
+    `terminal/release` request, handled by the client side.
+
+    Request to release a terminal and free its resources.
+    """
+
+    method: ClassVar[str] = "terminal/release"
+    params: ReleaseTerminalRequest
+
+
+class TerminalWaitForExitMessage(MethodMessage, tag="terminal/wait_for_exit"):
+    """
+    `terminal/wait_for_exit` request, handled by the client side.
+
+    Request to wait for a terminal command to exit.
+    """
+
+    method: ClassVar[str] = "terminal/wait_for_exit"
+    params: WaitForTerminalExitRequest
+
+
+class CancelRequestMessage(MethodMessage, tag="$/cancel_request"):
+    """
+    `$/cancel_request` notification, handled by the protocol side.
+
+    Notification to cancel an ongoing request.
+
+    See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/draft/cancellation)
+    """
+
+    method: ClassVar[str] = "$/cancel_request"
+    params: CancelRequestNotification
+
+
+class ProxyInitializeMessage(MethodMessage, tag="proxy/initialize"):
+    """
+    `proxy/initialize` request, handled by the proxy side.
+
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Request parameters for `proxy/initialize`.
+
+    A conductor sends `proxy/initialize` instead of `initialize` to every component that has a
+    successor, which tells the component to run as a proxy. The params and the response are
+    the same as for `initialize`. A conductor sends `initialize` to the final agent.
+
+    The params carry the protocol version the conductor selected: the client's requested
+    version, unless the conductor supports only a lower one. Before answering successfully,
+    the proxy MUST forward an `initialize` request to its successor through `proxy/successor`.
+
+    See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains).
+    """
+
+    method: ClassVar[str] = "proxy/initialize"
+    params: InitializeProxyRequest
+
+
+class ProxySuccessorMessage(MethodMessage, tag="proxy/successor"):
+    """
+    `proxy/successor` request, handled by the proxy side.
+
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Parameters of a `proxy/successor` notification.
+
+    A proxy sends it to forward a message to its successor, and the conductor sends it to
+    deliver a message from the successor to the proxy. The envelope wraps one notification: `method`
+    and `params` are the wrapped notification's method and params.
+
+    See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains).
+    """
+
+    method: ClassVar[str] = "proxy/successor"
+    params: ProxySuccessorRequest
+
+
 AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
     "auth/status": MethodSpec(
         "auth/status",
@@ -108,6 +753,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[AuthStatusRequest](AuthStatusRequest),
         Codec[AuthStatusResponse](AuthStatusResponse),
+        AuthStatusMessage,
     ),
     "authenticate": MethodSpec(
         "authenticate",
@@ -115,6 +761,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[AuthenticateRequest](AuthenticateRequest),
         Codec[AuthenticateResponse](AuthenticateResponse),
+        AuthenticateMessage,
     ),
     "initialize": MethodSpec(
         "initialize",
@@ -122,6 +769,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[InitializeRequest](InitializeRequest),
         Codec[InitializeResponse](InitializeResponse),
+        InitializeMessage,
     ),
     "logout": MethodSpec(
         "logout",
@@ -129,6 +777,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[LogoutRequest](LogoutRequest),
         Codec[LogoutResponse](LogoutResponse),
+        LogoutMessage,
     ),
     "mcp/message": MethodSpec(
         "mcp/message",
@@ -136,6 +785,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "notification",
         Codec[MessageMcpNotification](MessageMcpNotification),
         None,
+        McpMessageAgentMessage,
     ),
     "providers/disable": MethodSpec(
         "providers/disable",
@@ -143,6 +793,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[DisableProviderRequest](DisableProviderRequest),
         Codec[DisableProviderResponse](DisableProviderResponse),
+        ProvidersDisableMessage,
     ),
     "providers/list": MethodSpec(
         "providers/list",
@@ -150,6 +801,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[ListProvidersRequest](ListProvidersRequest),
         Codec[ListProvidersResponse](ListProvidersResponse),
+        ProvidersListMessage,
     ),
     "providers/set": MethodSpec(
         "providers/set",
@@ -157,6 +809,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[SetProviderRequest](SetProviderRequest),
         Codec[SetProviderResponse](SetProviderResponse),
+        ProvidersSetMessage,
     ),
     "session/archive": MethodSpec(
         "session/archive",
@@ -164,6 +817,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[ArchiveSessionRequest](ArchiveSessionRequest),
         Codec[ArchiveSessionResponse](ArchiveSessionResponse),
+        SessionArchiveMessage,
     ),
     "session/cancel": MethodSpec(
         "session/cancel",
@@ -171,6 +825,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "notification",
         Codec[CancelNotification](CancelNotification),
         None,
+        SessionCancelMessage,
     ),
     "session/close": MethodSpec(
         "session/close",
@@ -178,6 +833,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[CloseSessionRequest](CloseSessionRequest),
         Codec[CloseSessionResponse](CloseSessionResponse),
+        SessionCloseMessage,
     ),
     "session/delete": MethodSpec(
         "session/delete",
@@ -185,6 +841,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[DeleteSessionRequest](DeleteSessionRequest),
         Codec[DeleteSessionResponse](DeleteSessionResponse),
+        SessionDeleteMessage,
     ),
     "session/fork": MethodSpec(
         "session/fork",
@@ -192,6 +849,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[ForkSessionRequest](ForkSessionRequest),
         Codec[ForkSessionResponse](ForkSessionResponse),
+        SessionForkMessage,
     ),
     "session/list": MethodSpec(
         "session/list",
@@ -199,6 +857,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[ListSessionsRequest](ListSessionsRequest),
         Codec[ListSessionsResponse](ListSessionsResponse),
+        SessionListMessage,
     ),
     "session/load": MethodSpec(
         "session/load",
@@ -206,6 +865,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[LoadSessionRequest](LoadSessionRequest),
         Codec[LoadSessionResponse](LoadSessionResponse),
+        SessionLoadMessage,
     ),
     "session/new": MethodSpec(
         "session/new",
@@ -213,6 +873,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[NewSessionRequest](NewSessionRequest),
         Codec[NewSessionResponse](NewSessionResponse),
+        SessionNewMessage,
     ),
     "session/prompt": MethodSpec(
         "session/prompt",
@@ -220,6 +881,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[PromptRequest](PromptRequest),
         Codec[PromptResponse](PromptResponse),
+        SessionPromptMessage,
     ),
     "session/resume": MethodSpec(
         "session/resume",
@@ -227,6 +889,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[ResumeSessionRequest](ResumeSessionRequest),
         Codec[ResumeSessionResponse](ResumeSessionResponse),
+        SessionResumeMessage,
     ),
     "session/set_config_option": MethodSpec(
         "session/set_config_option",
@@ -234,6 +897,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[SetSessionConfigOptionRequest](SetSessionConfigOptionRequest),
         Codec[SetSessionConfigOptionResponse](SetSessionConfigOptionResponse),
+        SessionSetConfigOptionMessage,
     ),
     "session/set_mode": MethodSpec(
         "session/set_mode",
@@ -241,6 +905,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[SetSessionModeRequest](SetSessionModeRequest),
         Codec[SetSessionModeResponse](SetSessionModeResponse),
+        SessionSetModeMessage,
     ),
     "session/set_title": MethodSpec(
         "session/set_title",
@@ -248,6 +913,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[SetSessionTitleRequest](SetSessionTitleRequest),
         Codec[SetSessionTitleResponse](SetSessionTitleResponse),
+        SessionSetTitleMessage,
     ),
     "session/status": MethodSpec(
         "session/status",
@@ -255,6 +921,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[SessionStatusRequest](SessionStatusRequest),
         Codec[SessionStatusResponse](SessionStatusResponse),
+        SessionStatusMessage,
     ),
     "session/unarchive": MethodSpec(
         "session/unarchive",
@@ -262,6 +929,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[UnarchiveSessionRequest](UnarchiveSessionRequest),
         Codec[UnarchiveSessionResponse](UnarchiveSessionResponse),
+        SessionUnarchiveMessage,
     ),
 }
 """Methods handled by the agent side: name -> params and result codecs."""
@@ -273,6 +941,7 @@ CLIENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "notification",
         Codec[AuthStatusUpdateNotification](AuthStatusUpdateNotification),
         None,
+        AuthStatusUpdateMessage,
     ),
     "elicitation/complete": MethodSpec(
         "elicitation/complete",
@@ -280,6 +949,7 @@ CLIENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "notification",
         Codec[CompleteElicitationNotification](CompleteElicitationNotification),
         None,
+        ElicitationCompleteMessage,
     ),
     "elicitation/create": MethodSpec(
         "elicitation/create",
@@ -287,6 +957,7 @@ CLIENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[CreateElicitationRequest](CreateElicitationRequest),
         Codec[CreateElicitationResponse](CreateElicitationResponse),
+        ElicitationCreateMessage,
     ),
     "fs/read_text_file": MethodSpec(
         "fs/read_text_file",
@@ -294,6 +965,7 @@ CLIENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[ReadTextFileRequest](ReadTextFileRequest),
         Codec[ReadTextFileResponse](ReadTextFileResponse),
+        FsReadTextFileMessage,
     ),
     "fs/write_text_file": MethodSpec(
         "fs/write_text_file",
@@ -301,6 +973,7 @@ CLIENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[WriteTextFileRequest](WriteTextFileRequest),
         Codec[WriteTextFileResponse](WriteTextFileResponse),
+        FsWriteTextFileMessage,
     ),
     "mcp/message": MethodSpec(
         "mcp/message",
@@ -308,6 +981,7 @@ CLIENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[MessageMcpRequest](MessageMcpRequest),
         Codec[MessageMcpResponse](MessageMcpResponse),
+        McpMessageClientMessage,
     ),
     "session/request_permission": MethodSpec(
         "session/request_permission",
@@ -315,6 +989,7 @@ CLIENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[RequestPermissionRequest](RequestPermissionRequest),
         Codec[RequestPermissionResponse](RequestPermissionResponse),
+        SessionRequestPermissionMessage,
     ),
     "session/update": MethodSpec(
         "session/update",
@@ -322,6 +997,7 @@ CLIENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "notification",
         Codec[SessionNotification](SessionNotification),
         None,
+        SessionUpdateMessage,
     ),
     "terminal/create": MethodSpec(
         "terminal/create",
@@ -329,6 +1005,7 @@ CLIENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[CreateTerminalRequest](CreateTerminalRequest),
         Codec[CreateTerminalResponse](CreateTerminalResponse),
+        TerminalCreateMessage,
     ),
     "terminal/kill": MethodSpec(
         "terminal/kill",
@@ -336,6 +1013,7 @@ CLIENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[KillTerminalRequest](KillTerminalRequest),
         Codec[KillTerminalResponse](KillTerminalResponse),
+        TerminalKillMessage,
     ),
     "terminal/output": MethodSpec(
         "terminal/output",
@@ -343,6 +1021,7 @@ CLIENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[TerminalOutputRequest](TerminalOutputRequest),
         Codec[TerminalOutputResponse](TerminalOutputResponse),
+        TerminalOutputMessage,
     ),
     "terminal/release": MethodSpec(
         "terminal/release",
@@ -350,6 +1029,7 @@ CLIENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[ReleaseTerminalRequest](ReleaseTerminalRequest),
         Codec[ReleaseTerminalResponse](ReleaseTerminalResponse),
+        TerminalReleaseMessage,
     ),
     "terminal/wait_for_exit": MethodSpec(
         "terminal/wait_for_exit",
@@ -357,6 +1037,7 @@ CLIENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[WaitForTerminalExitRequest](WaitForTerminalExitRequest),
         Codec[WaitForTerminalExitResponse](WaitForTerminalExitResponse),
+        TerminalWaitForExitMessage,
     ),
 }
 """Methods handled by the client side: name -> params and result codecs."""
@@ -368,6 +1049,7 @@ PROTOCOL_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "notification",
         Codec[CancelRequestNotification](CancelRequestNotification),
         None,
+        CancelRequestMessage,
     ),
 }
 """Methods handled by the protocol side (both sides): name -> params and result codecs."""
@@ -379,6 +1061,7 @@ PROXY_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[InitializeProxyRequest](InitializeProxyRequest),
         Codec[InitializeProxyResponse](InitializeProxyResponse),
+        ProxyInitializeMessage,
     ),
     "proxy/successor": MethodSpec(
         "proxy/successor",
@@ -386,27 +1069,52 @@ PROXY_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[ProxySuccessorRequest](ProxySuccessorRequest),
         Codec[ProxySuccessorResponse](ProxySuccessorResponse),
+        ProxySuccessorMessage,
     ),
 }
 """Methods handled by the proxy side: name -> params and result codecs."""
 
+AMBIGUOUS_METHODS: Final[frozenset[str]] = frozenset(
+    {
+        "mcp/message",
+    }
+)
+"""Method names more than one side handles, with different params: decode them per side."""
+
 METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
-    **AGENT_METHODS,
-    **CLIENT_METHODS,
-    **PROTOCOL_METHODS,
-    **PROXY_METHODS,
+    name: spec
+    for table in (
+        AGENT_METHODS,
+        CLIENT_METHODS,
+        PROTOCOL_METHODS,
+        PROXY_METHODS,
+    )
+    for name, spec in table.items()
+    if name not in AMBIGUOUS_METHODS
 }
-"""Every method of this protocol surface, by name."""
+"""Every method of this protocol surface whose name alone says which side handles it."""
 
 ERROR_CODEC: Final = Codec[Error](Error)
 
+MESSAGE_CODEC: Final = MessageCodec(METHODS, METHODS, ERROR_CODEC)
+"""Decodes lines of this protocol surface without knowing the receiver (see `decode_message`)."""
 
-def decode_message(
-    data: bytes | bytearray | memoryview | str, result_method: ResultLookup | None = None
-) -> Message:
-    """Decode one JSON-RPC line into a typed Request, Notification, Response or ErrorResponse.
+AGENT_CODEC: Final = MessageCodec(
+    {**AGENT_METHODS, **PROTOCOL_METHODS},
+    {**CLIENT_METHODS, **PROTOCOL_METHODS},
+    ERROR_CODEC,
+)
+"""Decodes what the agent receives: requests and notifications it handles, responses from the client."""
 
-    Params are decoded into the method's generated type; `result_method(id)` names the
-    method a response answers so its result is typed too (otherwise it stays `msgspec.Raw`).
-    """
-    return _decode_message(data, METHODS, ERROR_CODEC, result_method)
+CLIENT_CODEC: Final = MessageCodec(
+    {**CLIENT_METHODS, **PROTOCOL_METHODS},
+    {**AGENT_METHODS, **PROTOCOL_METHODS},
+    ERROR_CODEC,
+)
+"""Decodes what the client receives: requests and notifications it handles, responses from the agent."""
+
+decode_message: Final = MESSAGE_CODEC.decode
+"""Decode one JSON-RPC line into a typed message: the method's message class (e.g.
+`SessionUpdateMessage`) for known methods, `Request`/`Notification` with `msgspec.Raw` params for
+extension methods, `Response` (its result typed when `result_method(id)` names the method it
+answers) or `ErrorResponse`. Invalid input raises `msgspec.ValidationError` naming the path."""

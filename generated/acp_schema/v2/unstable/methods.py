@@ -3,16 +3,15 @@
 # DO NOT EDIT: regenerate with `nox -s generate`.
 """ACP v2 (unstable) method tables (from `x-method` / `x-side`) and the message entry points."""
 
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from acp_schema._support import (
     Codec,
-    Message,
+    MessageCodec,
+    MethodMessage,
     MethodSpec,
-    ResultLookup,
     encode_message,
 )
-from acp_schema._support import decode_message as _decode_message
 
 from .types import (
     ArchiveSessionRequest,
@@ -77,8 +76,44 @@ from .types import (
 )
 
 __all__ = [
+    "AGENT_CODEC",
+    "AMBIGUOUS_METHODS",
+    "CLIENT_CODEC",
     "ERROR_CODEC",
+    "MESSAGE_CODEC",
     "METHODS",
+    "AuthLoginMessage",
+    "AuthLogoutMessage",
+    "AuthStatusMessage",
+    "InitializeMessage",
+    "McpMessageAgentMessage",
+    "ProvidersDisableMessage",
+    "ProvidersListMessage",
+    "ProvidersSetMessage",
+    "SessionArchiveMessage",
+    "SessionCancelMessage",
+    "SessionCloseMessage",
+    "SessionDeleteMessage",
+    "SessionForkMessage",
+    "SessionListMessage",
+    "SessionNewMessage",
+    "SessionPromptMessage",
+    "SessionResumeMessage",
+    "SessionSetConfigOptionMessage",
+    "SessionSetTitleMessage",
+    "SessionStatusMessage",
+    "SessionUnarchiveMessage",
+    "TerminalCancelMessage",
+    "ToolCallCancelMessage",
+    "AuthStatusUpdateMessage",
+    "ElicitationCompleteMessage",
+    "ElicitationCreateMessage",
+    "McpMessageClientMessage",
+    "SessionRequestPermissionMessage",
+    "SessionUpdateMessage",
+    "CancelRequestMessage",
+    "ProxyInitializeMessage",
+    "ProxySuccessorMessage",
     "AGENT_METHODS",
     "CLIENT_METHODS",
     "PROTOCOL_METHODS",
@@ -87,6 +122,578 @@ __all__ = [
     "encode_message",
 ]
 
+
+class AuthLoginMessage(MethodMessage, tag="auth/login"):
+    """
+    `auth/login` request, handled by the agent side.
+
+    Request parameters for the `auth/login` method.
+
+    Specifies which authentication method to use.
+
+    Agents MUST support this method when their `initialize` response included
+    a non-empty `authMethods` list. Clients MUST NOT call this method
+    when `authMethods` was omitted or empty.
+    """
+
+    method: ClassVar[str] = "auth/login"
+    params: LoginAuthRequest
+
+
+class AuthLogoutMessage(MethodMessage, tag="auth/logout"):
+    """
+    `auth/logout` request, handled by the agent side.
+
+    Request parameters for the `auth/logout` method.
+
+    Terminates the current authenticated session.
+
+    Agents MUST support this method when their `initialize` response included
+    a non-empty `authMethods` list. Clients MUST NOT call this method
+    when `authMethods` was omitted or empty.
+    """
+
+    method: ClassVar[str] = "auth/logout"
+    params: LogoutAuthRequest
+
+
+class AuthStatusMessage(MethodMessage, tag="auth/status"):
+    """
+    `auth/status` request, handled by the agent side.
+
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Request parameters for the `auth/status` method.
+
+    Queries the agent's current authentication state without changing it.
+
+    Agents MUST NOT reject it with `auth_required` (`-32000`), since Clients call it to learn
+    whether authentication is required.
+    """
+
+    method: ClassVar[str] = "auth/status"
+    params: AuthStatusRequest
+
+
+class InitializeMessage(MethodMessage, tag="initialize"):
+    """
+    `initialize` request, handled by the agent side.
+
+    Request parameters for the initialize method.
+
+    Sent by the client to establish connection and negotiate capabilities.
+
+    See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v2/draft/initialization)
+    """
+
+    method: ClassVar[str] = "initialize"
+    params: InitializeRequest
+
+
+class McpMessageAgentMessage(MethodMessage, tag="mcp/message"):
+    """
+    `mcp/message` notification, handled by the agent side.
+
+    **UNSTABLE**
+
+    Notification for an active request, sent from provider to consumer.
+    Includes subscription acknowledgements and updates.
+    """
+
+    method: ClassVar[str] = "mcp/message"
+    params: MessageMcpNotification
+
+
+class ProvidersDisableMessage(MethodMessage, tag="providers/disable"):
+    """
+    `providers/disable` request, handled by the agent side.
+
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Request parameters for `providers/disable`.
+    """
+
+    method: ClassVar[str] = "providers/disable"
+    params: DisableProviderRequest
+
+
+class ProvidersListMessage(MethodMessage, tag="providers/list"):
+    """
+    `providers/list` request, handled by the agent side.
+
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Request parameters for `providers/list`.
+    """
+
+    method: ClassVar[str] = "providers/list"
+    params: ListProvidersRequest
+
+
+class ProvidersSetMessage(MethodMessage, tag="providers/set"):
+    """
+    `providers/set` request, handled by the agent side.
+
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Request parameters for `providers/set`.
+
+    Replaces the full configuration for one provider ID.
+    """
+
+    method: ClassVar[str] = "providers/set"
+    params: SetProviderRequest
+
+
+class SessionArchiveMessage(MethodMessage, tag="session/archive"):
+    """
+    `session/archive` request, handled by the agent side.
+
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Request parameters for archiving a session.
+
+    Only available if the Agent supports the `session.archive` capability.
+
+    Archiving hides the session from default `session/list` results. It keeps the session ID
+    and saved history. If the session is active, the Agent MUST cancel any ongoing work and
+    free the session's resources as if `session/close` had been called, then archive it.
+    Archiving an archived session succeeds. A session that does not exist gets `-32002`.
+    """
+
+    method: ClassVar[str] = "session/archive"
+    params: ArchiveSessionRequest
+
+
+class SessionCancelMessage(MethodMessage, tag="session/cancel"):
+    """
+    `session/cancel` notification, handled by the agent side.
+
+    Notification to cancel a session's foreground work and its prompts not yet inserted.
+
+    See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#cancellation)
+    """
+
+    method: ClassVar[str] = "session/cancel"
+    params: CancelSessionNotification
+
+
+class SessionCloseMessage(MethodMessage, tag="session/close"):
+    """
+    `session/close` request, handled by the agent side.
+
+    Request parameters for closing an active session.
+
+    The Agent MUST cancel any ongoing work related to the session as if `session/cancel`
+    was called, then free the resources associated with the session. Unlike `session/cancel`,
+    closing also stops the session's background work. After the close response, the Agent
+    sends no other messages for the session on that connection.
+
+    Closing a session that does not exist or is not active SHOULD succeed, and Clients SHOULD
+    treat a `-32002` response as a successful close.
+
+    When closing cancels active foreground work, the Agent MUST send the final
+    updates for that work and the idle `state_update` with `stopReason: "cancelled"`
+    before responding successfully to `session/close`. Closing an idle session
+    does not itself require another idle update.
+
+    Closing also cancels pending `session/prompt` requests whose messages have not
+    been inserted, including held prompts. If closing prevents a prompt's user message from being inserted, the
+    Agent MUST answer that request with `-32800` (Request Cancelled). If the message
+    has already been inserted, the Agent MUST respond successfully with its
+    `messageId`. Prompt responses need not precede the close response.
+    """
+
+    method: ClassVar[str] = "session/close"
+    params: CloseSessionRequest
+
+
+class SessionDeleteMessage(MethodMessage, tag="session/delete"):
+    """
+    `session/delete` request, handled by the agent side.
+
+    Request parameters for deleting an existing session from `session/list`.
+
+    Only available if the Agent supports the `session.delete` capability.
+    """
+
+    method: ClassVar[str] = "session/delete"
+    params: DeleteSessionRequest
+
+
+class SessionForkMessage(MethodMessage, tag="session/fork"):
+    """
+    `session/fork` request, handled by the agent side.
+
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Request parameters for forking an existing session.
+
+    Creates a new session based on the context of an existing one, allowing
+    operations like generating summaries without affecting the original session's history.
+
+    Only available if the Agent supports the `session.fork` capability.
+    """
+
+    method: ClassVar[str] = "session/fork"
+    params: ForkSessionRequest
+
+
+class SessionListMessage(MethodMessage, tag="session/list"):
+    """
+    `session/list` request, handled by the agent side.
+
+    Request parameters for listing existing sessions.
+    """
+
+    method: ClassVar[str] = "session/list"
+    params: ListSessionsRequest
+
+
+class SessionNewMessage(MethodMessage, tag="session/new"):
+    """
+    `session/new` request, handled by the agent side.
+
+    Request parameters for creating a new session.
+
+    See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v2/draft/session-setup#creating-a-session)
+    """
+
+    method: ClassVar[str] = "session/new"
+    params: NewSessionRequest
+
+
+class SessionPromptMessage(MethodMessage, tag="session/prompt"):
+    """
+    `session/prompt` request, handled by the agent side.
+
+    Request parameters for sending a user prompt to the agent.
+
+    Contains the user's message and any additional context.
+
+    See protocol docs: [User Message](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#1-user-message)
+    """
+
+    method: ClassVar[str] = "session/prompt"
+    params: PromptRequest
+
+
+class SessionResumeMessage(MethodMessage, tag="session/resume"):
+    """
+    `session/resume` request, handled by the agent side.
+
+    Request parameters for resuming an existing session.
+
+    Resumes an existing session and optionally replays retained conversation
+    history according to `replayFrom`.
+    """
+
+    method: ClassVar[str] = "session/resume"
+    params: ResumeSessionRequest
+
+
+class SessionSetConfigOptionMessage(MethodMessage, tag="session/set_config_option"):
+    """
+    `session/set_config_option` request, handled by the agent side.
+
+    Request parameters for setting a session configuration option.
+
+    Agents MUST support this method for any session where they advertise config options.
+    Agents MUST reject an unknown `configId` or invalid value with `-32602` and leave the
+    configuration unchanged.
+
+    See protocol docs: [Session Config Options](https://agentclientprotocol.com/protocol/v2/draft/session-config-options#setting-a-config-option)
+    """
+
+    method: ClassVar[str] = "session/set_config_option"
+    params: SetSessionConfigOptionRequest
+
+
+class SessionSetTitleMessage(MethodMessage, tag="session/set_title"):
+    """
+    `session/set_title` request, handled by the agent side.
+
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Request parameters for setting the title of a session.
+
+    Only available if the Agent supports the `session.title` capability.
+
+    The session does not need to be active on the connection. Any session the Agent would
+    return from `session/list` can be retitled. A session that does not exist gets `-32002`.
+
+    The Agent responds only after it has stored the title. After a successful response, the
+    Agent SHOULD NOT replace the title with one it generates automatically.
+    """
+
+    method: ClassVar[str] = "session/set_title"
+    params: SetSessionTitleRequest
+
+
+class SessionStatusMessage(MethodMessage, tag="session/status"):
+    """
+    `session/status` request, handled by the agent side.
+
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Request parameters for checking the status of a session.
+
+    Only available if the Agent supports the `session.status` capability.
+
+    `session/status` MUST NOT have side effects. The Agent does not load, resume, create,
+    close, or change the session, and does not attach the requesting connection to it.
+    A session the Agent does not know gets `-32002` with the requested `sessionId` in `data`.
+    """
+
+    method: ClassVar[str] = "session/status"
+    params: SessionStatusRequest
+
+
+class SessionUnarchiveMessage(MethodMessage, tag="session/unarchive"):
+    """
+    `session/unarchive` request, handled by the agent side.
+
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Request parameters for unarchiving a session.
+
+    Only available if the Agent supports the `session.archive` capability.
+
+    Unarchiving returns the session to default `session/list` results with the same ID and
+    saved history. It never loads or resumes the session. Clients that want to continue an
+    archived session SHOULD unarchive it before calling `session/resume`.
+    Unarchiving a session that is not archived succeeds. A session that does not exist
+    gets `-32002`.
+    """
+
+    method: ClassVar[str] = "session/unarchive"
+    params: UnarchiveSessionRequest
+
+
+class TerminalCancelMessage(MethodMessage, tag="terminal/cancel"):
+    """
+    `terminal/cancel` request, handled by the agent side.
+
+    Request parameters for cancelling one terminal.
+
+    Clients MUST NOT send it unless the terminal currently advertises `capabilities.cancel`.
+
+    The Agent responds once it has accepted the cancellation. The response does not mean
+    the work has stopped. The Agent confirms it with a `terminal_update` that sets
+    `exitStatus`. Cancelling stops the process but does not release the terminal, and does
+    not change the status of a tool call that references it.
+
+    The Agent responds with `-32602` if the terminal is unknown, has already exited, or is not
+    cancellable. Cancelling a terminal does not change the foreground state by itself.
+
+    See protocol docs: [Cancelling Terminals](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#cancelling-terminals)
+    """
+
+    method: ClassVar[str] = "terminal/cancel"
+    params: CancelTerminalRequest
+
+
+class ToolCallCancelMessage(MethodMessage, tag="tool_call/cancel"):
+    """
+    `tool_call/cancel` request, handled by the agent side.
+
+    Request parameters for cancelling one tool call.
+
+    Clients MUST NOT send it unless the tool call currently advertises `capabilities.cancel`.
+
+    The Agent responds once it has accepted the cancellation. The response does not mean
+    the work has stopped. The Agent confirms it with a `tool_call_update` to a final
+    status: normally `cancelled`, or `completed` or `failed` if the work finished first.
+
+    The Agent responds with `-32602` if the tool call is unknown, already final, or not
+    cancellable. Cancelling a tool call does not change the foreground state by itself.
+
+    See protocol docs: [Cancelling Tool Calls](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#cancelling-tool-calls)
+    """
+
+    method: ClassVar[str] = "tool_call/cancel"
+    params: CancelToolCallRequest
+
+
+class AuthStatusUpdateMessage(MethodMessage, tag="auth/status_update"):
+    """
+    `auth/status_update` notification, handled by the client side.
+
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Notification sent by the agent when its authentication status changes.
+
+    Carries the same fields as the `auth/status` response. Agents that advertise the
+    `auth.status` capability MAY send it at any time after `initialize`, and SHOULD only
+    send it when the reported status differs from the last one sent on the connection.
+    """
+
+    method: ClassVar[str] = "auth/status_update"
+    params: AuthStatusUpdateNotification
+
+
+class ElicitationCompleteMessage(MethodMessage, tag="elicitation/complete"):
+    """
+    `elicitation/complete` notification, handled by the client side.
+
+    Notification sent by the agent when a URL-based elicitation is complete.
+
+    This notification is not a foreground state update.
+    """
+
+    method: ClassVar[str] = "elicitation/complete"
+    params: CompleteElicitationNotification
+
+
+class ElicitationCreateMessage(MethodMessage, tag="elicitation/create"):
+    """
+    `elicitation/create` request, handled by the client side.
+
+    Request from the agent to elicit structured user input.
+
+    The agent sends this to the client to request information from the user,
+    either via a form or by directing them to a URL.
+    Elicitations are tied to a session (optionally a tool call) or a request.
+
+    A session-scoped request follows the aggregate foreground-state contract:
+    agents SHOULD report `requires_action` when the whole foreground workflow is
+    blocked on user action. Once reported, they MUST report `running` when progress
+    resumes, or `idle` if work ends without resuming. Independent background requests
+    and request-scoped elicitations do not themselves change session state.
+    Accepting a URL does not mean the external interaction completed.
+
+    Agents SHOULD cancel pending elicitations no longer needed by cancelled work.
+    The request's scope alone does not establish that dependency.
+
+    See protocol docs: [Elicitation](https://agentclientprotocol.com/protocol/v2/draft/elicitation)
+    """
+
+    method: ClassVar[str] = "elicitation/create"
+    params: CreateElicitationRequest
+
+
+class McpMessageClientMessage(MethodMessage, tag="mcp/message"):
+    """
+    `mcp/message` request, handled by the client side.
+
+    **UNSTABLE**
+
+    Request parameters for `mcp/message`, sent from consumer to provider.
+    """
+
+    method: ClassVar[str] = "mcp/message"
+    params: MessageMcpRequest
+
+
+class SessionRequestPermissionMessage(MethodMessage, tag="session/request_permission"):
+    """
+    `session/request_permission` request, handled by the client side.
+
+    Request for user permission to proceed with an operation.
+
+    Sent when the agent needs authorization before performing a sensitive operation.
+
+    See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#requesting-permission)
+    """
+
+    method: ClassVar[str] = "session/request_permission"
+    params: RequestPermissionRequest
+
+
+class SessionUpdateMessage(MethodMessage, tag="session/update"):
+    """
+    `session/update` notification, handled by the client side.
+
+    Notification containing a session update from the agent.
+
+    Agents can send session updates at any point while the session exists.
+
+    See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#3-agent-reports-output)
+    """
+
+    method: ClassVar[str] = "session/update"
+    params: UpdateSessionNotification
+
+
+class CancelRequestMessage(MethodMessage, tag="$/cancel_request"):
+    """
+    `$/cancel_request` notification, handled by the protocol side.
+
+    Notification to cancel an ongoing request.
+
+    See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/draft/cancellation)
+    """
+
+    method: ClassVar[str] = "$/cancel_request"
+    params: CancelRequestNotification
+
+
+class ProxyInitializeMessage(MethodMessage, tag="proxy/initialize"):
+    """
+    `proxy/initialize` request, handled by the proxy side.
+
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Request parameters for `proxy/initialize`.
+
+    A conductor sends `proxy/initialize` instead of `initialize` to every component that has a
+    successor, which tells the component to run as a proxy. The params and the response are
+    the same as for `initialize`. A conductor sends `initialize` to the final agent.
+
+    The params carry the protocol version the conductor selected: the client's requested
+    version, unless the conductor supports only a lower one. Before answering successfully,
+    the proxy MUST forward an `initialize` request to its successor through `proxy/successor`.
+
+    See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains).
+    """
+
+    method: ClassVar[str] = "proxy/initialize"
+    params: InitializeProxyRequest
+
+
+class ProxySuccessorMessage(MethodMessage, tag="proxy/successor"):
+    """
+    `proxy/successor` request, handled by the proxy side.
+
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Parameters of a `proxy/successor` notification.
+
+    A proxy sends it to forward a message to its successor, and the conductor sends it to
+    deliver a message from the successor to the proxy. The envelope wraps one notification: `method`
+    and `params` are the wrapped notification's method and params.
+
+    See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains).
+    """
+
+    method: ClassVar[str] = "proxy/successor"
+    params: ProxySuccessorRequest
+
+
 AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
     "auth/login": MethodSpec(
         "auth/login",
@@ -94,6 +701,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[LoginAuthRequest](LoginAuthRequest),
         Codec[LoginAuthResponse](LoginAuthResponse),
+        AuthLoginMessage,
     ),
     "auth/logout": MethodSpec(
         "auth/logout",
@@ -101,6 +709,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[LogoutAuthRequest](LogoutAuthRequest),
         Codec[LogoutAuthResponse](LogoutAuthResponse),
+        AuthLogoutMessage,
     ),
     "auth/status": MethodSpec(
         "auth/status",
@@ -108,6 +717,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[AuthStatusRequest](AuthStatusRequest),
         Codec[AuthStatusResponse](AuthStatusResponse),
+        AuthStatusMessage,
     ),
     "initialize": MethodSpec(
         "initialize",
@@ -115,6 +725,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[InitializeRequest](InitializeRequest),
         Codec[InitializeResponse](InitializeResponse),
+        InitializeMessage,
     ),
     "mcp/message": MethodSpec(
         "mcp/message",
@@ -122,6 +733,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "notification",
         Codec[MessageMcpNotification](MessageMcpNotification),
         None,
+        McpMessageAgentMessage,
     ),
     "providers/disable": MethodSpec(
         "providers/disable",
@@ -129,6 +741,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[DisableProviderRequest](DisableProviderRequest),
         Codec[DisableProviderResponse](DisableProviderResponse),
+        ProvidersDisableMessage,
     ),
     "providers/list": MethodSpec(
         "providers/list",
@@ -136,6 +749,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[ListProvidersRequest](ListProvidersRequest),
         Codec[ListProvidersResponse](ListProvidersResponse),
+        ProvidersListMessage,
     ),
     "providers/set": MethodSpec(
         "providers/set",
@@ -143,6 +757,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[SetProviderRequest](SetProviderRequest),
         Codec[SetProviderResponse](SetProviderResponse),
+        ProvidersSetMessage,
     ),
     "session/archive": MethodSpec(
         "session/archive",
@@ -150,6 +765,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[ArchiveSessionRequest](ArchiveSessionRequest),
         Codec[ArchiveSessionResponse](ArchiveSessionResponse),
+        SessionArchiveMessage,
     ),
     "session/cancel": MethodSpec(
         "session/cancel",
@@ -157,6 +773,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "notification",
         Codec[CancelSessionNotification](CancelSessionNotification),
         None,
+        SessionCancelMessage,
     ),
     "session/close": MethodSpec(
         "session/close",
@@ -164,6 +781,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[CloseSessionRequest](CloseSessionRequest),
         Codec[CloseSessionResponse](CloseSessionResponse),
+        SessionCloseMessage,
     ),
     "session/delete": MethodSpec(
         "session/delete",
@@ -171,6 +789,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[DeleteSessionRequest](DeleteSessionRequest),
         Codec[DeleteSessionResponse](DeleteSessionResponse),
+        SessionDeleteMessage,
     ),
     "session/fork": MethodSpec(
         "session/fork",
@@ -178,6 +797,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[ForkSessionRequest](ForkSessionRequest),
         Codec[ForkSessionResponse](ForkSessionResponse),
+        SessionForkMessage,
     ),
     "session/list": MethodSpec(
         "session/list",
@@ -185,6 +805,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[ListSessionsRequest](ListSessionsRequest),
         Codec[ListSessionsResponse](ListSessionsResponse),
+        SessionListMessage,
     ),
     "session/new": MethodSpec(
         "session/new",
@@ -192,6 +813,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[NewSessionRequest](NewSessionRequest),
         Codec[NewSessionResponse](NewSessionResponse),
+        SessionNewMessage,
     ),
     "session/prompt": MethodSpec(
         "session/prompt",
@@ -199,6 +821,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[PromptRequest](PromptRequest),
         Codec[PromptResponse](PromptResponse),
+        SessionPromptMessage,
     ),
     "session/resume": MethodSpec(
         "session/resume",
@@ -206,6 +829,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[ResumeSessionRequest](ResumeSessionRequest),
         Codec[ResumeSessionResponse](ResumeSessionResponse),
+        SessionResumeMessage,
     ),
     "session/set_config_option": MethodSpec(
         "session/set_config_option",
@@ -213,6 +837,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[SetSessionConfigOptionRequest](SetSessionConfigOptionRequest),
         Codec[SetSessionConfigOptionResponse](SetSessionConfigOptionResponse),
+        SessionSetConfigOptionMessage,
     ),
     "session/set_title": MethodSpec(
         "session/set_title",
@@ -220,6 +845,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[SetSessionTitleRequest](SetSessionTitleRequest),
         Codec[SetSessionTitleResponse](SetSessionTitleResponse),
+        SessionSetTitleMessage,
     ),
     "session/status": MethodSpec(
         "session/status",
@@ -227,6 +853,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[SessionStatusRequest](SessionStatusRequest),
         Codec[SessionStatusResponse](SessionStatusResponse),
+        SessionStatusMessage,
     ),
     "session/unarchive": MethodSpec(
         "session/unarchive",
@@ -234,6 +861,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[UnarchiveSessionRequest](UnarchiveSessionRequest),
         Codec[UnarchiveSessionResponse](UnarchiveSessionResponse),
+        SessionUnarchiveMessage,
     ),
     "terminal/cancel": MethodSpec(
         "terminal/cancel",
@@ -241,6 +869,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[CancelTerminalRequest](CancelTerminalRequest),
         Codec[CancelTerminalResponse](CancelTerminalResponse),
+        TerminalCancelMessage,
     ),
     "tool_call/cancel": MethodSpec(
         "tool_call/cancel",
@@ -248,6 +877,7 @@ AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[CancelToolCallRequest](CancelToolCallRequest),
         Codec[CancelToolCallResponse](CancelToolCallResponse),
+        ToolCallCancelMessage,
     ),
 }
 """Methods handled by the agent side: name -> params and result codecs."""
@@ -259,6 +889,7 @@ CLIENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "notification",
         Codec[AuthStatusUpdateNotification](AuthStatusUpdateNotification),
         None,
+        AuthStatusUpdateMessage,
     ),
     "elicitation/complete": MethodSpec(
         "elicitation/complete",
@@ -266,6 +897,7 @@ CLIENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "notification",
         Codec[CompleteElicitationNotification](CompleteElicitationNotification),
         None,
+        ElicitationCompleteMessage,
     ),
     "elicitation/create": MethodSpec(
         "elicitation/create",
@@ -273,6 +905,7 @@ CLIENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[CreateElicitationRequest](CreateElicitationRequest),
         Codec[CreateElicitationResponse](CreateElicitationResponse),
+        ElicitationCreateMessage,
     ),
     "mcp/message": MethodSpec(
         "mcp/message",
@@ -280,6 +913,7 @@ CLIENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[MessageMcpRequest](MessageMcpRequest),
         Codec[MessageMcpResponse](MessageMcpResponse),
+        McpMessageClientMessage,
     ),
     "session/request_permission": MethodSpec(
         "session/request_permission",
@@ -287,6 +921,7 @@ CLIENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[RequestPermissionRequest](RequestPermissionRequest),
         Codec[RequestPermissionResponse](RequestPermissionResponse),
+        SessionRequestPermissionMessage,
     ),
     "session/update": MethodSpec(
         "session/update",
@@ -294,6 +929,7 @@ CLIENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "notification",
         Codec[UpdateSessionNotification](UpdateSessionNotification),
         None,
+        SessionUpdateMessage,
     ),
 }
 """Methods handled by the client side: name -> params and result codecs."""
@@ -305,6 +941,7 @@ PROTOCOL_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "notification",
         Codec[CancelRequestNotification](CancelRequestNotification),
         None,
+        CancelRequestMessage,
     ),
 }
 """Methods handled by the protocol side (both sides): name -> params and result codecs."""
@@ -316,6 +953,7 @@ PROXY_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[InitializeProxyRequest](InitializeProxyRequest),
         Codec[InitializeProxyResponse](InitializeProxyResponse),
+        ProxyInitializeMessage,
     ),
     "proxy/successor": MethodSpec(
         "proxy/successor",
@@ -323,27 +961,52 @@ PROXY_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
         "request",
         Codec[ProxySuccessorRequest](ProxySuccessorRequest),
         Codec[ProxySuccessorResponse](ProxySuccessorResponse),
+        ProxySuccessorMessage,
     ),
 }
 """Methods handled by the proxy side: name -> params and result codecs."""
 
+AMBIGUOUS_METHODS: Final[frozenset[str]] = frozenset(
+    {
+        "mcp/message",
+    }
+)
+"""Method names more than one side handles, with different params: decode them per side."""
+
 METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
-    **AGENT_METHODS,
-    **CLIENT_METHODS,
-    **PROTOCOL_METHODS,
-    **PROXY_METHODS,
+    name: spec
+    for table in (
+        AGENT_METHODS,
+        CLIENT_METHODS,
+        PROTOCOL_METHODS,
+        PROXY_METHODS,
+    )
+    for name, spec in table.items()
+    if name not in AMBIGUOUS_METHODS
 }
-"""Every method of this protocol surface, by name."""
+"""Every method of this protocol surface whose name alone says which side handles it."""
 
 ERROR_CODEC: Final = Codec[Error](Error)
 
+MESSAGE_CODEC: Final = MessageCodec(METHODS, METHODS, ERROR_CODEC)
+"""Decodes lines of this protocol surface without knowing the receiver (see `decode_message`)."""
 
-def decode_message(
-    data: bytes | bytearray | memoryview | str, result_method: ResultLookup | None = None
-) -> Message:
-    """Decode one JSON-RPC line into a typed Request, Notification, Response or ErrorResponse.
+AGENT_CODEC: Final = MessageCodec(
+    {**AGENT_METHODS, **PROTOCOL_METHODS},
+    {**CLIENT_METHODS, **PROTOCOL_METHODS},
+    ERROR_CODEC,
+)
+"""Decodes what the agent receives: requests and notifications it handles, responses from the client."""
 
-    Params are decoded into the method's generated type; `result_method(id)` names the
-    method a response answers so its result is typed too (otherwise it stays `msgspec.Raw`).
-    """
-    return _decode_message(data, METHODS, ERROR_CODEC, result_method)
+CLIENT_CODEC: Final = MessageCodec(
+    {**CLIENT_METHODS, **PROTOCOL_METHODS},
+    {**AGENT_METHODS, **PROTOCOL_METHODS},
+    ERROR_CODEC,
+)
+"""Decodes what the client receives: requests and notifications it handles, responses from the agent."""
+
+decode_message: Final = MESSAGE_CODEC.decode
+"""Decode one JSON-RPC line into a typed message: the method's message class (e.g.
+`SessionUpdateMessage`) for known methods, `Request`/`Notification` with `msgspec.Raw` params for
+extension methods, `Response` (its result typed when `result_method(id)` names the method it
+answers) or `ErrorResponse`. Invalid input raises `msgspec.ValidationError` naming the path."""
