@@ -12,10 +12,11 @@ from pathlib import Path
 import jinja2
 
 from . import ir
-from .naming import camel_case, constant_name
+from .naming import camel_case, constant_name, snake_case
 from .render import TypeRenderer, docstring, literal
 
 TEMPLATES = Path(__file__).parent / "templates"
+HANDLER_SIDES = ("agent", "client")  # sides with handler base classes and peer proxies
 SUPPORT = Path(__file__).parent / "support" / "_support.py"
 
 
@@ -45,6 +46,16 @@ class MethodView:
     result: str | None
     doc: str
     message_class: str
+
+    @property
+    def handler(self) -> str:
+        """The handler method name: `session/prompt` -> `session_prompt`."""
+        return snake_case(self.name.replace("/", "_").replace("$", ""))
+
+    @property
+    def spec_const(self) -> str:
+        """`SessionPromptMessage` -> `SESSION_PROMPT`: the method's typed MethodSpec."""
+        return snake_case(self.message_class.removesuffix("Message")).upper()
 
 
 def message_class(method: str, side: str | None = None) -> str:
@@ -219,7 +230,8 @@ class ModuleEmitter:
 
     # --------------------------------------------------------------- methods.py
 
-    def render_methods(self) -> str:
+    def render_methods(self) -> dict[str, str]:
+        """methods.py (tables, message classes, codecs) and handlers.py (base classes, peers)."""
         ordered = sorted(self.module.methods, key=lambda m: (m.side, m.name))
         names = Counter(m.name for m in ordered)
         ambiguous = sorted(n for n, count in names.items() if count > 1)
@@ -242,15 +254,17 @@ class ModuleEmitter:
         used = sorted(
             {n for m in methods for n in (m.params, m.result) if n is not None} | {"Error"}
         )
-        return self.env.get_template("methods.py.j2").render(
-            methods=methods,
-            sides=sides,
-            ambiguous=ambiguous,
-            used=used,
-            literal=literal,
-            docstring=docstring,
-            **self.header(),
-        )
+        context = {"methods": methods, "sides": sides, "ambiguous": ambiguous, "used": used}
+        return {
+            "methods.py": self.env.get_template("methods.py.j2").render(
+                **context, docstring=docstring, **self.header()
+            ),
+            "handlers.py": self.env.get_template("handlers.py.j2").render(
+                **{**context, "sides": [s for s in sides if s in HANDLER_SIDES]},
+                docstring=docstring,
+                **self.header(),
+            ),
+        }
 
 
 def _environment() -> jinja2.Environment:
@@ -294,7 +308,8 @@ def emit(modules: list[ir.Module], out: Path) -> list[Path]:
         emitter = ModuleEmitter(module, env)
         pkg = package_dir(out, module)
         write(pkg / "types.py", emitter.render_types())
-        write(pkg / "methods.py", emitter.render_methods())
+        for filename, text in emitter.render_methods().items():
+            write(pkg / filename, text)
         write(
             pkg / "__init__.py",
             env.get_template("version_init.py.j2").render(

@@ -94,7 +94,9 @@ def test_two_runs_are_byte_identical(generated_twice: tuple[Path, Path]) -> None
 def test_every_generated_file_is_accounted_for(generated_twice: tuple[Path, Path]) -> None:
     files = set(tree(generated_twice[0]))
     expected = {"__init__.py", "_support.py", "py.typed"} | {
-        f"{pkg}/{name}" for pkg in PACKAGES for name in ("__init__.py", "types.py", "methods.py")
+        f"{pkg}/{name}"
+        for pkg in PACKAGES
+        for name in ("__init__.py", "types.py", "methods.py", "handlers.py")
     }
     assert files == expected
 

@@ -34,6 +34,7 @@ __all__ = [
     "ON_NULL",
     "SKIP_INVALID",
     "UNSET",
+    "Caller",
     "Codec",
     "ErrorResponse",
     "MessageCodec",
@@ -390,6 +391,15 @@ class MethodSpec(Generic[P, R]):
     params: Codec[P]
     result: Codec[R] | None
     message: type[MethodMessage]
+    handler: str  # the handler method's name, e.g. `session_prompt`
+
+
+class Caller(typing.Protocol):
+    """What the generated peer proxies (`ClientPeer`, `AgentPeer`) send through: a connection."""
+
+    async def request(self, spec: MethodSpec[P, R], params: P) -> R: ...
+
+    async def notify(self, spec: MethodSpec[P, None], params: P) -> None: ...
 
 
 ResultLookup = Callable[[int | str | None], str | None]

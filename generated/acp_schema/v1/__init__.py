@@ -8,6 +8,7 @@ The unstable surface (stable plus draft additions) is `acp_schema.v1.unstable`.
 
 from typing import Final
 
+from .handlers import *  # noqa: F403
 from .methods import *  # noqa: F403
 from .types import *  # noqa: F403
 

@@ -71,30 +71,55 @@ __all__ = [
     "MESSAGE_CODEC",
     "METHODS",
     "AuthenticateMessage",
+    "AUTHENTICATE",
     "InitializeMessage",
+    "INITIALIZE",
     "LogoutMessage",
+    "LOGOUT",
     "SessionCancelMessage",
+    "SESSION_CANCEL",
     "SessionCloseMessage",
+    "SESSION_CLOSE",
     "SessionDeleteMessage",
+    "SESSION_DELETE",
     "SessionListMessage",
+    "SESSION_LIST",
     "SessionLoadMessage",
+    "SESSION_LOAD",
     "SessionNewMessage",
+    "SESSION_NEW",
     "SessionPromptMessage",
+    "SESSION_PROMPT",
     "SessionResumeMessage",
+    "SESSION_RESUME",
     "SessionSetConfigOptionMessage",
+    "SESSION_SET_CONFIG_OPTION",
     "SessionSetModeMessage",
+    "SESSION_SET_MODE",
     "ElicitationCompleteMessage",
+    "ELICITATION_COMPLETE",
     "ElicitationCreateMessage",
+    "ELICITATION_CREATE",
     "FsReadTextFileMessage",
+    "FS_READ_TEXT_FILE",
     "FsWriteTextFileMessage",
+    "FS_WRITE_TEXT_FILE",
     "SessionRequestPermissionMessage",
+    "SESSION_REQUEST_PERMISSION",
     "SessionUpdateMessage",
+    "SESSION_UPDATE",
     "TerminalCreateMessage",
+    "TERMINAL_CREATE",
     "TerminalKillMessage",
+    "TERMINAL_KILL",
     "TerminalOutputMessage",
+    "TERMINAL_OUTPUT",
     "TerminalReleaseMessage",
+    "TERMINAL_RELEASE",
     "TerminalWaitForExitMessage",
+    "TERMINAL_WAIT_FOR_EXIT",
     "CancelRequestMessage",
+    "CANCEL_REQUEST",
     "AGENT_METHODS",
     "CLIENT_METHODS",
     "PROTOCOL_METHODS",
@@ -431,215 +456,298 @@ class CancelRequestMessage(MethodMessage, tag="$/cancel_request"):
     params: CancelRequestNotification
 
 
-AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
-    "authenticate": MethodSpec(
-        "authenticate",
-        "agent",
-        "request",
-        Codec[AuthenticateRequest](AuthenticateRequest),
-        Codec[AuthenticateResponse](AuthenticateResponse),
-        AuthenticateMessage,
-    ),
-    "initialize": MethodSpec(
-        "initialize",
-        "agent",
-        "request",
-        Codec[InitializeRequest](InitializeRequest),
-        Codec[InitializeResponse](InitializeResponse),
-        InitializeMessage,
-    ),
-    "logout": MethodSpec(
-        "logout",
-        "agent",
-        "request",
-        Codec[LogoutRequest](LogoutRequest),
-        Codec[LogoutResponse](LogoutResponse),
-        LogoutMessage,
-    ),
-    "session/cancel": MethodSpec(
-        "session/cancel",
-        "agent",
-        "notification",
-        Codec[CancelNotification](CancelNotification),
-        None,
-        SessionCancelMessage,
-    ),
-    "session/close": MethodSpec(
-        "session/close",
-        "agent",
-        "request",
-        Codec[CloseSessionRequest](CloseSessionRequest),
-        Codec[CloseSessionResponse](CloseSessionResponse),
-        SessionCloseMessage,
-    ),
-    "session/delete": MethodSpec(
-        "session/delete",
-        "agent",
-        "request",
-        Codec[DeleteSessionRequest](DeleteSessionRequest),
-        Codec[DeleteSessionResponse](DeleteSessionResponse),
-        SessionDeleteMessage,
-    ),
-    "session/list": MethodSpec(
-        "session/list",
-        "agent",
-        "request",
-        Codec[ListSessionsRequest](ListSessionsRequest),
-        Codec[ListSessionsResponse](ListSessionsResponse),
-        SessionListMessage,
-    ),
-    "session/load": MethodSpec(
-        "session/load",
-        "agent",
-        "request",
-        Codec[LoadSessionRequest](LoadSessionRequest),
-        Codec[LoadSessionResponse](LoadSessionResponse),
-        SessionLoadMessage,
-    ),
-    "session/new": MethodSpec(
-        "session/new",
-        "agent",
-        "request",
-        Codec[NewSessionRequest](NewSessionRequest),
-        Codec[NewSessionResponse](NewSessionResponse),
-        SessionNewMessage,
-    ),
-    "session/prompt": MethodSpec(
-        "session/prompt",
-        "agent",
-        "request",
-        Codec[PromptRequest](PromptRequest),
-        Codec[PromptResponse](PromptResponse),
-        SessionPromptMessage,
-    ),
-    "session/resume": MethodSpec(
-        "session/resume",
-        "agent",
-        "request",
-        Codec[ResumeSessionRequest](ResumeSessionRequest),
-        Codec[ResumeSessionResponse](ResumeSessionResponse),
-        SessionResumeMessage,
-    ),
-    "session/set_config_option": MethodSpec(
-        "session/set_config_option",
-        "agent",
-        "request",
-        Codec[SetSessionConfigOptionRequest](SetSessionConfigOptionRequest),
-        Codec[SetSessionConfigOptionResponse](SetSessionConfigOptionResponse),
-        SessionSetConfigOptionMessage,
-    ),
-    "session/set_mode": MethodSpec(
-        "session/set_mode",
-        "agent",
-        "request",
-        Codec[SetSessionModeRequest](SetSessionModeRequest),
-        Codec[SetSessionModeResponse](SetSessionModeResponse),
-        SessionSetModeMessage,
-    ),
-}
-"""Methods handled by the agent side: name -> params and result codecs."""
+AUTHENTICATE: Final[MethodSpec[AuthenticateRequest, AuthenticateResponse]] = MethodSpec(
+    "authenticate",
+    "agent",
+    "request",
+    Codec[AuthenticateRequest](AuthenticateRequest),
+    Codec[AuthenticateResponse](AuthenticateResponse),
+    AuthenticateMessage,
+    "authenticate",
+)
 
-CLIENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
-    "elicitation/complete": MethodSpec(
-        "elicitation/complete",
-        "client",
-        "notification",
-        Codec[CompleteElicitationNotification](CompleteElicitationNotification),
-        None,
-        ElicitationCompleteMessage,
-    ),
-    "elicitation/create": MethodSpec(
+INITIALIZE: Final[MethodSpec[InitializeRequest, InitializeResponse]] = MethodSpec(
+    "initialize",
+    "agent",
+    "request",
+    Codec[InitializeRequest](InitializeRequest),
+    Codec[InitializeResponse](InitializeResponse),
+    InitializeMessage,
+    "initialize",
+)
+
+LOGOUT: Final[MethodSpec[LogoutRequest, LogoutResponse]] = MethodSpec(
+    "logout",
+    "agent",
+    "request",
+    Codec[LogoutRequest](LogoutRequest),
+    Codec[LogoutResponse](LogoutResponse),
+    LogoutMessage,
+    "logout",
+)
+
+SESSION_CANCEL: Final[MethodSpec[CancelNotification, None]] = MethodSpec(
+    "session/cancel",
+    "agent",
+    "notification",
+    Codec[CancelNotification](CancelNotification),
+    None,
+    SessionCancelMessage,
+    "session_cancel",
+)
+
+SESSION_CLOSE: Final[MethodSpec[CloseSessionRequest, CloseSessionResponse]] = MethodSpec(
+    "session/close",
+    "agent",
+    "request",
+    Codec[CloseSessionRequest](CloseSessionRequest),
+    Codec[CloseSessionResponse](CloseSessionResponse),
+    SessionCloseMessage,
+    "session_close",
+)
+
+SESSION_DELETE: Final[MethodSpec[DeleteSessionRequest, DeleteSessionResponse]] = MethodSpec(
+    "session/delete",
+    "agent",
+    "request",
+    Codec[DeleteSessionRequest](DeleteSessionRequest),
+    Codec[DeleteSessionResponse](DeleteSessionResponse),
+    SessionDeleteMessage,
+    "session_delete",
+)
+
+SESSION_LIST: Final[MethodSpec[ListSessionsRequest, ListSessionsResponse]] = MethodSpec(
+    "session/list",
+    "agent",
+    "request",
+    Codec[ListSessionsRequest](ListSessionsRequest),
+    Codec[ListSessionsResponse](ListSessionsResponse),
+    SessionListMessage,
+    "session_list",
+)
+
+SESSION_LOAD: Final[MethodSpec[LoadSessionRequest, LoadSessionResponse]] = MethodSpec(
+    "session/load",
+    "agent",
+    "request",
+    Codec[LoadSessionRequest](LoadSessionRequest),
+    Codec[LoadSessionResponse](LoadSessionResponse),
+    SessionLoadMessage,
+    "session_load",
+)
+
+SESSION_NEW: Final[MethodSpec[NewSessionRequest, NewSessionResponse]] = MethodSpec(
+    "session/new",
+    "agent",
+    "request",
+    Codec[NewSessionRequest](NewSessionRequest),
+    Codec[NewSessionResponse](NewSessionResponse),
+    SessionNewMessage,
+    "session_new",
+)
+
+SESSION_PROMPT: Final[MethodSpec[PromptRequest, PromptResponse]] = MethodSpec(
+    "session/prompt",
+    "agent",
+    "request",
+    Codec[PromptRequest](PromptRequest),
+    Codec[PromptResponse](PromptResponse),
+    SessionPromptMessage,
+    "session_prompt",
+)
+
+SESSION_RESUME: Final[MethodSpec[ResumeSessionRequest, ResumeSessionResponse]] = MethodSpec(
+    "session/resume",
+    "agent",
+    "request",
+    Codec[ResumeSessionRequest](ResumeSessionRequest),
+    Codec[ResumeSessionResponse](ResumeSessionResponse),
+    SessionResumeMessage,
+    "session_resume",
+)
+
+SESSION_SET_CONFIG_OPTION: Final[
+    MethodSpec[SetSessionConfigOptionRequest, SetSessionConfigOptionResponse]
+] = MethodSpec(
+    "session/set_config_option",
+    "agent",
+    "request",
+    Codec[SetSessionConfigOptionRequest](SetSessionConfigOptionRequest),
+    Codec[SetSessionConfigOptionResponse](SetSessionConfigOptionResponse),
+    SessionSetConfigOptionMessage,
+    "session_set_config_option",
+)
+
+SESSION_SET_MODE: Final[MethodSpec[SetSessionModeRequest, SetSessionModeResponse]] = MethodSpec(
+    "session/set_mode",
+    "agent",
+    "request",
+    Codec[SetSessionModeRequest](SetSessionModeRequest),
+    Codec[SetSessionModeResponse](SetSessionModeResponse),
+    SessionSetModeMessage,
+    "session_set_mode",
+)
+
+ELICITATION_COMPLETE: Final[MethodSpec[CompleteElicitationNotification, None]] = MethodSpec(
+    "elicitation/complete",
+    "client",
+    "notification",
+    Codec[CompleteElicitationNotification](CompleteElicitationNotification),
+    None,
+    ElicitationCompleteMessage,
+    "elicitation_complete",
+)
+
+ELICITATION_CREATE: Final[MethodSpec[CreateElicitationRequest, CreateElicitationResponse]] = (
+    MethodSpec(
         "elicitation/create",
         "client",
         "request",
         Codec[CreateElicitationRequest](CreateElicitationRequest),
         Codec[CreateElicitationResponse](CreateElicitationResponse),
         ElicitationCreateMessage,
-    ),
-    "fs/read_text_file": MethodSpec(
-        "fs/read_text_file",
-        "client",
-        "request",
-        Codec[ReadTextFileRequest](ReadTextFileRequest),
-        Codec[ReadTextFileResponse](ReadTextFileResponse),
-        FsReadTextFileMessage,
-    ),
-    "fs/write_text_file": MethodSpec(
-        "fs/write_text_file",
-        "client",
-        "request",
-        Codec[WriteTextFileRequest](WriteTextFileRequest),
-        Codec[WriteTextFileResponse](WriteTextFileResponse),
-        FsWriteTextFileMessage,
-    ),
-    "session/request_permission": MethodSpec(
-        "session/request_permission",
-        "client",
-        "request",
-        Codec[RequestPermissionRequest](RequestPermissionRequest),
-        Codec[RequestPermissionResponse](RequestPermissionResponse),
-        SessionRequestPermissionMessage,
-    ),
-    "session/update": MethodSpec(
-        "session/update",
-        "client",
-        "notification",
-        Codec[SessionNotification](SessionNotification),
-        None,
-        SessionUpdateMessage,
-    ),
-    "terminal/create": MethodSpec(
-        "terminal/create",
-        "client",
-        "request",
-        Codec[CreateTerminalRequest](CreateTerminalRequest),
-        Codec[CreateTerminalResponse](CreateTerminalResponse),
-        TerminalCreateMessage,
-    ),
-    "terminal/kill": MethodSpec(
-        "terminal/kill",
-        "client",
-        "request",
-        Codec[KillTerminalRequest](KillTerminalRequest),
-        Codec[KillTerminalResponse](KillTerminalResponse),
-        TerminalKillMessage,
-    ),
-    "terminal/output": MethodSpec(
-        "terminal/output",
-        "client",
-        "request",
-        Codec[TerminalOutputRequest](TerminalOutputRequest),
-        Codec[TerminalOutputResponse](TerminalOutputResponse),
-        TerminalOutputMessage,
-    ),
-    "terminal/release": MethodSpec(
-        "terminal/release",
-        "client",
-        "request",
-        Codec[ReleaseTerminalRequest](ReleaseTerminalRequest),
-        Codec[ReleaseTerminalResponse](ReleaseTerminalResponse),
-        TerminalReleaseMessage,
-    ),
-    "terminal/wait_for_exit": MethodSpec(
-        "terminal/wait_for_exit",
-        "client",
-        "request",
-        Codec[WaitForTerminalExitRequest](WaitForTerminalExitRequest),
-        Codec[WaitForTerminalExitResponse](WaitForTerminalExitResponse),
-        TerminalWaitForExitMessage,
-    ),
+        "elicitation_create",
+    )
+)
+
+FS_READ_TEXT_FILE: Final[MethodSpec[ReadTextFileRequest, ReadTextFileResponse]] = MethodSpec(
+    "fs/read_text_file",
+    "client",
+    "request",
+    Codec[ReadTextFileRequest](ReadTextFileRequest),
+    Codec[ReadTextFileResponse](ReadTextFileResponse),
+    FsReadTextFileMessage,
+    "fs_read_text_file",
+)
+
+FS_WRITE_TEXT_FILE: Final[MethodSpec[WriteTextFileRequest, WriteTextFileResponse]] = MethodSpec(
+    "fs/write_text_file",
+    "client",
+    "request",
+    Codec[WriteTextFileRequest](WriteTextFileRequest),
+    Codec[WriteTextFileResponse](WriteTextFileResponse),
+    FsWriteTextFileMessage,
+    "fs_write_text_file",
+)
+
+SESSION_REQUEST_PERMISSION: Final[
+    MethodSpec[RequestPermissionRequest, RequestPermissionResponse]
+] = MethodSpec(
+    "session/request_permission",
+    "client",
+    "request",
+    Codec[RequestPermissionRequest](RequestPermissionRequest),
+    Codec[RequestPermissionResponse](RequestPermissionResponse),
+    SessionRequestPermissionMessage,
+    "session_request_permission",
+)
+
+SESSION_UPDATE: Final[MethodSpec[SessionNotification, None]] = MethodSpec(
+    "session/update",
+    "client",
+    "notification",
+    Codec[SessionNotification](SessionNotification),
+    None,
+    SessionUpdateMessage,
+    "session_update",
+)
+
+TERMINAL_CREATE: Final[MethodSpec[CreateTerminalRequest, CreateTerminalResponse]] = MethodSpec(
+    "terminal/create",
+    "client",
+    "request",
+    Codec[CreateTerminalRequest](CreateTerminalRequest),
+    Codec[CreateTerminalResponse](CreateTerminalResponse),
+    TerminalCreateMessage,
+    "terminal_create",
+)
+
+TERMINAL_KILL: Final[MethodSpec[KillTerminalRequest, KillTerminalResponse]] = MethodSpec(
+    "terminal/kill",
+    "client",
+    "request",
+    Codec[KillTerminalRequest](KillTerminalRequest),
+    Codec[KillTerminalResponse](KillTerminalResponse),
+    TerminalKillMessage,
+    "terminal_kill",
+)
+
+TERMINAL_OUTPUT: Final[MethodSpec[TerminalOutputRequest, TerminalOutputResponse]] = MethodSpec(
+    "terminal/output",
+    "client",
+    "request",
+    Codec[TerminalOutputRequest](TerminalOutputRequest),
+    Codec[TerminalOutputResponse](TerminalOutputResponse),
+    TerminalOutputMessage,
+    "terminal_output",
+)
+
+TERMINAL_RELEASE: Final[MethodSpec[ReleaseTerminalRequest, ReleaseTerminalResponse]] = MethodSpec(
+    "terminal/release",
+    "client",
+    "request",
+    Codec[ReleaseTerminalRequest](ReleaseTerminalRequest),
+    Codec[ReleaseTerminalResponse](ReleaseTerminalResponse),
+    TerminalReleaseMessage,
+    "terminal_release",
+)
+
+TERMINAL_WAIT_FOR_EXIT: Final[
+    MethodSpec[WaitForTerminalExitRequest, WaitForTerminalExitResponse]
+] = MethodSpec(
+    "terminal/wait_for_exit",
+    "client",
+    "request",
+    Codec[WaitForTerminalExitRequest](WaitForTerminalExitRequest),
+    Codec[WaitForTerminalExitResponse](WaitForTerminalExitResponse),
+    TerminalWaitForExitMessage,
+    "terminal_wait_for_exit",
+)
+
+CANCEL_REQUEST: Final[MethodSpec[CancelRequestNotification, None]] = MethodSpec(
+    "$/cancel_request",
+    "protocol",
+    "notification",
+    Codec[CancelRequestNotification](CancelRequestNotification),
+    None,
+    CancelRequestMessage,
+    "cancel_request",
+)
+
+AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
+    "authenticate": AUTHENTICATE,
+    "initialize": INITIALIZE,
+    "logout": LOGOUT,
+    "session/cancel": SESSION_CANCEL,
+    "session/close": SESSION_CLOSE,
+    "session/delete": SESSION_DELETE,
+    "session/list": SESSION_LIST,
+    "session/load": SESSION_LOAD,
+    "session/new": SESSION_NEW,
+    "session/prompt": SESSION_PROMPT,
+    "session/resume": SESSION_RESUME,
+    "session/set_config_option": SESSION_SET_CONFIG_OPTION,
+    "session/set_mode": SESSION_SET_MODE,
+}
+"""Methods handled by the agent side: name -> params and result codecs."""
+
+CLIENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
+    "elicitation/complete": ELICITATION_COMPLETE,
+    "elicitation/create": ELICITATION_CREATE,
+    "fs/read_text_file": FS_READ_TEXT_FILE,
+    "fs/write_text_file": FS_WRITE_TEXT_FILE,
+    "session/request_permission": SESSION_REQUEST_PERMISSION,
+    "session/update": SESSION_UPDATE,
+    "terminal/create": TERMINAL_CREATE,
+    "terminal/kill": TERMINAL_KILL,
+    "terminal/output": TERMINAL_OUTPUT,
+    "terminal/release": TERMINAL_RELEASE,
+    "terminal/wait_for_exit": TERMINAL_WAIT_FOR_EXIT,
 }
 """Methods handled by the client side: name -> params and result codecs."""
 
 PROTOCOL_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
-    "$/cancel_request": MethodSpec(
-        "$/cancel_request",
-        "protocol",
-        "notification",
-        Codec[CancelRequestNotification](CancelRequestNotification),
-        None,
-        CancelRequestMessage,
-    ),
+    "$/cancel_request": CANCEL_REQUEST,
 }
 """Methods handled by the protocol side (both sides): name -> params and result codecs."""
 

@@ -57,23 +57,41 @@ __all__ = [
     "MESSAGE_CODEC",
     "METHODS",
     "AuthLoginMessage",
+    "AUTH_LOGIN",
     "AuthLogoutMessage",
+    "AUTH_LOGOUT",
     "InitializeMessage",
+    "INITIALIZE",
     "SessionCancelMessage",
+    "SESSION_CANCEL",
     "SessionCloseMessage",
+    "SESSION_CLOSE",
     "SessionDeleteMessage",
+    "SESSION_DELETE",
     "SessionListMessage",
+    "SESSION_LIST",
     "SessionNewMessage",
+    "SESSION_NEW",
     "SessionPromptMessage",
+    "SESSION_PROMPT",
     "SessionResumeMessage",
+    "SESSION_RESUME",
     "SessionSetConfigOptionMessage",
+    "SESSION_SET_CONFIG_OPTION",
     "TerminalCancelMessage",
+    "TERMINAL_CANCEL",
     "ToolCallCancelMessage",
+    "TOOL_CALL_CANCEL",
     "ElicitationCompleteMessage",
+    "ELICITATION_COMPLETE",
     "ElicitationCreateMessage",
+    "ELICITATION_CREATE",
     "SessionRequestPermissionMessage",
+    "SESSION_REQUEST_PERMISSION",
     "SessionUpdateMessage",
+    "SESSION_UPDATE",
     "CancelRequestMessage",
+    "CANCEL_REQUEST",
     "AGENT_METHODS",
     "CLIENT_METHODS",
     "PROTOCOL_METHODS",
@@ -385,159 +403,219 @@ class CancelRequestMessage(MethodMessage, tag="$/cancel_request"):
     params: CancelRequestNotification
 
 
-AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
-    "auth/login": MethodSpec(
-        "auth/login",
-        "agent",
-        "request",
-        Codec[LoginAuthRequest](LoginAuthRequest),
-        Codec[LoginAuthResponse](LoginAuthResponse),
-        AuthLoginMessage,
-    ),
-    "auth/logout": MethodSpec(
-        "auth/logout",
-        "agent",
-        "request",
-        Codec[LogoutAuthRequest](LogoutAuthRequest),
-        Codec[LogoutAuthResponse](LogoutAuthResponse),
-        AuthLogoutMessage,
-    ),
-    "initialize": MethodSpec(
-        "initialize",
-        "agent",
-        "request",
-        Codec[InitializeRequest](InitializeRequest),
-        Codec[InitializeResponse](InitializeResponse),
-        InitializeMessage,
-    ),
-    "session/cancel": MethodSpec(
-        "session/cancel",
-        "agent",
-        "notification",
-        Codec[CancelSessionNotification](CancelSessionNotification),
-        None,
-        SessionCancelMessage,
-    ),
-    "session/close": MethodSpec(
-        "session/close",
-        "agent",
-        "request",
-        Codec[CloseSessionRequest](CloseSessionRequest),
-        Codec[CloseSessionResponse](CloseSessionResponse),
-        SessionCloseMessage,
-    ),
-    "session/delete": MethodSpec(
-        "session/delete",
-        "agent",
-        "request",
-        Codec[DeleteSessionRequest](DeleteSessionRequest),
-        Codec[DeleteSessionResponse](DeleteSessionResponse),
-        SessionDeleteMessage,
-    ),
-    "session/list": MethodSpec(
-        "session/list",
-        "agent",
-        "request",
-        Codec[ListSessionsRequest](ListSessionsRequest),
-        Codec[ListSessionsResponse](ListSessionsResponse),
-        SessionListMessage,
-    ),
-    "session/new": MethodSpec(
-        "session/new",
-        "agent",
-        "request",
-        Codec[NewSessionRequest](NewSessionRequest),
-        Codec[NewSessionResponse](NewSessionResponse),
-        SessionNewMessage,
-    ),
-    "session/prompt": MethodSpec(
-        "session/prompt",
-        "agent",
-        "request",
-        Codec[PromptRequest](PromptRequest),
-        Codec[PromptResponse](PromptResponse),
-        SessionPromptMessage,
-    ),
-    "session/resume": MethodSpec(
-        "session/resume",
-        "agent",
-        "request",
-        Codec[ResumeSessionRequest](ResumeSessionRequest),
-        Codec[ResumeSessionResponse](ResumeSessionResponse),
-        SessionResumeMessage,
-    ),
-    "session/set_config_option": MethodSpec(
-        "session/set_config_option",
-        "agent",
-        "request",
-        Codec[SetSessionConfigOptionRequest](SetSessionConfigOptionRequest),
-        Codec[SetSessionConfigOptionResponse](SetSessionConfigOptionResponse),
-        SessionSetConfigOptionMessage,
-    ),
-    "terminal/cancel": MethodSpec(
-        "terminal/cancel",
-        "agent",
-        "request",
-        Codec[CancelTerminalRequest](CancelTerminalRequest),
-        Codec[CancelTerminalResponse](CancelTerminalResponse),
-        TerminalCancelMessage,
-    ),
-    "tool_call/cancel": MethodSpec(
-        "tool_call/cancel",
-        "agent",
-        "request",
-        Codec[CancelToolCallRequest](CancelToolCallRequest),
-        Codec[CancelToolCallResponse](CancelToolCallResponse),
-        ToolCallCancelMessage,
-    ),
-}
-"""Methods handled by the agent side: name -> params and result codecs."""
+AUTH_LOGIN: Final[MethodSpec[LoginAuthRequest, LoginAuthResponse]] = MethodSpec(
+    "auth/login",
+    "agent",
+    "request",
+    Codec[LoginAuthRequest](LoginAuthRequest),
+    Codec[LoginAuthResponse](LoginAuthResponse),
+    AuthLoginMessage,
+    "auth_login",
+)
 
-CLIENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
-    "elicitation/complete": MethodSpec(
-        "elicitation/complete",
-        "client",
-        "notification",
-        Codec[CompleteElicitationNotification](CompleteElicitationNotification),
-        None,
-        ElicitationCompleteMessage,
-    ),
-    "elicitation/create": MethodSpec(
+AUTH_LOGOUT: Final[MethodSpec[LogoutAuthRequest, LogoutAuthResponse]] = MethodSpec(
+    "auth/logout",
+    "agent",
+    "request",
+    Codec[LogoutAuthRequest](LogoutAuthRequest),
+    Codec[LogoutAuthResponse](LogoutAuthResponse),
+    AuthLogoutMessage,
+    "auth_logout",
+)
+
+INITIALIZE: Final[MethodSpec[InitializeRequest, InitializeResponse]] = MethodSpec(
+    "initialize",
+    "agent",
+    "request",
+    Codec[InitializeRequest](InitializeRequest),
+    Codec[InitializeResponse](InitializeResponse),
+    InitializeMessage,
+    "initialize",
+)
+
+SESSION_CANCEL: Final[MethodSpec[CancelSessionNotification, None]] = MethodSpec(
+    "session/cancel",
+    "agent",
+    "notification",
+    Codec[CancelSessionNotification](CancelSessionNotification),
+    None,
+    SessionCancelMessage,
+    "session_cancel",
+)
+
+SESSION_CLOSE: Final[MethodSpec[CloseSessionRequest, CloseSessionResponse]] = MethodSpec(
+    "session/close",
+    "agent",
+    "request",
+    Codec[CloseSessionRequest](CloseSessionRequest),
+    Codec[CloseSessionResponse](CloseSessionResponse),
+    SessionCloseMessage,
+    "session_close",
+)
+
+SESSION_DELETE: Final[MethodSpec[DeleteSessionRequest, DeleteSessionResponse]] = MethodSpec(
+    "session/delete",
+    "agent",
+    "request",
+    Codec[DeleteSessionRequest](DeleteSessionRequest),
+    Codec[DeleteSessionResponse](DeleteSessionResponse),
+    SessionDeleteMessage,
+    "session_delete",
+)
+
+SESSION_LIST: Final[MethodSpec[ListSessionsRequest, ListSessionsResponse]] = MethodSpec(
+    "session/list",
+    "agent",
+    "request",
+    Codec[ListSessionsRequest](ListSessionsRequest),
+    Codec[ListSessionsResponse](ListSessionsResponse),
+    SessionListMessage,
+    "session_list",
+)
+
+SESSION_NEW: Final[MethodSpec[NewSessionRequest, NewSessionResponse]] = MethodSpec(
+    "session/new",
+    "agent",
+    "request",
+    Codec[NewSessionRequest](NewSessionRequest),
+    Codec[NewSessionResponse](NewSessionResponse),
+    SessionNewMessage,
+    "session_new",
+)
+
+SESSION_PROMPT: Final[MethodSpec[PromptRequest, PromptResponse]] = MethodSpec(
+    "session/prompt",
+    "agent",
+    "request",
+    Codec[PromptRequest](PromptRequest),
+    Codec[PromptResponse](PromptResponse),
+    SessionPromptMessage,
+    "session_prompt",
+)
+
+SESSION_RESUME: Final[MethodSpec[ResumeSessionRequest, ResumeSessionResponse]] = MethodSpec(
+    "session/resume",
+    "agent",
+    "request",
+    Codec[ResumeSessionRequest](ResumeSessionRequest),
+    Codec[ResumeSessionResponse](ResumeSessionResponse),
+    SessionResumeMessage,
+    "session_resume",
+)
+
+SESSION_SET_CONFIG_OPTION: Final[
+    MethodSpec[SetSessionConfigOptionRequest, SetSessionConfigOptionResponse]
+] = MethodSpec(
+    "session/set_config_option",
+    "agent",
+    "request",
+    Codec[SetSessionConfigOptionRequest](SetSessionConfigOptionRequest),
+    Codec[SetSessionConfigOptionResponse](SetSessionConfigOptionResponse),
+    SessionSetConfigOptionMessage,
+    "session_set_config_option",
+)
+
+TERMINAL_CANCEL: Final[MethodSpec[CancelTerminalRequest, CancelTerminalResponse]] = MethodSpec(
+    "terminal/cancel",
+    "agent",
+    "request",
+    Codec[CancelTerminalRequest](CancelTerminalRequest),
+    Codec[CancelTerminalResponse](CancelTerminalResponse),
+    TerminalCancelMessage,
+    "terminal_cancel",
+)
+
+TOOL_CALL_CANCEL: Final[MethodSpec[CancelToolCallRequest, CancelToolCallResponse]] = MethodSpec(
+    "tool_call/cancel",
+    "agent",
+    "request",
+    Codec[CancelToolCallRequest](CancelToolCallRequest),
+    Codec[CancelToolCallResponse](CancelToolCallResponse),
+    ToolCallCancelMessage,
+    "tool_call_cancel",
+)
+
+ELICITATION_COMPLETE: Final[MethodSpec[CompleteElicitationNotification, None]] = MethodSpec(
+    "elicitation/complete",
+    "client",
+    "notification",
+    Codec[CompleteElicitationNotification](CompleteElicitationNotification),
+    None,
+    ElicitationCompleteMessage,
+    "elicitation_complete",
+)
+
+ELICITATION_CREATE: Final[MethodSpec[CreateElicitationRequest, CreateElicitationResponse]] = (
+    MethodSpec(
         "elicitation/create",
         "client",
         "request",
         Codec[CreateElicitationRequest](CreateElicitationRequest),
         Codec[CreateElicitationResponse](CreateElicitationResponse),
         ElicitationCreateMessage,
-    ),
-    "session/request_permission": MethodSpec(
-        "session/request_permission",
-        "client",
-        "request",
-        Codec[RequestPermissionRequest](RequestPermissionRequest),
-        Codec[RequestPermissionResponse](RequestPermissionResponse),
-        SessionRequestPermissionMessage,
-    ),
-    "session/update": MethodSpec(
-        "session/update",
-        "client",
-        "notification",
-        Codec[UpdateSessionNotification](UpdateSessionNotification),
-        None,
-        SessionUpdateMessage,
-    ),
+        "elicitation_create",
+    )
+)
+
+SESSION_REQUEST_PERMISSION: Final[
+    MethodSpec[RequestPermissionRequest, RequestPermissionResponse]
+] = MethodSpec(
+    "session/request_permission",
+    "client",
+    "request",
+    Codec[RequestPermissionRequest](RequestPermissionRequest),
+    Codec[RequestPermissionResponse](RequestPermissionResponse),
+    SessionRequestPermissionMessage,
+    "session_request_permission",
+)
+
+SESSION_UPDATE: Final[MethodSpec[UpdateSessionNotification, None]] = MethodSpec(
+    "session/update",
+    "client",
+    "notification",
+    Codec[UpdateSessionNotification](UpdateSessionNotification),
+    None,
+    SessionUpdateMessage,
+    "session_update",
+)
+
+CANCEL_REQUEST: Final[MethodSpec[CancelRequestNotification, None]] = MethodSpec(
+    "$/cancel_request",
+    "protocol",
+    "notification",
+    Codec[CancelRequestNotification](CancelRequestNotification),
+    None,
+    CancelRequestMessage,
+    "cancel_request",
+)
+
+AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
+    "auth/login": AUTH_LOGIN,
+    "auth/logout": AUTH_LOGOUT,
+    "initialize": INITIALIZE,
+    "session/cancel": SESSION_CANCEL,
+    "session/close": SESSION_CLOSE,
+    "session/delete": SESSION_DELETE,
+    "session/list": SESSION_LIST,
+    "session/new": SESSION_NEW,
+    "session/prompt": SESSION_PROMPT,
+    "session/resume": SESSION_RESUME,
+    "session/set_config_option": SESSION_SET_CONFIG_OPTION,
+    "terminal/cancel": TERMINAL_CANCEL,
+    "tool_call/cancel": TOOL_CALL_CANCEL,
+}
+"""Methods handled by the agent side: name -> params and result codecs."""
+
+CLIENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
+    "elicitation/complete": ELICITATION_COMPLETE,
+    "elicitation/create": ELICITATION_CREATE,
+    "session/request_permission": SESSION_REQUEST_PERMISSION,
+    "session/update": SESSION_UPDATE,
 }
 """Methods handled by the client side: name -> params and result codecs."""
 
 PROTOCOL_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
-    "$/cancel_request": MethodSpec(
-        "$/cancel_request",
-        "protocol",
-        "notification",
-        Codec[CancelRequestNotification](CancelRequestNotification),
-        None,
-        CancelRequestMessage,
-    ),
+    "$/cancel_request": CANCEL_REQUEST,
 }
 """Methods handled by the protocol side (both sides): name -> params and result codecs."""
 

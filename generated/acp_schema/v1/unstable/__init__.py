@@ -5,6 +5,7 @@
 
 from typing import Final
 
+from .handlers import *  # noqa: F403
 from .methods import *  # noqa: F403
 from .types import *  # noqa: F403
 

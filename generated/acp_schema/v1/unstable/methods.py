@@ -97,44 +97,83 @@ __all__ = [
     "MESSAGE_CODEC",
     "METHODS",
     "AuthStatusMessage",
+    "AUTH_STATUS",
     "AuthenticateMessage",
+    "AUTHENTICATE",
     "InitializeMessage",
+    "INITIALIZE",
     "LogoutMessage",
+    "LOGOUT",
     "McpMessageAgentMessage",
+    "MCP_MESSAGE_AGENT",
     "ProvidersDisableMessage",
+    "PROVIDERS_DISABLE",
     "ProvidersListMessage",
+    "PROVIDERS_LIST",
     "ProvidersSetMessage",
+    "PROVIDERS_SET",
     "SessionArchiveMessage",
+    "SESSION_ARCHIVE",
     "SessionCancelMessage",
+    "SESSION_CANCEL",
     "SessionCloseMessage",
+    "SESSION_CLOSE",
     "SessionDeleteMessage",
+    "SESSION_DELETE",
     "SessionForkMessage",
+    "SESSION_FORK",
     "SessionListMessage",
+    "SESSION_LIST",
     "SessionLoadMessage",
+    "SESSION_LOAD",
     "SessionNewMessage",
+    "SESSION_NEW",
     "SessionPromptMessage",
+    "SESSION_PROMPT",
     "SessionResumeMessage",
+    "SESSION_RESUME",
     "SessionSetConfigOptionMessage",
+    "SESSION_SET_CONFIG_OPTION",
     "SessionSetModeMessage",
+    "SESSION_SET_MODE",
     "SessionSetTitleMessage",
+    "SESSION_SET_TITLE",
     "SessionStatusMessage",
+    "SESSION_STATUS",
     "SessionUnarchiveMessage",
+    "SESSION_UNARCHIVE",
     "AuthStatusUpdateMessage",
+    "AUTH_STATUS_UPDATE",
     "ElicitationCompleteMessage",
+    "ELICITATION_COMPLETE",
     "ElicitationCreateMessage",
+    "ELICITATION_CREATE",
     "FsReadTextFileMessage",
+    "FS_READ_TEXT_FILE",
     "FsWriteTextFileMessage",
+    "FS_WRITE_TEXT_FILE",
     "McpMessageClientMessage",
+    "MCP_MESSAGE_CLIENT",
     "SessionRequestPermissionMessage",
+    "SESSION_REQUEST_PERMISSION",
     "SessionUpdateMessage",
+    "SESSION_UPDATE",
     "TerminalCreateMessage",
+    "TERMINAL_CREATE",
     "TerminalKillMessage",
+    "TERMINAL_KILL",
     "TerminalOutputMessage",
+    "TERMINAL_OUTPUT",
     "TerminalReleaseMessage",
+    "TERMINAL_RELEASE",
     "TerminalWaitForExitMessage",
+    "TERMINAL_WAIT_FOR_EXIT",
     "CancelRequestMessage",
+    "CANCEL_REQUEST",
     "ProxyInitializeMessage",
+    "PROXY_INITIALIZE",
     "ProxySuccessorMessage",
+    "PROXY_SUCCESSOR",
     "AGENT_METHODS",
     "CLIENT_METHODS",
     "PROTOCOL_METHODS",
@@ -746,331 +785,458 @@ class ProxySuccessorMessage(MethodMessage, tag="proxy/successor"):
     params: ProxySuccessorRequest
 
 
-AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
-    "auth/status": MethodSpec(
-        "auth/status",
-        "agent",
-        "request",
-        Codec[AuthStatusRequest](AuthStatusRequest),
-        Codec[AuthStatusResponse](AuthStatusResponse),
-        AuthStatusMessage,
-    ),
-    "authenticate": MethodSpec(
-        "authenticate",
-        "agent",
-        "request",
-        Codec[AuthenticateRequest](AuthenticateRequest),
-        Codec[AuthenticateResponse](AuthenticateResponse),
-        AuthenticateMessage,
-    ),
-    "initialize": MethodSpec(
-        "initialize",
-        "agent",
-        "request",
-        Codec[InitializeRequest](InitializeRequest),
-        Codec[InitializeResponse](InitializeResponse),
-        InitializeMessage,
-    ),
-    "logout": MethodSpec(
-        "logout",
-        "agent",
-        "request",
-        Codec[LogoutRequest](LogoutRequest),
-        Codec[LogoutResponse](LogoutResponse),
-        LogoutMessage,
-    ),
-    "mcp/message": MethodSpec(
-        "mcp/message",
-        "agent",
-        "notification",
-        Codec[MessageMcpNotification](MessageMcpNotification),
-        None,
-        McpMessageAgentMessage,
-    ),
-    "providers/disable": MethodSpec(
-        "providers/disable",
-        "agent",
-        "request",
-        Codec[DisableProviderRequest](DisableProviderRequest),
-        Codec[DisableProviderResponse](DisableProviderResponse),
-        ProvidersDisableMessage,
-    ),
-    "providers/list": MethodSpec(
-        "providers/list",
-        "agent",
-        "request",
-        Codec[ListProvidersRequest](ListProvidersRequest),
-        Codec[ListProvidersResponse](ListProvidersResponse),
-        ProvidersListMessage,
-    ),
-    "providers/set": MethodSpec(
-        "providers/set",
-        "agent",
-        "request",
-        Codec[SetProviderRequest](SetProviderRequest),
-        Codec[SetProviderResponse](SetProviderResponse),
-        ProvidersSetMessage,
-    ),
-    "session/archive": MethodSpec(
-        "session/archive",
-        "agent",
-        "request",
-        Codec[ArchiveSessionRequest](ArchiveSessionRequest),
-        Codec[ArchiveSessionResponse](ArchiveSessionResponse),
-        SessionArchiveMessage,
-    ),
-    "session/cancel": MethodSpec(
-        "session/cancel",
-        "agent",
-        "notification",
-        Codec[CancelNotification](CancelNotification),
-        None,
-        SessionCancelMessage,
-    ),
-    "session/close": MethodSpec(
-        "session/close",
-        "agent",
-        "request",
-        Codec[CloseSessionRequest](CloseSessionRequest),
-        Codec[CloseSessionResponse](CloseSessionResponse),
-        SessionCloseMessage,
-    ),
-    "session/delete": MethodSpec(
-        "session/delete",
-        "agent",
-        "request",
-        Codec[DeleteSessionRequest](DeleteSessionRequest),
-        Codec[DeleteSessionResponse](DeleteSessionResponse),
-        SessionDeleteMessage,
-    ),
-    "session/fork": MethodSpec(
-        "session/fork",
-        "agent",
-        "request",
-        Codec[ForkSessionRequest](ForkSessionRequest),
-        Codec[ForkSessionResponse](ForkSessionResponse),
-        SessionForkMessage,
-    ),
-    "session/list": MethodSpec(
-        "session/list",
-        "agent",
-        "request",
-        Codec[ListSessionsRequest](ListSessionsRequest),
-        Codec[ListSessionsResponse](ListSessionsResponse),
-        SessionListMessage,
-    ),
-    "session/load": MethodSpec(
-        "session/load",
-        "agent",
-        "request",
-        Codec[LoadSessionRequest](LoadSessionRequest),
-        Codec[LoadSessionResponse](LoadSessionResponse),
-        SessionLoadMessage,
-    ),
-    "session/new": MethodSpec(
-        "session/new",
-        "agent",
-        "request",
-        Codec[NewSessionRequest](NewSessionRequest),
-        Codec[NewSessionResponse](NewSessionResponse),
-        SessionNewMessage,
-    ),
-    "session/prompt": MethodSpec(
-        "session/prompt",
-        "agent",
-        "request",
-        Codec[PromptRequest](PromptRequest),
-        Codec[PromptResponse](PromptResponse),
-        SessionPromptMessage,
-    ),
-    "session/resume": MethodSpec(
-        "session/resume",
-        "agent",
-        "request",
-        Codec[ResumeSessionRequest](ResumeSessionRequest),
-        Codec[ResumeSessionResponse](ResumeSessionResponse),
-        SessionResumeMessage,
-    ),
-    "session/set_config_option": MethodSpec(
-        "session/set_config_option",
-        "agent",
-        "request",
-        Codec[SetSessionConfigOptionRequest](SetSessionConfigOptionRequest),
-        Codec[SetSessionConfigOptionResponse](SetSessionConfigOptionResponse),
-        SessionSetConfigOptionMessage,
-    ),
-    "session/set_mode": MethodSpec(
-        "session/set_mode",
-        "agent",
-        "request",
-        Codec[SetSessionModeRequest](SetSessionModeRequest),
-        Codec[SetSessionModeResponse](SetSessionModeResponse),
-        SessionSetModeMessage,
-    ),
-    "session/set_title": MethodSpec(
-        "session/set_title",
-        "agent",
-        "request",
-        Codec[SetSessionTitleRequest](SetSessionTitleRequest),
-        Codec[SetSessionTitleResponse](SetSessionTitleResponse),
-        SessionSetTitleMessage,
-    ),
-    "session/status": MethodSpec(
-        "session/status",
-        "agent",
-        "request",
-        Codec[SessionStatusRequest](SessionStatusRequest),
-        Codec[SessionStatusResponse](SessionStatusResponse),
-        SessionStatusMessage,
-    ),
-    "session/unarchive": MethodSpec(
+AUTH_STATUS: Final[MethodSpec[AuthStatusRequest, AuthStatusResponse]] = MethodSpec(
+    "auth/status",
+    "agent",
+    "request",
+    Codec[AuthStatusRequest](AuthStatusRequest),
+    Codec[AuthStatusResponse](AuthStatusResponse),
+    AuthStatusMessage,
+    "auth_status",
+)
+
+AUTHENTICATE: Final[MethodSpec[AuthenticateRequest, AuthenticateResponse]] = MethodSpec(
+    "authenticate",
+    "agent",
+    "request",
+    Codec[AuthenticateRequest](AuthenticateRequest),
+    Codec[AuthenticateResponse](AuthenticateResponse),
+    AuthenticateMessage,
+    "authenticate",
+)
+
+INITIALIZE: Final[MethodSpec[InitializeRequest, InitializeResponse]] = MethodSpec(
+    "initialize",
+    "agent",
+    "request",
+    Codec[InitializeRequest](InitializeRequest),
+    Codec[InitializeResponse](InitializeResponse),
+    InitializeMessage,
+    "initialize",
+)
+
+LOGOUT: Final[MethodSpec[LogoutRequest, LogoutResponse]] = MethodSpec(
+    "logout",
+    "agent",
+    "request",
+    Codec[LogoutRequest](LogoutRequest),
+    Codec[LogoutResponse](LogoutResponse),
+    LogoutMessage,
+    "logout",
+)
+
+MCP_MESSAGE_AGENT: Final[MethodSpec[MessageMcpNotification, None]] = MethodSpec(
+    "mcp/message",
+    "agent",
+    "notification",
+    Codec[MessageMcpNotification](MessageMcpNotification),
+    None,
+    McpMessageAgentMessage,
+    "mcp_message",
+)
+
+PROVIDERS_DISABLE: Final[MethodSpec[DisableProviderRequest, DisableProviderResponse]] = MethodSpec(
+    "providers/disable",
+    "agent",
+    "request",
+    Codec[DisableProviderRequest](DisableProviderRequest),
+    Codec[DisableProviderResponse](DisableProviderResponse),
+    ProvidersDisableMessage,
+    "providers_disable",
+)
+
+PROVIDERS_LIST: Final[MethodSpec[ListProvidersRequest, ListProvidersResponse]] = MethodSpec(
+    "providers/list",
+    "agent",
+    "request",
+    Codec[ListProvidersRequest](ListProvidersRequest),
+    Codec[ListProvidersResponse](ListProvidersResponse),
+    ProvidersListMessage,
+    "providers_list",
+)
+
+PROVIDERS_SET: Final[MethodSpec[SetProviderRequest, SetProviderResponse]] = MethodSpec(
+    "providers/set",
+    "agent",
+    "request",
+    Codec[SetProviderRequest](SetProviderRequest),
+    Codec[SetProviderResponse](SetProviderResponse),
+    ProvidersSetMessage,
+    "providers_set",
+)
+
+SESSION_ARCHIVE: Final[MethodSpec[ArchiveSessionRequest, ArchiveSessionResponse]] = MethodSpec(
+    "session/archive",
+    "agent",
+    "request",
+    Codec[ArchiveSessionRequest](ArchiveSessionRequest),
+    Codec[ArchiveSessionResponse](ArchiveSessionResponse),
+    SessionArchiveMessage,
+    "session_archive",
+)
+
+SESSION_CANCEL: Final[MethodSpec[CancelNotification, None]] = MethodSpec(
+    "session/cancel",
+    "agent",
+    "notification",
+    Codec[CancelNotification](CancelNotification),
+    None,
+    SessionCancelMessage,
+    "session_cancel",
+)
+
+SESSION_CLOSE: Final[MethodSpec[CloseSessionRequest, CloseSessionResponse]] = MethodSpec(
+    "session/close",
+    "agent",
+    "request",
+    Codec[CloseSessionRequest](CloseSessionRequest),
+    Codec[CloseSessionResponse](CloseSessionResponse),
+    SessionCloseMessage,
+    "session_close",
+)
+
+SESSION_DELETE: Final[MethodSpec[DeleteSessionRequest, DeleteSessionResponse]] = MethodSpec(
+    "session/delete",
+    "agent",
+    "request",
+    Codec[DeleteSessionRequest](DeleteSessionRequest),
+    Codec[DeleteSessionResponse](DeleteSessionResponse),
+    SessionDeleteMessage,
+    "session_delete",
+)
+
+SESSION_FORK: Final[MethodSpec[ForkSessionRequest, ForkSessionResponse]] = MethodSpec(
+    "session/fork",
+    "agent",
+    "request",
+    Codec[ForkSessionRequest](ForkSessionRequest),
+    Codec[ForkSessionResponse](ForkSessionResponse),
+    SessionForkMessage,
+    "session_fork",
+)
+
+SESSION_LIST: Final[MethodSpec[ListSessionsRequest, ListSessionsResponse]] = MethodSpec(
+    "session/list",
+    "agent",
+    "request",
+    Codec[ListSessionsRequest](ListSessionsRequest),
+    Codec[ListSessionsResponse](ListSessionsResponse),
+    SessionListMessage,
+    "session_list",
+)
+
+SESSION_LOAD: Final[MethodSpec[LoadSessionRequest, LoadSessionResponse]] = MethodSpec(
+    "session/load",
+    "agent",
+    "request",
+    Codec[LoadSessionRequest](LoadSessionRequest),
+    Codec[LoadSessionResponse](LoadSessionResponse),
+    SessionLoadMessage,
+    "session_load",
+)
+
+SESSION_NEW: Final[MethodSpec[NewSessionRequest, NewSessionResponse]] = MethodSpec(
+    "session/new",
+    "agent",
+    "request",
+    Codec[NewSessionRequest](NewSessionRequest),
+    Codec[NewSessionResponse](NewSessionResponse),
+    SessionNewMessage,
+    "session_new",
+)
+
+SESSION_PROMPT: Final[MethodSpec[PromptRequest, PromptResponse]] = MethodSpec(
+    "session/prompt",
+    "agent",
+    "request",
+    Codec[PromptRequest](PromptRequest),
+    Codec[PromptResponse](PromptResponse),
+    SessionPromptMessage,
+    "session_prompt",
+)
+
+SESSION_RESUME: Final[MethodSpec[ResumeSessionRequest, ResumeSessionResponse]] = MethodSpec(
+    "session/resume",
+    "agent",
+    "request",
+    Codec[ResumeSessionRequest](ResumeSessionRequest),
+    Codec[ResumeSessionResponse](ResumeSessionResponse),
+    SessionResumeMessage,
+    "session_resume",
+)
+
+SESSION_SET_CONFIG_OPTION: Final[
+    MethodSpec[SetSessionConfigOptionRequest, SetSessionConfigOptionResponse]
+] = MethodSpec(
+    "session/set_config_option",
+    "agent",
+    "request",
+    Codec[SetSessionConfigOptionRequest](SetSessionConfigOptionRequest),
+    Codec[SetSessionConfigOptionResponse](SetSessionConfigOptionResponse),
+    SessionSetConfigOptionMessage,
+    "session_set_config_option",
+)
+
+SESSION_SET_MODE: Final[MethodSpec[SetSessionModeRequest, SetSessionModeResponse]] = MethodSpec(
+    "session/set_mode",
+    "agent",
+    "request",
+    Codec[SetSessionModeRequest](SetSessionModeRequest),
+    Codec[SetSessionModeResponse](SetSessionModeResponse),
+    SessionSetModeMessage,
+    "session_set_mode",
+)
+
+SESSION_SET_TITLE: Final[MethodSpec[SetSessionTitleRequest, SetSessionTitleResponse]] = MethodSpec(
+    "session/set_title",
+    "agent",
+    "request",
+    Codec[SetSessionTitleRequest](SetSessionTitleRequest),
+    Codec[SetSessionTitleResponse](SetSessionTitleResponse),
+    SessionSetTitleMessage,
+    "session_set_title",
+)
+
+SESSION_STATUS: Final[MethodSpec[SessionStatusRequest, SessionStatusResponse]] = MethodSpec(
+    "session/status",
+    "agent",
+    "request",
+    Codec[SessionStatusRequest](SessionStatusRequest),
+    Codec[SessionStatusResponse](SessionStatusResponse),
+    SessionStatusMessage,
+    "session_status",
+)
+
+SESSION_UNARCHIVE: Final[MethodSpec[UnarchiveSessionRequest, UnarchiveSessionResponse]] = (
+    MethodSpec(
         "session/unarchive",
         "agent",
         "request",
         Codec[UnarchiveSessionRequest](UnarchiveSessionRequest),
         Codec[UnarchiveSessionResponse](UnarchiveSessionResponse),
         SessionUnarchiveMessage,
-    ),
-}
-"""Methods handled by the agent side: name -> params and result codecs."""
+        "session_unarchive",
+    )
+)
 
-CLIENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
-    "auth/status_update": MethodSpec(
-        "auth/status_update",
-        "client",
-        "notification",
-        Codec[AuthStatusUpdateNotification](AuthStatusUpdateNotification),
-        None,
-        AuthStatusUpdateMessage,
-    ),
-    "elicitation/complete": MethodSpec(
-        "elicitation/complete",
-        "client",
-        "notification",
-        Codec[CompleteElicitationNotification](CompleteElicitationNotification),
-        None,
-        ElicitationCompleteMessage,
-    ),
-    "elicitation/create": MethodSpec(
+AUTH_STATUS_UPDATE: Final[MethodSpec[AuthStatusUpdateNotification, None]] = MethodSpec(
+    "auth/status_update",
+    "client",
+    "notification",
+    Codec[AuthStatusUpdateNotification](AuthStatusUpdateNotification),
+    None,
+    AuthStatusUpdateMessage,
+    "auth_status_update",
+)
+
+ELICITATION_COMPLETE: Final[MethodSpec[CompleteElicitationNotification, None]] = MethodSpec(
+    "elicitation/complete",
+    "client",
+    "notification",
+    Codec[CompleteElicitationNotification](CompleteElicitationNotification),
+    None,
+    ElicitationCompleteMessage,
+    "elicitation_complete",
+)
+
+ELICITATION_CREATE: Final[MethodSpec[CreateElicitationRequest, CreateElicitationResponse]] = (
+    MethodSpec(
         "elicitation/create",
         "client",
         "request",
         Codec[CreateElicitationRequest](CreateElicitationRequest),
         Codec[CreateElicitationResponse](CreateElicitationResponse),
         ElicitationCreateMessage,
-    ),
-    "fs/read_text_file": MethodSpec(
-        "fs/read_text_file",
-        "client",
-        "request",
-        Codec[ReadTextFileRequest](ReadTextFileRequest),
-        Codec[ReadTextFileResponse](ReadTextFileResponse),
-        FsReadTextFileMessage,
-    ),
-    "fs/write_text_file": MethodSpec(
-        "fs/write_text_file",
-        "client",
-        "request",
-        Codec[WriteTextFileRequest](WriteTextFileRequest),
-        Codec[WriteTextFileResponse](WriteTextFileResponse),
-        FsWriteTextFileMessage,
-    ),
-    "mcp/message": MethodSpec(
-        "mcp/message",
-        "client",
-        "request",
-        Codec[MessageMcpRequest](MessageMcpRequest),
-        Codec[MessageMcpResponse](MessageMcpResponse),
-        McpMessageClientMessage,
-    ),
-    "session/request_permission": MethodSpec(
-        "session/request_permission",
-        "client",
-        "request",
-        Codec[RequestPermissionRequest](RequestPermissionRequest),
-        Codec[RequestPermissionResponse](RequestPermissionResponse),
-        SessionRequestPermissionMessage,
-    ),
-    "session/update": MethodSpec(
-        "session/update",
-        "client",
-        "notification",
-        Codec[SessionNotification](SessionNotification),
-        None,
-        SessionUpdateMessage,
-    ),
-    "terminal/create": MethodSpec(
-        "terminal/create",
-        "client",
-        "request",
-        Codec[CreateTerminalRequest](CreateTerminalRequest),
-        Codec[CreateTerminalResponse](CreateTerminalResponse),
-        TerminalCreateMessage,
-    ),
-    "terminal/kill": MethodSpec(
-        "terminal/kill",
-        "client",
-        "request",
-        Codec[KillTerminalRequest](KillTerminalRequest),
-        Codec[KillTerminalResponse](KillTerminalResponse),
-        TerminalKillMessage,
-    ),
-    "terminal/output": MethodSpec(
-        "terminal/output",
-        "client",
-        "request",
-        Codec[TerminalOutputRequest](TerminalOutputRequest),
-        Codec[TerminalOutputResponse](TerminalOutputResponse),
-        TerminalOutputMessage,
-    ),
-    "terminal/release": MethodSpec(
-        "terminal/release",
-        "client",
-        "request",
-        Codec[ReleaseTerminalRequest](ReleaseTerminalRequest),
-        Codec[ReleaseTerminalResponse](ReleaseTerminalResponse),
-        TerminalReleaseMessage,
-    ),
-    "terminal/wait_for_exit": MethodSpec(
-        "terminal/wait_for_exit",
-        "client",
-        "request",
-        Codec[WaitForTerminalExitRequest](WaitForTerminalExitRequest),
-        Codec[WaitForTerminalExitResponse](WaitForTerminalExitResponse),
-        TerminalWaitForExitMessage,
-    ),
+        "elicitation_create",
+    )
+)
+
+FS_READ_TEXT_FILE: Final[MethodSpec[ReadTextFileRequest, ReadTextFileResponse]] = MethodSpec(
+    "fs/read_text_file",
+    "client",
+    "request",
+    Codec[ReadTextFileRequest](ReadTextFileRequest),
+    Codec[ReadTextFileResponse](ReadTextFileResponse),
+    FsReadTextFileMessage,
+    "fs_read_text_file",
+)
+
+FS_WRITE_TEXT_FILE: Final[MethodSpec[WriteTextFileRequest, WriteTextFileResponse]] = MethodSpec(
+    "fs/write_text_file",
+    "client",
+    "request",
+    Codec[WriteTextFileRequest](WriteTextFileRequest),
+    Codec[WriteTextFileResponse](WriteTextFileResponse),
+    FsWriteTextFileMessage,
+    "fs_write_text_file",
+)
+
+MCP_MESSAGE_CLIENT: Final[MethodSpec[MessageMcpRequest, MessageMcpResponse]] = MethodSpec(
+    "mcp/message",
+    "client",
+    "request",
+    Codec[MessageMcpRequest](MessageMcpRequest),
+    Codec[MessageMcpResponse](MessageMcpResponse),
+    McpMessageClientMessage,
+    "mcp_message",
+)
+
+SESSION_REQUEST_PERMISSION: Final[
+    MethodSpec[RequestPermissionRequest, RequestPermissionResponse]
+] = MethodSpec(
+    "session/request_permission",
+    "client",
+    "request",
+    Codec[RequestPermissionRequest](RequestPermissionRequest),
+    Codec[RequestPermissionResponse](RequestPermissionResponse),
+    SessionRequestPermissionMessage,
+    "session_request_permission",
+)
+
+SESSION_UPDATE: Final[MethodSpec[SessionNotification, None]] = MethodSpec(
+    "session/update",
+    "client",
+    "notification",
+    Codec[SessionNotification](SessionNotification),
+    None,
+    SessionUpdateMessage,
+    "session_update",
+)
+
+TERMINAL_CREATE: Final[MethodSpec[CreateTerminalRequest, CreateTerminalResponse]] = MethodSpec(
+    "terminal/create",
+    "client",
+    "request",
+    Codec[CreateTerminalRequest](CreateTerminalRequest),
+    Codec[CreateTerminalResponse](CreateTerminalResponse),
+    TerminalCreateMessage,
+    "terminal_create",
+)
+
+TERMINAL_KILL: Final[MethodSpec[KillTerminalRequest, KillTerminalResponse]] = MethodSpec(
+    "terminal/kill",
+    "client",
+    "request",
+    Codec[KillTerminalRequest](KillTerminalRequest),
+    Codec[KillTerminalResponse](KillTerminalResponse),
+    TerminalKillMessage,
+    "terminal_kill",
+)
+
+TERMINAL_OUTPUT: Final[MethodSpec[TerminalOutputRequest, TerminalOutputResponse]] = MethodSpec(
+    "terminal/output",
+    "client",
+    "request",
+    Codec[TerminalOutputRequest](TerminalOutputRequest),
+    Codec[TerminalOutputResponse](TerminalOutputResponse),
+    TerminalOutputMessage,
+    "terminal_output",
+)
+
+TERMINAL_RELEASE: Final[MethodSpec[ReleaseTerminalRequest, ReleaseTerminalResponse]] = MethodSpec(
+    "terminal/release",
+    "client",
+    "request",
+    Codec[ReleaseTerminalRequest](ReleaseTerminalRequest),
+    Codec[ReleaseTerminalResponse](ReleaseTerminalResponse),
+    TerminalReleaseMessage,
+    "terminal_release",
+)
+
+TERMINAL_WAIT_FOR_EXIT: Final[
+    MethodSpec[WaitForTerminalExitRequest, WaitForTerminalExitResponse]
+] = MethodSpec(
+    "terminal/wait_for_exit",
+    "client",
+    "request",
+    Codec[WaitForTerminalExitRequest](WaitForTerminalExitRequest),
+    Codec[WaitForTerminalExitResponse](WaitForTerminalExitResponse),
+    TerminalWaitForExitMessage,
+    "terminal_wait_for_exit",
+)
+
+CANCEL_REQUEST: Final[MethodSpec[CancelRequestNotification, None]] = MethodSpec(
+    "$/cancel_request",
+    "protocol",
+    "notification",
+    Codec[CancelRequestNotification](CancelRequestNotification),
+    None,
+    CancelRequestMessage,
+    "cancel_request",
+)
+
+PROXY_INITIALIZE: Final[MethodSpec[InitializeProxyRequest, InitializeProxyResponse]] = MethodSpec(
+    "proxy/initialize",
+    "proxy",
+    "request",
+    Codec[InitializeProxyRequest](InitializeProxyRequest),
+    Codec[InitializeProxyResponse](InitializeProxyResponse),
+    ProxyInitializeMessage,
+    "proxy_initialize",
+)
+
+PROXY_SUCCESSOR: Final[MethodSpec[ProxySuccessorRequest, ProxySuccessorResponse]] = MethodSpec(
+    "proxy/successor",
+    "proxy",
+    "request",
+    Codec[ProxySuccessorRequest](ProxySuccessorRequest),
+    Codec[ProxySuccessorResponse](ProxySuccessorResponse),
+    ProxySuccessorMessage,
+    "proxy_successor",
+)
+
+AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
+    "auth/status": AUTH_STATUS,
+    "authenticate": AUTHENTICATE,
+    "initialize": INITIALIZE,
+    "logout": LOGOUT,
+    "mcp/message": MCP_MESSAGE_AGENT,
+    "providers/disable": PROVIDERS_DISABLE,
+    "providers/list": PROVIDERS_LIST,
+    "providers/set": PROVIDERS_SET,
+    "session/archive": SESSION_ARCHIVE,
+    "session/cancel": SESSION_CANCEL,
+    "session/close": SESSION_CLOSE,
+    "session/delete": SESSION_DELETE,
+    "session/fork": SESSION_FORK,
+    "session/list": SESSION_LIST,
+    "session/load": SESSION_LOAD,
+    "session/new": SESSION_NEW,
+    "session/prompt": SESSION_PROMPT,
+    "session/resume": SESSION_RESUME,
+    "session/set_config_option": SESSION_SET_CONFIG_OPTION,
+    "session/set_mode": SESSION_SET_MODE,
+    "session/set_title": SESSION_SET_TITLE,
+    "session/status": SESSION_STATUS,
+    "session/unarchive": SESSION_UNARCHIVE,
+}
+"""Methods handled by the agent side: name -> params and result codecs."""
+
+CLIENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
+    "auth/status_update": AUTH_STATUS_UPDATE,
+    "elicitation/complete": ELICITATION_COMPLETE,
+    "elicitation/create": ELICITATION_CREATE,
+    "fs/read_text_file": FS_READ_TEXT_FILE,
+    "fs/write_text_file": FS_WRITE_TEXT_FILE,
+    "mcp/message": MCP_MESSAGE_CLIENT,
+    "session/request_permission": SESSION_REQUEST_PERMISSION,
+    "session/update": SESSION_UPDATE,
+    "terminal/create": TERMINAL_CREATE,
+    "terminal/kill": TERMINAL_KILL,
+    "terminal/output": TERMINAL_OUTPUT,
+    "terminal/release": TERMINAL_RELEASE,
+    "terminal/wait_for_exit": TERMINAL_WAIT_FOR_EXIT,
 }
 """Methods handled by the client side: name -> params and result codecs."""
 
 PROTOCOL_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
-    "$/cancel_request": MethodSpec(
-        "$/cancel_request",
-        "protocol",
-        "notification",
-        Codec[CancelRequestNotification](CancelRequestNotification),
-        None,
-        CancelRequestMessage,
-    ),
+    "$/cancel_request": CANCEL_REQUEST,
 }
 """Methods handled by the protocol side (both sides): name -> params and result codecs."""
 
 PROXY_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
-    "proxy/initialize": MethodSpec(
-        "proxy/initialize",
-        "proxy",
-        "request",
-        Codec[InitializeProxyRequest](InitializeProxyRequest),
-        Codec[InitializeProxyResponse](InitializeProxyResponse),
-        ProxyInitializeMessage,
-    ),
-    "proxy/successor": MethodSpec(
-        "proxy/successor",
-        "proxy",
-        "request",
-        Codec[ProxySuccessorRequest](ProxySuccessorRequest),
-        Codec[ProxySuccessorResponse](ProxySuccessorResponse),
-        ProxySuccessorMessage,
-    ),
+    "proxy/initialize": PROXY_INITIALIZE,
+    "proxy/successor": PROXY_SUCCESSOR,
 }
 """Methods handled by the proxy side: name -> params and result codecs."""
 

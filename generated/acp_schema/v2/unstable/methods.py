@@ -83,37 +83,69 @@ __all__ = [
     "MESSAGE_CODEC",
     "METHODS",
     "AuthLoginMessage",
+    "AUTH_LOGIN",
     "AuthLogoutMessage",
+    "AUTH_LOGOUT",
     "AuthStatusMessage",
+    "AUTH_STATUS",
     "InitializeMessage",
+    "INITIALIZE",
     "McpMessageAgentMessage",
+    "MCP_MESSAGE_AGENT",
     "ProvidersDisableMessage",
+    "PROVIDERS_DISABLE",
     "ProvidersListMessage",
+    "PROVIDERS_LIST",
     "ProvidersSetMessage",
+    "PROVIDERS_SET",
     "SessionArchiveMessage",
+    "SESSION_ARCHIVE",
     "SessionCancelMessage",
+    "SESSION_CANCEL",
     "SessionCloseMessage",
+    "SESSION_CLOSE",
     "SessionDeleteMessage",
+    "SESSION_DELETE",
     "SessionForkMessage",
+    "SESSION_FORK",
     "SessionListMessage",
+    "SESSION_LIST",
     "SessionNewMessage",
+    "SESSION_NEW",
     "SessionPromptMessage",
+    "SESSION_PROMPT",
     "SessionResumeMessage",
+    "SESSION_RESUME",
     "SessionSetConfigOptionMessage",
+    "SESSION_SET_CONFIG_OPTION",
     "SessionSetTitleMessage",
+    "SESSION_SET_TITLE",
     "SessionStatusMessage",
+    "SESSION_STATUS",
     "SessionUnarchiveMessage",
+    "SESSION_UNARCHIVE",
     "TerminalCancelMessage",
+    "TERMINAL_CANCEL",
     "ToolCallCancelMessage",
+    "TOOL_CALL_CANCEL",
     "AuthStatusUpdateMessage",
+    "AUTH_STATUS_UPDATE",
     "ElicitationCompleteMessage",
+    "ELICITATION_COMPLETE",
     "ElicitationCreateMessage",
+    "ELICITATION_CREATE",
     "McpMessageClientMessage",
+    "MCP_MESSAGE_CLIENT",
     "SessionRequestPermissionMessage",
+    "SESSION_REQUEST_PERMISSION",
     "SessionUpdateMessage",
+    "SESSION_UPDATE",
     "CancelRequestMessage",
+    "CANCEL_REQUEST",
     "ProxyInitializeMessage",
+    "PROXY_INITIALIZE",
     "ProxySuccessorMessage",
+    "PROXY_SUCCESSOR",
     "AGENT_METHODS",
     "CLIENT_METHODS",
     "PROTOCOL_METHODS",
@@ -694,275 +726,379 @@ class ProxySuccessorMessage(MethodMessage, tag="proxy/successor"):
     params: ProxySuccessorRequest
 
 
-AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
-    "auth/login": MethodSpec(
-        "auth/login",
-        "agent",
-        "request",
-        Codec[LoginAuthRequest](LoginAuthRequest),
-        Codec[LoginAuthResponse](LoginAuthResponse),
-        AuthLoginMessage,
-    ),
-    "auth/logout": MethodSpec(
-        "auth/logout",
-        "agent",
-        "request",
-        Codec[LogoutAuthRequest](LogoutAuthRequest),
-        Codec[LogoutAuthResponse](LogoutAuthResponse),
-        AuthLogoutMessage,
-    ),
-    "auth/status": MethodSpec(
-        "auth/status",
-        "agent",
-        "request",
-        Codec[AuthStatusRequest](AuthStatusRequest),
-        Codec[AuthStatusResponse](AuthStatusResponse),
-        AuthStatusMessage,
-    ),
-    "initialize": MethodSpec(
-        "initialize",
-        "agent",
-        "request",
-        Codec[InitializeRequest](InitializeRequest),
-        Codec[InitializeResponse](InitializeResponse),
-        InitializeMessage,
-    ),
-    "mcp/message": MethodSpec(
-        "mcp/message",
-        "agent",
-        "notification",
-        Codec[MessageMcpNotification](MessageMcpNotification),
-        None,
-        McpMessageAgentMessage,
-    ),
-    "providers/disable": MethodSpec(
-        "providers/disable",
-        "agent",
-        "request",
-        Codec[DisableProviderRequest](DisableProviderRequest),
-        Codec[DisableProviderResponse](DisableProviderResponse),
-        ProvidersDisableMessage,
-    ),
-    "providers/list": MethodSpec(
-        "providers/list",
-        "agent",
-        "request",
-        Codec[ListProvidersRequest](ListProvidersRequest),
-        Codec[ListProvidersResponse](ListProvidersResponse),
-        ProvidersListMessage,
-    ),
-    "providers/set": MethodSpec(
-        "providers/set",
-        "agent",
-        "request",
-        Codec[SetProviderRequest](SetProviderRequest),
-        Codec[SetProviderResponse](SetProviderResponse),
-        ProvidersSetMessage,
-    ),
-    "session/archive": MethodSpec(
-        "session/archive",
-        "agent",
-        "request",
-        Codec[ArchiveSessionRequest](ArchiveSessionRequest),
-        Codec[ArchiveSessionResponse](ArchiveSessionResponse),
-        SessionArchiveMessage,
-    ),
-    "session/cancel": MethodSpec(
-        "session/cancel",
-        "agent",
-        "notification",
-        Codec[CancelSessionNotification](CancelSessionNotification),
-        None,
-        SessionCancelMessage,
-    ),
-    "session/close": MethodSpec(
-        "session/close",
-        "agent",
-        "request",
-        Codec[CloseSessionRequest](CloseSessionRequest),
-        Codec[CloseSessionResponse](CloseSessionResponse),
-        SessionCloseMessage,
-    ),
-    "session/delete": MethodSpec(
-        "session/delete",
-        "agent",
-        "request",
-        Codec[DeleteSessionRequest](DeleteSessionRequest),
-        Codec[DeleteSessionResponse](DeleteSessionResponse),
-        SessionDeleteMessage,
-    ),
-    "session/fork": MethodSpec(
-        "session/fork",
-        "agent",
-        "request",
-        Codec[ForkSessionRequest](ForkSessionRequest),
-        Codec[ForkSessionResponse](ForkSessionResponse),
-        SessionForkMessage,
-    ),
-    "session/list": MethodSpec(
-        "session/list",
-        "agent",
-        "request",
-        Codec[ListSessionsRequest](ListSessionsRequest),
-        Codec[ListSessionsResponse](ListSessionsResponse),
-        SessionListMessage,
-    ),
-    "session/new": MethodSpec(
-        "session/new",
-        "agent",
-        "request",
-        Codec[NewSessionRequest](NewSessionRequest),
-        Codec[NewSessionResponse](NewSessionResponse),
-        SessionNewMessage,
-    ),
-    "session/prompt": MethodSpec(
-        "session/prompt",
-        "agent",
-        "request",
-        Codec[PromptRequest](PromptRequest),
-        Codec[PromptResponse](PromptResponse),
-        SessionPromptMessage,
-    ),
-    "session/resume": MethodSpec(
-        "session/resume",
-        "agent",
-        "request",
-        Codec[ResumeSessionRequest](ResumeSessionRequest),
-        Codec[ResumeSessionResponse](ResumeSessionResponse),
-        SessionResumeMessage,
-    ),
-    "session/set_config_option": MethodSpec(
-        "session/set_config_option",
-        "agent",
-        "request",
-        Codec[SetSessionConfigOptionRequest](SetSessionConfigOptionRequest),
-        Codec[SetSessionConfigOptionResponse](SetSessionConfigOptionResponse),
-        SessionSetConfigOptionMessage,
-    ),
-    "session/set_title": MethodSpec(
-        "session/set_title",
-        "agent",
-        "request",
-        Codec[SetSessionTitleRequest](SetSessionTitleRequest),
-        Codec[SetSessionTitleResponse](SetSessionTitleResponse),
-        SessionSetTitleMessage,
-    ),
-    "session/status": MethodSpec(
-        "session/status",
-        "agent",
-        "request",
-        Codec[SessionStatusRequest](SessionStatusRequest),
-        Codec[SessionStatusResponse](SessionStatusResponse),
-        SessionStatusMessage,
-    ),
-    "session/unarchive": MethodSpec(
+AUTH_LOGIN: Final[MethodSpec[LoginAuthRequest, LoginAuthResponse]] = MethodSpec(
+    "auth/login",
+    "agent",
+    "request",
+    Codec[LoginAuthRequest](LoginAuthRequest),
+    Codec[LoginAuthResponse](LoginAuthResponse),
+    AuthLoginMessage,
+    "auth_login",
+)
+
+AUTH_LOGOUT: Final[MethodSpec[LogoutAuthRequest, LogoutAuthResponse]] = MethodSpec(
+    "auth/logout",
+    "agent",
+    "request",
+    Codec[LogoutAuthRequest](LogoutAuthRequest),
+    Codec[LogoutAuthResponse](LogoutAuthResponse),
+    AuthLogoutMessage,
+    "auth_logout",
+)
+
+AUTH_STATUS: Final[MethodSpec[AuthStatusRequest, AuthStatusResponse]] = MethodSpec(
+    "auth/status",
+    "agent",
+    "request",
+    Codec[AuthStatusRequest](AuthStatusRequest),
+    Codec[AuthStatusResponse](AuthStatusResponse),
+    AuthStatusMessage,
+    "auth_status",
+)
+
+INITIALIZE: Final[MethodSpec[InitializeRequest, InitializeResponse]] = MethodSpec(
+    "initialize",
+    "agent",
+    "request",
+    Codec[InitializeRequest](InitializeRequest),
+    Codec[InitializeResponse](InitializeResponse),
+    InitializeMessage,
+    "initialize",
+)
+
+MCP_MESSAGE_AGENT: Final[MethodSpec[MessageMcpNotification, None]] = MethodSpec(
+    "mcp/message",
+    "agent",
+    "notification",
+    Codec[MessageMcpNotification](MessageMcpNotification),
+    None,
+    McpMessageAgentMessage,
+    "mcp_message",
+)
+
+PROVIDERS_DISABLE: Final[MethodSpec[DisableProviderRequest, DisableProviderResponse]] = MethodSpec(
+    "providers/disable",
+    "agent",
+    "request",
+    Codec[DisableProviderRequest](DisableProviderRequest),
+    Codec[DisableProviderResponse](DisableProviderResponse),
+    ProvidersDisableMessage,
+    "providers_disable",
+)
+
+PROVIDERS_LIST: Final[MethodSpec[ListProvidersRequest, ListProvidersResponse]] = MethodSpec(
+    "providers/list",
+    "agent",
+    "request",
+    Codec[ListProvidersRequest](ListProvidersRequest),
+    Codec[ListProvidersResponse](ListProvidersResponse),
+    ProvidersListMessage,
+    "providers_list",
+)
+
+PROVIDERS_SET: Final[MethodSpec[SetProviderRequest, SetProviderResponse]] = MethodSpec(
+    "providers/set",
+    "agent",
+    "request",
+    Codec[SetProviderRequest](SetProviderRequest),
+    Codec[SetProviderResponse](SetProviderResponse),
+    ProvidersSetMessage,
+    "providers_set",
+)
+
+SESSION_ARCHIVE: Final[MethodSpec[ArchiveSessionRequest, ArchiveSessionResponse]] = MethodSpec(
+    "session/archive",
+    "agent",
+    "request",
+    Codec[ArchiveSessionRequest](ArchiveSessionRequest),
+    Codec[ArchiveSessionResponse](ArchiveSessionResponse),
+    SessionArchiveMessage,
+    "session_archive",
+)
+
+SESSION_CANCEL: Final[MethodSpec[CancelSessionNotification, None]] = MethodSpec(
+    "session/cancel",
+    "agent",
+    "notification",
+    Codec[CancelSessionNotification](CancelSessionNotification),
+    None,
+    SessionCancelMessage,
+    "session_cancel",
+)
+
+SESSION_CLOSE: Final[MethodSpec[CloseSessionRequest, CloseSessionResponse]] = MethodSpec(
+    "session/close",
+    "agent",
+    "request",
+    Codec[CloseSessionRequest](CloseSessionRequest),
+    Codec[CloseSessionResponse](CloseSessionResponse),
+    SessionCloseMessage,
+    "session_close",
+)
+
+SESSION_DELETE: Final[MethodSpec[DeleteSessionRequest, DeleteSessionResponse]] = MethodSpec(
+    "session/delete",
+    "agent",
+    "request",
+    Codec[DeleteSessionRequest](DeleteSessionRequest),
+    Codec[DeleteSessionResponse](DeleteSessionResponse),
+    SessionDeleteMessage,
+    "session_delete",
+)
+
+SESSION_FORK: Final[MethodSpec[ForkSessionRequest, ForkSessionResponse]] = MethodSpec(
+    "session/fork",
+    "agent",
+    "request",
+    Codec[ForkSessionRequest](ForkSessionRequest),
+    Codec[ForkSessionResponse](ForkSessionResponse),
+    SessionForkMessage,
+    "session_fork",
+)
+
+SESSION_LIST: Final[MethodSpec[ListSessionsRequest, ListSessionsResponse]] = MethodSpec(
+    "session/list",
+    "agent",
+    "request",
+    Codec[ListSessionsRequest](ListSessionsRequest),
+    Codec[ListSessionsResponse](ListSessionsResponse),
+    SessionListMessage,
+    "session_list",
+)
+
+SESSION_NEW: Final[MethodSpec[NewSessionRequest, NewSessionResponse]] = MethodSpec(
+    "session/new",
+    "agent",
+    "request",
+    Codec[NewSessionRequest](NewSessionRequest),
+    Codec[NewSessionResponse](NewSessionResponse),
+    SessionNewMessage,
+    "session_new",
+)
+
+SESSION_PROMPT: Final[MethodSpec[PromptRequest, PromptResponse]] = MethodSpec(
+    "session/prompt",
+    "agent",
+    "request",
+    Codec[PromptRequest](PromptRequest),
+    Codec[PromptResponse](PromptResponse),
+    SessionPromptMessage,
+    "session_prompt",
+)
+
+SESSION_RESUME: Final[MethodSpec[ResumeSessionRequest, ResumeSessionResponse]] = MethodSpec(
+    "session/resume",
+    "agent",
+    "request",
+    Codec[ResumeSessionRequest](ResumeSessionRequest),
+    Codec[ResumeSessionResponse](ResumeSessionResponse),
+    SessionResumeMessage,
+    "session_resume",
+)
+
+SESSION_SET_CONFIG_OPTION: Final[
+    MethodSpec[SetSessionConfigOptionRequest, SetSessionConfigOptionResponse]
+] = MethodSpec(
+    "session/set_config_option",
+    "agent",
+    "request",
+    Codec[SetSessionConfigOptionRequest](SetSessionConfigOptionRequest),
+    Codec[SetSessionConfigOptionResponse](SetSessionConfigOptionResponse),
+    SessionSetConfigOptionMessage,
+    "session_set_config_option",
+)
+
+SESSION_SET_TITLE: Final[MethodSpec[SetSessionTitleRequest, SetSessionTitleResponse]] = MethodSpec(
+    "session/set_title",
+    "agent",
+    "request",
+    Codec[SetSessionTitleRequest](SetSessionTitleRequest),
+    Codec[SetSessionTitleResponse](SetSessionTitleResponse),
+    SessionSetTitleMessage,
+    "session_set_title",
+)
+
+SESSION_STATUS: Final[MethodSpec[SessionStatusRequest, SessionStatusResponse]] = MethodSpec(
+    "session/status",
+    "agent",
+    "request",
+    Codec[SessionStatusRequest](SessionStatusRequest),
+    Codec[SessionStatusResponse](SessionStatusResponse),
+    SessionStatusMessage,
+    "session_status",
+)
+
+SESSION_UNARCHIVE: Final[MethodSpec[UnarchiveSessionRequest, UnarchiveSessionResponse]] = (
+    MethodSpec(
         "session/unarchive",
         "agent",
         "request",
         Codec[UnarchiveSessionRequest](UnarchiveSessionRequest),
         Codec[UnarchiveSessionResponse](UnarchiveSessionResponse),
         SessionUnarchiveMessage,
-    ),
-    "terminal/cancel": MethodSpec(
-        "terminal/cancel",
-        "agent",
-        "request",
-        Codec[CancelTerminalRequest](CancelTerminalRequest),
-        Codec[CancelTerminalResponse](CancelTerminalResponse),
-        TerminalCancelMessage,
-    ),
-    "tool_call/cancel": MethodSpec(
-        "tool_call/cancel",
-        "agent",
-        "request",
-        Codec[CancelToolCallRequest](CancelToolCallRequest),
-        Codec[CancelToolCallResponse](CancelToolCallResponse),
-        ToolCallCancelMessage,
-    ),
-}
-"""Methods handled by the agent side: name -> params and result codecs."""
+        "session_unarchive",
+    )
+)
 
-CLIENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
-    "auth/status_update": MethodSpec(
-        "auth/status_update",
-        "client",
-        "notification",
-        Codec[AuthStatusUpdateNotification](AuthStatusUpdateNotification),
-        None,
-        AuthStatusUpdateMessage,
-    ),
-    "elicitation/complete": MethodSpec(
-        "elicitation/complete",
-        "client",
-        "notification",
-        Codec[CompleteElicitationNotification](CompleteElicitationNotification),
-        None,
-        ElicitationCompleteMessage,
-    ),
-    "elicitation/create": MethodSpec(
+TERMINAL_CANCEL: Final[MethodSpec[CancelTerminalRequest, CancelTerminalResponse]] = MethodSpec(
+    "terminal/cancel",
+    "agent",
+    "request",
+    Codec[CancelTerminalRequest](CancelTerminalRequest),
+    Codec[CancelTerminalResponse](CancelTerminalResponse),
+    TerminalCancelMessage,
+    "terminal_cancel",
+)
+
+TOOL_CALL_CANCEL: Final[MethodSpec[CancelToolCallRequest, CancelToolCallResponse]] = MethodSpec(
+    "tool_call/cancel",
+    "agent",
+    "request",
+    Codec[CancelToolCallRequest](CancelToolCallRequest),
+    Codec[CancelToolCallResponse](CancelToolCallResponse),
+    ToolCallCancelMessage,
+    "tool_call_cancel",
+)
+
+AUTH_STATUS_UPDATE: Final[MethodSpec[AuthStatusUpdateNotification, None]] = MethodSpec(
+    "auth/status_update",
+    "client",
+    "notification",
+    Codec[AuthStatusUpdateNotification](AuthStatusUpdateNotification),
+    None,
+    AuthStatusUpdateMessage,
+    "auth_status_update",
+)
+
+ELICITATION_COMPLETE: Final[MethodSpec[CompleteElicitationNotification, None]] = MethodSpec(
+    "elicitation/complete",
+    "client",
+    "notification",
+    Codec[CompleteElicitationNotification](CompleteElicitationNotification),
+    None,
+    ElicitationCompleteMessage,
+    "elicitation_complete",
+)
+
+ELICITATION_CREATE: Final[MethodSpec[CreateElicitationRequest, CreateElicitationResponse]] = (
+    MethodSpec(
         "elicitation/create",
         "client",
         "request",
         Codec[CreateElicitationRequest](CreateElicitationRequest),
         Codec[CreateElicitationResponse](CreateElicitationResponse),
         ElicitationCreateMessage,
-    ),
-    "mcp/message": MethodSpec(
-        "mcp/message",
-        "client",
-        "request",
-        Codec[MessageMcpRequest](MessageMcpRequest),
-        Codec[MessageMcpResponse](MessageMcpResponse),
-        McpMessageClientMessage,
-    ),
-    "session/request_permission": MethodSpec(
-        "session/request_permission",
-        "client",
-        "request",
-        Codec[RequestPermissionRequest](RequestPermissionRequest),
-        Codec[RequestPermissionResponse](RequestPermissionResponse),
-        SessionRequestPermissionMessage,
-    ),
-    "session/update": MethodSpec(
-        "session/update",
-        "client",
-        "notification",
-        Codec[UpdateSessionNotification](UpdateSessionNotification),
-        None,
-        SessionUpdateMessage,
-    ),
+        "elicitation_create",
+    )
+)
+
+MCP_MESSAGE_CLIENT: Final[MethodSpec[MessageMcpRequest, MessageMcpResponse]] = MethodSpec(
+    "mcp/message",
+    "client",
+    "request",
+    Codec[MessageMcpRequest](MessageMcpRequest),
+    Codec[MessageMcpResponse](MessageMcpResponse),
+    McpMessageClientMessage,
+    "mcp_message",
+)
+
+SESSION_REQUEST_PERMISSION: Final[
+    MethodSpec[RequestPermissionRequest, RequestPermissionResponse]
+] = MethodSpec(
+    "session/request_permission",
+    "client",
+    "request",
+    Codec[RequestPermissionRequest](RequestPermissionRequest),
+    Codec[RequestPermissionResponse](RequestPermissionResponse),
+    SessionRequestPermissionMessage,
+    "session_request_permission",
+)
+
+SESSION_UPDATE: Final[MethodSpec[UpdateSessionNotification, None]] = MethodSpec(
+    "session/update",
+    "client",
+    "notification",
+    Codec[UpdateSessionNotification](UpdateSessionNotification),
+    None,
+    SessionUpdateMessage,
+    "session_update",
+)
+
+CANCEL_REQUEST: Final[MethodSpec[CancelRequestNotification, None]] = MethodSpec(
+    "$/cancel_request",
+    "protocol",
+    "notification",
+    Codec[CancelRequestNotification](CancelRequestNotification),
+    None,
+    CancelRequestMessage,
+    "cancel_request",
+)
+
+PROXY_INITIALIZE: Final[MethodSpec[InitializeProxyRequest, InitializeProxyResponse]] = MethodSpec(
+    "proxy/initialize",
+    "proxy",
+    "request",
+    Codec[InitializeProxyRequest](InitializeProxyRequest),
+    Codec[InitializeProxyResponse](InitializeProxyResponse),
+    ProxyInitializeMessage,
+    "proxy_initialize",
+)
+
+PROXY_SUCCESSOR: Final[MethodSpec[ProxySuccessorRequest, ProxySuccessorResponse]] = MethodSpec(
+    "proxy/successor",
+    "proxy",
+    "request",
+    Codec[ProxySuccessorRequest](ProxySuccessorRequest),
+    Codec[ProxySuccessorResponse](ProxySuccessorResponse),
+    ProxySuccessorMessage,
+    "proxy_successor",
+)
+
+AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
+    "auth/login": AUTH_LOGIN,
+    "auth/logout": AUTH_LOGOUT,
+    "auth/status": AUTH_STATUS,
+    "initialize": INITIALIZE,
+    "mcp/message": MCP_MESSAGE_AGENT,
+    "providers/disable": PROVIDERS_DISABLE,
+    "providers/list": PROVIDERS_LIST,
+    "providers/set": PROVIDERS_SET,
+    "session/archive": SESSION_ARCHIVE,
+    "session/cancel": SESSION_CANCEL,
+    "session/close": SESSION_CLOSE,
+    "session/delete": SESSION_DELETE,
+    "session/fork": SESSION_FORK,
+    "session/list": SESSION_LIST,
+    "session/new": SESSION_NEW,
+    "session/prompt": SESSION_PROMPT,
+    "session/resume": SESSION_RESUME,
+    "session/set_config_option": SESSION_SET_CONFIG_OPTION,
+    "session/set_title": SESSION_SET_TITLE,
+    "session/status": SESSION_STATUS,
+    "session/unarchive": SESSION_UNARCHIVE,
+    "terminal/cancel": TERMINAL_CANCEL,
+    "tool_call/cancel": TOOL_CALL_CANCEL,
+}
+"""Methods handled by the agent side: name -> params and result codecs."""
+
+CLIENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
+    "auth/status_update": AUTH_STATUS_UPDATE,
+    "elicitation/complete": ELICITATION_COMPLETE,
+    "elicitation/create": ELICITATION_CREATE,
+    "mcp/message": MCP_MESSAGE_CLIENT,
+    "session/request_permission": SESSION_REQUEST_PERMISSION,
+    "session/update": SESSION_UPDATE,
 }
 """Methods handled by the client side: name -> params and result codecs."""
 
 PROTOCOL_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
-    "$/cancel_request": MethodSpec(
-        "$/cancel_request",
-        "protocol",
-        "notification",
-        Codec[CancelRequestNotification](CancelRequestNotification),
-        None,
-        CancelRequestMessage,
-    ),
+    "$/cancel_request": CANCEL_REQUEST,
 }
 """Methods handled by the protocol side (both sides): name -> params and result codecs."""
 
 PROXY_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
-    "proxy/initialize": MethodSpec(
-        "proxy/initialize",
-        "proxy",
-        "request",
-        Codec[InitializeProxyRequest](InitializeProxyRequest),
-        Codec[InitializeProxyResponse](InitializeProxyResponse),
-        ProxyInitializeMessage,
-    ),
-    "proxy/successor": MethodSpec(
-        "proxy/successor",
-        "proxy",
-        "request",
-        Codec[ProxySuccessorRequest](ProxySuccessorRequest),
-        Codec[ProxySuccessorResponse](ProxySuccessorResponse),
-        ProxySuccessorMessage,
-    ),
+    "proxy/initialize": PROXY_INITIALIZE,
+    "proxy/successor": PROXY_SUCCESSOR,
 }
 """Methods handled by the proxy side: name -> params and result codecs."""
 
