@@ -444,6 +444,8 @@ class MessageCodec:
     def decode(
         self, data: bytes | bytearray | memoryview | str, result_method: ResultLookup | None = None
     ) -> Message:
+        if not self.inbound:  # e.g. before `initialize` picked a protocol version
+            return decode_message(data, self.inbound, self.outbound, self.error, result_method)
         fast = self._fast or self.fast_decoder
         try:
             return fast.decode(data)

@@ -52,7 +52,7 @@ class LineReader:
         """Number of bytes currently held for an incomplete line."""
         return len(self._buf)
 
-    def feed(self, data: bytes) -> list[bytes | OversizedLine]:
+    def feed(self, data: bytes | bytearray) -> list[bytes | OversizedLine]:
         """Consume ``data`` and return the lines it completed, in order."""
         out: list[bytes | OversizedLine] = []
         start = 0

@@ -1,0 +1,217 @@
+"""One JSON-RPC connection on trio: a reader task, handler tasks, a serialized send path.
+
+- Requests run as concurrent tasks (at most `max_concurrent_requests` at once: the reader
+  waits for a slot, which pushes back on the peer instead of piling up tasks); each runs in
+  its own cancel scope so `$/cancel_request` can stop it. Whatever happens, the request gets
+  exactly one response: its result, the handler's `RpcError`, -32603 for any other
+  exception, or -32800 when it was cancelled.
+- Notifications run in order on the reader task (session updates must arrive in order), so
+  their handlers should be quick.
+- Sends go through one lock onto the stream; a slow reader slows the writer (`send_all`
+  blocks) instead of growing a buffer.
+- When the peer closes the stream, requests still waiting fail with `ConnectionClosed`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import msgspec
+import trio
+
+from acp_schema._support import MessageCodec, MethodSpec
+
+from .errors import ConnectionClosed, RpcError
+from .framing import DEFAULT_MAX_LINE_BYTES, LineReader, OversizedLine, frame
+from .jsonrpc import Answer, Call, JsonRpcCore, Reply, RequestId
+
+log = logging.getLogger("acpwire")
+
+P = TypeVar("P")
+R = TypeVar("R")
+
+CANCEL_REQUEST = "$/cancel_request"
+READ_CHUNK = 64 * 1024
+
+Dispatch = Callable[[Call], Awaitable[Any]]
+"""Runs one incoming call; returns the result for a request (ignored for notifications)."""
+
+
+class Connection:
+    def __init__(
+        self,
+        stream: trio.abc.Stream,
+        codec: MessageCodec,
+        dispatch: Dispatch,
+        *,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        max_concurrent_requests: int = 64,
+    ) -> None:
+        self.stream = stream
+        self.core = JsonRpcCore(codec)
+        self.dispatch = dispatch
+        self._reader = LineReader(max_line_bytes)
+        self._send_lock = trio.Lock()
+        self._slots = trio.Semaphore(max_concurrent_requests)
+        self._waiting: dict[RequestId, trio.MemorySendChannel[Answer]] = {}
+        self._handlers: dict[RequestId, trio.CancelScope] = {}
+        self._closed: ConnectionClosed | None = None
+        self._nursery: trio.Nursery | None = None
+
+    # ------------------------------------------------------------------ running
+
+    async def run(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Serve until the peer closes its side; then fail what is still pending."""
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            task_status.started()
+            try:
+                await self._read_loop()
+            finally:
+                self._close(ConnectionClosed("the peer closed the connection"))
+                nursery.cancel_scope.cancel()
+
+    async def _read_loop(self) -> None:
+        while True:
+            try:
+                data = await self.stream.receive_some(READ_CHUNK)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                data = b""
+            items = self._reader.feed(data) if data else self._reader.eof()
+            for item in items:
+                await self._receive(item)
+            if not data:
+                return
+
+    async def _receive(self, item: bytes | OversizedLine) -> None:
+        if isinstance(item, OversizedLine):
+            error = RpcError.invalid_request(f"message of {item.size} bytes is over the line limit")
+            await self._send(self.core.unsolicited_error(error))
+            return
+        for event in self.core.receive_line(item):
+            if isinstance(event, Reply):
+                await self._send(event.data)
+            elif isinstance(event, Answer):
+                channel = self._waiting.pop(event.id, None)
+                if channel is not None:
+                    channel.send_nowait(event)
+            elif event.method == CANCEL_REQUEST:
+                self._cancel_handler(event)
+            elif event.is_request:
+                await self._slots.acquire()
+                assert self._nursery is not None
+                self._nursery.start_soon(self._run_request, event)
+            else:
+                await self._run_notification(event)
+
+    def _cancel_handler(self, call: Call) -> None:
+        scope = self._handlers.get(getattr(call.params, "request_id", None))
+        if scope is not None:
+            scope.cancel()
+
+    async def _run_notification(self, call: Call) -> None:
+        try:
+            await self.dispatch(call)
+        except Exception:
+            log.exception("notification handler for %s failed", call.method)
+
+    async def _run_request(self, call: Call) -> None:
+        request_id = call.id
+        assert not isinstance(request_id, msgspec.UnsetType)
+        reply: bytes | None = None
+        try:
+            with trio.CancelScope() as scope:
+                self._handlers[request_id] = scope
+                try:
+                    reply = self.core.respond(request_id, await self.dispatch(call))
+                except RpcError as exc:
+                    reply = self.core.respond_error(request_id, exc)
+                except Exception as exc:
+                    log.exception("handler for %s failed", call.method)
+                    error = RpcError.internal_error(f"{type(exc).__name__}: {exc}")
+                    reply = self.core.respond_error(request_id, error)
+            if scope.cancelled_caught:
+                reply = self.core.respond_error(request_id, RpcError.request_cancelled())
+        finally:
+            self._handlers.pop(request_id, None)
+            self._slots.release()
+        if reply is not None:
+            await self._send(reply)
+
+    # ------------------------------------------------------------------ sending
+
+    async def _send(self, data: bytes) -> None:
+        async with self._send_lock:
+            try:
+                await self.stream.send_all(frame(data))
+            except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+                self._close(ConnectionClosed(f"cannot write to the peer: {exc}"))
+                raise self._closed from exc  # type: ignore[misc]
+
+    async def request(self, spec: MethodSpec[P, R], params: P) -> R:
+        """Send a request and wait for its result; raises `RpcError` or `ConnectionClosed`."""
+        if self._closed is not None:
+            raise self._closed
+        request_id, data = self.core.request(spec, params)
+        send, receive = trio.open_memory_channel[Answer](1)
+        self._waiting[request_id] = send
+        try:
+            await self._send(data)
+            answer = await receive.receive()
+        except trio.Cancelled:
+            self._abandon(request_id)
+            raise
+        except trio.EndOfChannel:
+            assert self._closed is not None
+            raise self._closed from None
+        if answer.error is not None:
+            raise answer.error
+        result: R = answer.result
+        return result
+
+    def _abandon(self, request_id: RequestId) -> None:
+        """Our caller gave up: tell the peer (best effort) and stop waiting."""
+        self.core.forget(request_id)
+        self._waiting.pop(request_id, None)
+        if self._closed is None and self._nursery is not None:
+            self._nursery.start_soon(self._send_cancel_request, request_id)
+
+    async def _send_cancel_request(self, request_id: RequestId) -> None:
+        data = msgspec.json.encode(
+            {"jsonrpc": "2.0", "method": CANCEL_REQUEST, "params": {"requestId": request_id}}
+        )
+        try:
+            await self._send(data)
+        except ConnectionClosed:
+            pass
+
+    async def notify(self, spec: MethodSpec[P, None], params: P) -> None:
+        if self._closed is not None:
+            raise self._closed
+        await self._send(self.core.notify(spec, params))
+
+    # ------------------------------------------------------------------ closing
+
+    def _close(self, reason: ConnectionClosed) -> None:
+        if self._closed is not None:
+            return
+        self._closed = reason
+        self.core.abandon_all()
+        for channel in self._waiting.values():
+            channel.close()
+        self._waiting.clear()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed is not None
+
+    async def aclose(self) -> None:
+        """Close our sending side; the peer sees EOF."""
+        async with self._send_lock:
+            stream = self.stream
+            if isinstance(stream, trio.abc.HalfCloseableStream):
+                await stream.send_eof()
+            else:
+                await stream.aclose()

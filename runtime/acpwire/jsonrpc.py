@@ -1,0 +1,239 @@
+"""The JSON-RPC 2.0 state machine, sans I/O: lines in, events and bytes out.
+
+It knows ids, the pending-request table, batches and the error replies the spec names
+(-32700 for bad JSON, -32600 for a bad request, -32602 with the failing path for bad
+params). It never awaits: the trio layer (connection.py) feeds it lines and sends what
+it returns. Every incoming request is answered exactly once: `respond` refuses an id
+that is not in flight.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+from msgspec import UNSET, Raw, UnsetType
+
+from acp_schema import ErrorResponse, MethodMessage, Notification, Request, Response
+from acp_schema._support import MessageCodec, MethodSpec
+
+from .errors import RpcError
+
+RequestId = int | str | None
+
+
+class _Probe(msgspec.Struct):
+    """Just enough of a message to answer it when it fails to decode."""
+
+    id: Any = UNSET
+    method: Any = UNSET
+
+
+_PROBE = msgspec.json.Decoder(_Probe)
+_ENCODER = msgspec.json.Encoder()
+
+
+# --------------------------------------------------------------------------- events
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """An incoming request (`id` set) or notification (`id` is UNSET)."""
+
+    message: MethodMessage | Request[Any] | Notification[Any]
+    spec: MethodSpec[Any, Any] | None  # None: not a method of this protocol (extension?)
+    id: RequestId | UnsetType
+
+    @property
+    def method(self) -> str:
+        return self.message.method
+
+    @property
+    def params(self) -> Any:
+        return self.message.params
+
+    @property
+    def is_request(self) -> bool:
+        return self.id is not UNSET
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """Bytes to send as they are (an error answer the core produced itself)."""
+
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """The response to one of our requests: a result, or the error it carries."""
+
+    id: RequestId
+    result: Any = None
+    error: RpcError | None = None
+
+
+Event = Call | Reply | Answer
+
+
+@dataclass
+class _Batch:
+    waiting: set[RequestId] = field(default_factory=set)
+    responses: list[bytes] = field(default_factory=list)
+
+
+def _response(id: RequestId, result: Any) -> bytes:
+    return _ENCODER.encode(Response(id=id, result=result))
+
+
+def _error(id: RequestId, error: RpcError) -> bytes:
+    return _ENCODER.encode(ErrorResponse(id=id, error=error.to_wire()))
+
+
+# --------------------------------------------------------------------------- the core
+
+
+class JsonRpcCore:
+    """One connection's JSON-RPC state. `codec` is swapped when `initialize` picks a version."""
+
+    def __init__(self, codec: MessageCodec) -> None:
+        self.codec = codec
+        self._ids = itertools.count()
+        self._pending: dict[RequestId, str] = {}  # our request id -> method
+        self._in_flight: dict[RequestId, _Batch | None] = {}  # their request id -> its batch
+
+    # ----------------------------------------------------------- incoming
+
+    def receive_line(self, line: bytes) -> list[Event]:
+        stripped = line.lstrip()
+        if stripped[:1] == b"[":
+            return self._receive_batch(line)
+        return self._receive_one(line, None)
+
+    def _receive_batch(self, line: bytes) -> list[Event]:
+        try:
+            items = msgspec.json.decode(line, type=list[Raw])
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            return [Reply(_error(None, RpcError.parse_error(str(exc))))]
+        if not items:
+            return [Reply(_error(None, RpcError.invalid_request("empty batch")))]
+        batch = _Batch()
+        events: list[Event] = []
+        for item in items:
+            for event in self._receive_one(bytes(item), batch):
+                if isinstance(event, Reply):
+                    batch.responses.append(event.data)
+                else:
+                    events.append(event)
+        if not batch.waiting:
+            events.extend(self._finish(batch))
+        return events
+
+    def _receive_one(self, data: bytes, batch: _Batch | None) -> list[Event]:
+        try:
+            message = self.codec.decode(data, result_method=self._pending.get)
+        except msgspec.DecodeError as exc:
+            return [Reply(_error(None, RpcError.parse_error(str(exc))))]
+        except msgspec.ValidationError as exc:
+            return self._invalid(data, exc)
+        if isinstance(message, Response | ErrorResponse):
+            return self._answer(message)
+        if isinstance(message, MethodMessage):
+            spec = self.codec.inbound.get(message.method)
+            call = Call(message, spec, message.id)
+        else:
+            call = Call(message, None, message.id if isinstance(message, Request) else UNSET)
+        if call.is_request:
+            request_id = call.id
+            assert not isinstance(request_id, UnsetType)
+            if request_id in self._in_flight:
+                error = RpcError.invalid_request(f"id {request_id!r} is already in use")
+                return [Reply(_error(request_id, error))]
+            self._in_flight[request_id] = batch
+            if batch is not None:
+                batch.waiting.add(request_id)
+        return [call]
+
+    def _invalid(self, data: bytes, exc: msgspec.ValidationError) -> list[Event]:
+        """A line that is JSON but not a valid message: answer it if it has an id."""
+        try:
+            probe = _PROBE.decode(data)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return [Reply(_error(None, RpcError.invalid_request("not a JSON object")))]
+        has_id = probe.id is not UNSET and isinstance(probe.id, int | str | None)
+        if isinstance(probe.method, str):
+            if not has_id:
+                return []  # a notification with bad params: nothing may be sent back
+            known = probe.method in self.codec.inbound and "at `$.params" in str(exc)
+            error = (
+                RpcError.invalid_params(str(exc)) if known else RpcError.invalid_request(str(exc))
+            )
+            return [Reply(_error(probe.id, error))]
+        if has_id and probe.id in self._pending:
+            # A response to our request that does not fit the result type.
+            self._pending.pop(probe.id)
+            return [Answer(probe.id, error=RpcError.invalid_params(f"invalid result: {exc}"))]
+        return [Reply(_error(probe.id if has_id else None, RpcError.invalid_request(str(exc))))]
+
+    def _answer(self, message: Response[Any] | ErrorResponse[Any]) -> list[Event]:
+        if self._pending.pop(message.id, None) is None:
+            return []  # an answer to nothing we asked (late, duplicate or bogus): drop it
+        if isinstance(message, Response):
+            return [Answer(message.id, result=message.result)]
+        error = message.error
+        data = error.data if error.data is not UNSET else None
+        return [Answer(message.id, error=RpcError(error.code, error.message, data))]
+
+    # ----------------------------------------------------------- our answers
+
+    def respond(self, request_id: RequestId, result: Any) -> bytes | None:
+        """Bytes answering their request (None while the rest of its batch is pending)."""
+        return self._settle(request_id, _response(request_id, result))
+
+    def respond_error(self, request_id: RequestId, error: RpcError) -> bytes | None:
+        return self._settle(request_id, _error(request_id, error))
+
+    def _settle(self, request_id: RequestId, data: bytes) -> bytes | None:
+        if request_id not in self._in_flight:
+            raise KeyError(f"request {request_id!r} is not awaiting a response")
+        batch = self._in_flight.pop(request_id)
+        if batch is None:
+            return data
+        batch.waiting.discard(request_id)
+        batch.responses.append(data)
+        return b"".join(reply.data for reply in self._finish(batch)) or None
+
+    def _finish(self, batch: _Batch) -> list[Reply]:
+        if batch.waiting or not batch.responses:
+            return []  # never an empty array back
+        return [Reply(b"[" + b",".join(batch.responses) + b"]")]
+
+    def unsolicited_error(self, error: RpcError) -> bytes:
+        """An error answering no identifiable request (`id: null`)."""
+        return _error(None, error)
+
+    @property
+    def in_flight(self) -> frozenset[RequestId]:
+        return frozenset(self._in_flight)
+
+    # ----------------------------------------------------------- our calls
+
+    def request(self, spec: MethodSpec[Any, Any], params: Any) -> tuple[int, bytes]:
+        request_id = next(self._ids)
+        self._pending[request_id] = spec.name
+        return request_id, _ENCODER.encode(spec.message(id=request_id, params=params))  # type: ignore[call-arg]
+
+    def notify(self, spec: MethodSpec[Any, Any], params: Any) -> bytes:
+        return _ENCODER.encode(spec.message(params=params))  # type: ignore[call-arg]
+
+    def forget(self, request_id: RequestId) -> None:
+        """Stop waiting for an answer (the caller gave up); a late answer is then dropped."""
+        self._pending.pop(request_id, None)
+
+    def abandon_all(self) -> list[RequestId]:
+        """The connection closed: every request still pending will never be answered."""
+        ids = list(self._pending)
+        self._pending.clear()
+        return ids
