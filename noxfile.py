@@ -93,6 +93,10 @@ def demo(session: nox.Session) -> None:
     _install(session, "codegen")
     session.run("python", "-m", "codegen")
     session.run("python", "-m", "acpwire.examples.schema_tour")
+    agent = ["python", "-m", "acpwire.examples.echo_agent"]
+    for protocol in ("2", "1"):
+        session.log(f"acpwire client <-> acpwire echo agent over stdio, protocol v{protocol}")
+        session.run("python", "-m", "acpwire.examples.client", "--protocol", protocol, "--", *agent)
 
 
 @nox.session

@@ -48,7 +48,13 @@ class Connection:
         *,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         max_concurrent_requests: int = 64,
+        cancelled_result: Callable[[Call], Any] | None = None,
+        closed_reason: Callable[[], Awaitable[ConnectionClosed]] | None = None,
     ) -> None:
+        """`cancelled_result(call)`: what to answer a cancelled request with instead of -32800
+        (None keeps -32800); ACP answers a cancelled permission request with `cancelled`.
+        `closed_reason()`: the error pending requests fail with once the peer's stream ends
+        (a subprocess transport reports the exit code and stderr)."""
         self.stream = stream
         self.core = JsonRpcCore(codec)
         self.dispatch = dispatch
@@ -56,7 +62,9 @@ class Connection:
         self._send_lock = trio.Lock()
         self._slots = trio.Semaphore(max_concurrent_requests)
         self._waiting: dict[RequestId, trio.MemorySendChannel[Answer]] = {}
-        self._handlers: dict[RequestId, trio.CancelScope] = {}
+        self._handlers: dict[RequestId, tuple[trio.CancelScope, Call]] = {}
+        self.cancelled_result = cancelled_result
+        self.closed_reason = closed_reason
         self._closed: ConnectionClosed | None = None
         self._nursery: trio.Nursery | None = None
 
@@ -69,8 +77,12 @@ class Connection:
             task_status.started()
             try:
                 await self._read_loop()
+                reason = ConnectionClosed("the peer closed the connection")
+                if self.closed_reason is not None:
+                    reason = await self.closed_reason()
+                self._close(reason)
             finally:
-                self._close(ConnectionClosed("the peer closed the connection"))
+                self._close(ConnectionClosed("the connection was shut down"))
                 nursery.cancel_scope.cancel()
 
     async def _read_loop(self) -> None:
@@ -107,9 +119,23 @@ class Connection:
                 await self._run_notification(event)
 
     def _cancel_handler(self, call: Call) -> None:
-        scope = self._handlers.get(getattr(call.params, "request_id", None))
-        if scope is not None:
+        entry = self._handlers.get(getattr(call.params, "request_id", None))
+        if entry is not None:
+            entry[0].cancel()
+
+    def cancel_requests(self, matches: Callable[[Call], bool]) -> int:
+        """Cancel the in-flight handlers of incoming requests that match; returns how many."""
+        hits = [scope for scope, call in self._handlers.values() if matches(call)]
+        for scope in hits:
             scope.cancel()
+        return len(hits)
+
+    @property
+    def nursery(self) -> trio.Nursery:
+        """The connection's nursery: background work here ends when the connection does."""
+        if self._nursery is None:
+            raise RuntimeError("the connection is not running")
+        return self._nursery
 
     async def _run_notification(self, call: Call) -> None:
         try:
@@ -123,7 +149,7 @@ class Connection:
         reply: bytes | None = None
         try:
             with trio.CancelScope() as scope:
-                self._handlers[request_id] = scope
+                self._handlers[request_id] = (scope, call)
                 try:
                     reply = self.core.respond(request_id, await self.dispatch(call))
                 except RpcError as exc:
@@ -133,7 +159,11 @@ class Connection:
                     error = RpcError.internal_error(f"{type(exc).__name__}: {exc}")
                     reply = self.core.respond_error(request_id, error)
             if scope.cancelled_caught:
-                reply = self.core.respond_error(request_id, RpcError.request_cancelled())
+                substitute = self.cancelled_result(call) if self.cancelled_result else None
+                if substitute is None:
+                    reply = self.core.respond_error(request_id, RpcError.request_cancelled())
+                else:
+                    reply = self.core.respond(request_id, substitute)
         finally:
             self._handlers.pop(request_id, None)
             self._slots.release()

@@ -52,7 +52,7 @@ class Call:
 
     @property
     def params(self) -> Any:
-        return self.message.params
+        return self.message.params  # type: ignore[union-attr]  # every MethodMessage has params
 
     @property
     def is_request(self) -> bool:

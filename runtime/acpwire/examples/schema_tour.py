@@ -8,7 +8,9 @@ from __future__ import annotations
 import msgspec
 
 import acp_schema
-from acp_schema import UNSET, OpenVariant, v1, v2
+import acp_schema.v1 as v1
+import acp_schema.v2 as v2
+from acp_schema import UNSET, OpenVariant
 
 PROMPT_LIFECYCLE = [
     b'{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"sess_1",'

@@ -1,0 +1,217 @@
+"""The client side: talk to an agent subprocess (or any stream) with typed calls.
+
+    async with open_agent(["my-agent"], v2=MyClient) as conn:
+        init = await conn.initialize(v2.InitializeRequest(protocol_version=2, info=...))
+        agent = conn.v2_agent
+        session = await agent.session_new(v2.NewSessionRequest(cwd="/repo", mcp_servers=[]))
+        async for update in conn.updates(session.session_id): ...
+
+`initialize` sends the request of the newest version this client has an implementation
+for; when the agent answers with another version this client also speaks, the connection
+switches to it, otherwise `ProtocolMismatch` is raised.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+import msgspec
+import trio
+
+from acp_schema import v1, v2
+from acp_schema._support import Codec
+
+from .connection import Connection
+from .dispatch import handler_dispatch
+from .errors import ConnectionClosed, ProtocolMismatch
+from .jsonrpc import Call
+from .transport import spawn_agent
+from .versions import SURFACES, Surface, bootstrap_codec, protocol_version_of
+
+V2Factory = Callable[[v2.AgentPeer], v2.ClientBase]
+V1Factory = Callable[[v1.AgentPeer], v1.ClientBase]
+
+UPDATE_BUFFER = 1024
+"""Updates a per-session iterator may hold before the connection waits for its reader."""
+
+PERMISSION = "session/request_permission"
+
+
+class ClientConnection:
+    """A client's connection to one agent: version negotiation, typed calls, session updates."""
+
+    def __init__(
+        self,
+        stream: trio.abc.Stream,
+        factories: dict[int, Callable[[Any], Any]],
+        **limits: Any,
+    ) -> None:
+        if not factories:
+            raise ValueError("a client needs an implementation for at least one version")
+        self.factories = factories
+        self.surface: Surface | None = None
+        self.client: Any = None
+        self.agent: v2.AgentPeer | v1.AgentPeer | None = None
+        self._dispatch: Callable[[Call], Any] | None = None
+        self._subscribers: dict[str, list[trio.MemorySendChannel[Any]]] = {}
+        self.connection = Connection(
+            stream,
+            bootstrap_codec(Codec[msgspec.Raw](msgspec.Raw)),
+            self._route,
+            cancelled_result=self._cancelled_result,
+            **limits,
+        )
+
+    # ------------------------------------------------------------------ setup
+
+    async def initialize(self, params: v2.InitializeRequest | v1.InitializeRequest) -> Any:
+        """Send `initialize` and switch to the version the agent answers with."""
+        version = params.protocol_version
+        if version not in self.factories:
+            raise ValueError(f"no client implementation for protocol version {version}")
+        requested = SURFACES[version]
+        raw: msgspec.Raw = await self.connection.request(requested.initialize, params)
+        answered = protocol_version_of(raw)
+        if answered not in self.factories:
+            raise ProtocolMismatch(
+                f"the agent speaks protocol version {answered}; this client speaks "
+                f"{sorted(self.factories)}"
+            )
+        surface = SURFACES[answered]
+        result = surface.initialize.result.decode(raw) if surface.initialize.result else raw
+        self.surface = surface
+        self.agent = surface.module.AgentPeer(self.connection)
+        self.client = self.factories[answered](self.agent)
+        self._dispatch = handler_dispatch(self.client, surface.client_base)
+        self.connection.core.codec = surface.client_codec
+        return result
+
+    @property
+    def protocol_version(self) -> int:
+        if self.surface is None:
+            raise RuntimeError("not initialized")
+        return self.surface.version
+
+    @property
+    def v2_agent(self) -> v2.AgentPeer:
+        """The agent's typed methods, when protocol version 2 was negotiated."""
+        if not isinstance(self.agent, v2.AgentPeer):
+            raise ProtocolMismatch(f"negotiated protocol version is not 2: {self.agent}")
+        return self.agent
+
+    @property
+    def v1_agent(self) -> v1.AgentPeer:
+        """The agent's typed methods, when protocol version 1 was negotiated."""
+        if not isinstance(self.agent, v1.AgentPeer):
+            raise ProtocolMismatch(f"negotiated protocol version is not 1: {self.agent}")
+        return self.agent
+
+    # ------------------------------------------------------------------ incoming
+
+    async def _route(self, call: Call) -> Any:
+        if self._dispatch is None:
+            return None  # nothing may arrive before initialize is answered
+        if call.method == "session/update" and call.spec is not None:
+            await self._publish(call.params)
+        return await self._dispatch(call)
+
+    async def _publish(self, notification: Any) -> None:
+        for channel in list(self._subscribers.get(notification.session_id, ())):
+            try:
+                await channel.send(notification.update)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                self._subscribers[notification.session_id].remove(channel)
+
+    def _cancelled_result(self, call: Call) -> Any:
+        if call.method != PERMISSION or self.surface is None:
+            return None
+        module = self.surface.module
+        outcome_cls = (
+            getattr(module, "CancelledPermissionOutcome", None)
+            or module.CancelledRequestPermissionOutcome
+        )
+        return module.RequestPermissionResponse(outcome=outcome_cls())
+
+    # ------------------------------------------------------------------ sessions
+
+    @asynccontextmanager
+    async def subscribe(self, session_id: str) -> AsyncIterator[trio.MemoryReceiveChannel[Any]]:
+        """Every `session/update` of a session, in order, while the block runs."""
+        send, receive = trio.open_memory_channel[Any](UPDATE_BUFFER)
+        self._subscribers.setdefault(session_id, []).append(send)
+        try:
+            async with receive:
+                yield receive
+        finally:
+            subscribers = self._subscribers.get(session_id, [])
+            if send in subscribers:
+                subscribers.remove(send)
+            await send.aclose()
+
+    async def cancel(self, session_id: str) -> None:
+        """`session/cancel`, after answering this session's pending permission requests with
+        the `cancelled` outcome (the spec's MUST)."""
+        self.connection.cancel_requests(
+            lambda call: (
+                call.method == PERMISSION and getattr(call.params, "session_id", None) == session_id
+            )
+        )
+        agent = self.agent
+        if agent is None:
+            raise RuntimeError("not initialized")
+        if isinstance(agent, v2.AgentPeer):
+            await agent.session_cancel(v2.CancelSessionNotification(session_id=session_id))
+        else:
+            await agent.session_cancel(v1.CancelNotification(session_id=session_id))
+
+
+@asynccontextmanager
+async def connect(
+    stream: trio.abc.Stream,
+    *,
+    v2: V2Factory | None = None,
+    v1: V1Factory | None = None,
+    closed_reason: Callable[[], Any] | None = None,
+    **limits: Any,
+) -> AsyncIterator[ClientConnection]:
+    """A client connection over any trio stream, served while the block runs."""
+    factories: dict[int, Callable[[Any], Any]] = {}
+    if v2 is not None:
+        factories[2] = v2
+    if v1 is not None:
+        factories[1] = v1
+    conn = ClientConnection(stream, factories, **limits)
+    conn.connection.closed_reason = closed_reason
+    async with trio.open_nursery() as nursery:
+        await nursery.start(conn.connection.run)
+        try:
+            yield conn
+        finally:
+            nursery.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def open_agent(
+    command: Sequence[str],
+    *,
+    v2: V2Factory | None = None,
+    v1: V1Factory | None = None,
+    env: dict[str, str] | None = None,
+    cwd: str | None = None,
+    **limits: Any,
+) -> AsyncIterator[ClientConnection]:
+    """Spawn an agent subprocess and connect to it over its stdio.
+
+    When the agent dies, pending and later calls raise `PeerExited` with its exit code and
+    the tail of its stderr. Leaving the block closes its stdin and waits for it to exit.
+    """
+    async with spawn_agent(command, env=env, cwd=cwd) as agent:
+        async with connect(
+            agent.stream, v2=v2, v1=v1, closed_reason=agent.exited, **limits
+        ) as conn:
+            yield conn
+
+
+__all__ = ["ClientConnection", "ConnectionClosed", "connect", "open_agent"]

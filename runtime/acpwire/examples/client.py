@@ -1,0 +1,221 @@
+"""Run a turn against any ACP agent and print what happens.
+
+    python -m acpwire.examples.client [--protocol 2|1] [--prompt TEXT] -- <agent command...>
+
+Initializes (v2 by default, falling back to v1 when the agent only speaks v1), opens a
+session, sends the prompt (answering the permission request with "allow"), then sends a
+slow prompt and cancels it after three chunks, and closes the session. With `--stream N`
+it asks the agent for N chunks instead and reports messages per second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from typing import Any
+
+import trio
+
+import acp_schema.v1 as v1
+import acp_schema.v2 as v2
+from acp_schema import UNSET, OpenVariant
+from acpwire import __version__
+from acpwire.client import ClientConnection, open_agent
+
+CANCEL_AFTER_CHUNKS = 3
+
+
+def describe(update: Any) -> str:
+    """One readable line per session update, for either protocol version."""
+    match update:
+        case (
+            v2.AgentMessageChunk(content=v2.TextContent(text=text))
+            | v1.AgentMessageChunk(content=v1.TextContent(text=text))
+        ):
+            return f"agent: {text!r}"
+        case v2.StateUpdate(state=state, stop_reason=reason):
+            return f"state: {state}" + ("" if reason is UNSET else f" ({reason})")
+        case v2.UserMessage(message_id=message_id):
+            return f"user message accepted as {message_id}"
+        case v2.ToolCallUpdateSessionUpdate(tool_call_id=call, status=status) | (
+            v1.ToolCallUpdateSessionUpdate(tool_call_id=call, status=status)
+        ):
+            return f"tool call {call}: {status}"
+        case v1.ToolCall(tool_call_id=call, title=title):
+            return f"tool call {call}: {title!r}"
+        case v2.ToolCallContentChunk(tool_call_id=call):
+            return f"tool call {call}: content"
+        case OpenVariant():
+            return f"unknown update {update.tag!r}"
+    return type(update).__name__
+
+
+def is_chunk(update: Any) -> bool:
+    return isinstance(update, v2.AgentMessageChunk | v1.AgentMessageChunk)
+
+
+def allow(options: list[Any]) -> str:
+    chosen = next((o for o in options if o.kind.startswith("allow")), options[0])
+    return str(chosen.option_id)
+
+
+class Printer:
+    """Shared by both versions' clients: prints updates, cancels the slow prompt."""
+
+    def __init__(self, quiet: bool = False) -> None:
+        self.quiet = quiet
+        self.chunks = 0
+        self.cancel_after: int | None = None
+        self.conn: ClientConnection | None = None
+        self.cancel_sent = trio.Event()
+
+    def show(self, text: str) -> None:
+        if not self.quiet:
+            print(f"  {text}", flush=True)
+
+    async def on_update(self, session_id: str, update: Any) -> None:
+        self.show(describe(update))
+        if not is_chunk(update):
+            return
+        self.chunks += 1
+        if self.cancel_after is not None and self.chunks == self.cancel_after and self.conn:
+            self.show("-> session/cancel")
+            await self.conn.cancel(session_id)
+            self.cancel_sent.set()
+
+
+PRINTER = Printer()
+
+
+class ClientV2(v2.ClientBase):
+    def __init__(self, agent: v2.AgentPeer) -> None:
+        self.agent = agent
+
+    async def session_update(self, params: v2.UpdateSessionNotification) -> None:
+        await PRINTER.on_update(params.session_id, params.update)
+
+    async def session_request_permission(
+        self, params: v2.RequestPermissionRequest
+    ) -> v2.RequestPermissionResponse:
+        PRINTER.show(f"permission asked: {params.title!r} -> allow")
+        return v2.RequestPermissionResponse(
+            outcome=v2.SelectedPermissionOutcome(option_id=allow(params.options))
+        )
+
+
+class ClientV1(v1.ClientBase):
+    def __init__(self, agent: v1.AgentPeer) -> None:
+        self.agent = agent
+
+    async def session_update(self, params: v1.SessionNotification) -> None:
+        await PRINTER.on_update(params.session_id, params.update)
+
+    async def session_request_permission(
+        self, params: v1.RequestPermissionRequest
+    ) -> v1.RequestPermissionResponse:
+        PRINTER.show("permission asked -> allow")
+        return v1.RequestPermissionResponse(
+            outcome=v1.SelectedPermissionOutcome(option_id=allow(params.options))
+        )
+
+
+async def initialize(conn: ClientConnection, protocol: int) -> None:
+    if protocol == 2:
+        info = v2.Implementation(name="acpwire-example-client", version=__version__)
+        await conn.initialize(v2.InitializeRequest(protocol_version=2, info=info))
+    else:
+        info1 = v1.Implementation(name="acpwire-example-client", version=__version__)
+        await conn.initialize(v1.InitializeRequest(protocol_version=1, client_info=info1))
+    print(f"initialized: protocol version {conn.protocol_version}", flush=True)
+
+
+async def v2_turn(conn: ClientConnection, session_id: str, text: str) -> str:
+    """Prompt and follow the session until it is idle again; returns the stop reason."""
+    async with conn.subscribe(session_id) as updates:
+        accepted = await conn.v2_agent.session_prompt(
+            v2.PromptRequest(session_id=session_id, prompt=[v2.TextContent(text=text)])
+        )
+        PRINTER.show(f"prompt accepted: messageId {accepted.message_id}")
+        async for update in updates:
+            if isinstance(update, v2.StateUpdate) and update.state == "idle":
+                return str(update.stop_reason)
+    raise RuntimeError("the connection closed during the turn")
+
+
+async def v1_turn(conn: ClientConnection, session_id: str, text: str) -> str:
+    response = await conn.v1_agent.session_prompt(
+        v1.PromptRequest(session_id=session_id, prompt=[v1.TextContent(text=text)])
+    )
+    return str(response.stop_reason)
+
+
+async def new_session(conn: ClientConnection) -> str:
+    if conn.protocol_version == 2:
+        session2 = await conn.v2_agent.session_new(v2.NewSessionRequest(cwd=os.getcwd()))
+        return session2.session_id
+    session1 = await conn.v1_agent.session_new(
+        v1.NewSessionRequest(cwd=os.getcwd(), mcp_servers=[])
+    )
+    return session1.session_id
+
+
+async def close_session(conn: ClientConnection, session_id: str) -> None:
+    if conn.protocol_version == 2:
+        await conn.v2_agent.session_close(v2.CloseSessionRequest(session_id=session_id))
+    else:
+        await conn.v1_agent.session_close(v1.CloseSessionRequest(session_id=session_id))
+
+
+async def run(command: list[str], protocol: int, prompt: str, stream: int) -> dict[str, Any]:
+    factories: dict[str, Any] = (
+        {"v1": ClientV1} if protocol == 1 else {"v2": ClientV2, "v1": ClientV1}
+    )
+    async with open_agent(command, **factories) as conn:
+        PRINTER.conn = conn
+        await initialize(conn, protocol)
+        session_id = await new_session(conn)
+        print(f"session {session_id}", flush=True)
+        turn = v2_turn if conn.protocol_version == 2 else v1_turn
+        if stream:
+            PRINTER.quiet = True
+            started = time.perf_counter()
+            reason = await turn(conn, session_id, f"stream {stream}")
+            seconds = time.perf_counter() - started
+            return {
+                "chunks": PRINTER.chunks,
+                "stop": reason,
+                "seconds": seconds,
+                "msgs_per_sec": PRINTER.chunks / seconds,
+            }
+        print(f"> {prompt}", flush=True)
+        first = await turn(conn, session_id, prompt)
+        print(f"turn ended: {first}", flush=True)
+        PRINTER.chunks, PRINTER.cancel_after = 0, CANCEL_AFTER_CHUNKS
+        print("> please answer slowly so that I can cancel you", flush=True)
+        second = await turn(conn, session_id, "please answer slowly so that I can cancel you " * 5)
+        print(f"turn ended: {second}", flush=True)
+        await close_session(conn, session_id)
+        print("session closed", flush=True)
+        return {"protocol": conn.protocol_version, "first": first, "second": second}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m acpwire.examples.client", description=__doc__)
+    parser.add_argument("--protocol", type=int, choices=(1, 2), default=2)
+    parser.add_argument("--prompt", default="hello from the acpwire example client")
+    parser.add_argument("--stream", type=int, default=0)
+    parser.add_argument("command", nargs=argparse.REMAINDER)
+    args = parser.parse_args(argv)
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        parser.error("give the agent command after --")
+    result = trio.run(run, command, args.protocol, args.prompt, args.stream)
+    print(result, flush=True)
+    ok = args.stream or (result["first"] == "end_turn" and result["second"] == "cancelled")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

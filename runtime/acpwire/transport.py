@@ -1,0 +1,118 @@
+"""Byte streams for a connection: this process's stdio, and an agent subprocess."""
+
+from __future__ import annotations
+
+import collections
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import trio
+
+from .errors import PeerExited
+
+STDERR_TAIL_LINES = 40
+
+
+def stdio_stream() -> trio.StapledStream[Any, Any]:
+    """This process's stdin (receive) and stdout (send) as one trio stream (agent side)."""
+    stdin = trio.lowlevel.FdStream(os.dup(sys.stdin.fileno()))
+    stdout = trio.lowlevel.FdStream(os.dup(sys.stdout.fileno()))
+    return trio.StapledStream(stdout, stdin)
+
+
+@dataclass
+class AgentProcess:
+    """A running agent subprocess: its protocol stream, and what it wrote to stderr."""
+
+    process: trio.Process
+    stream: trio.StapledStream[Any, Any]
+    stderr_tail: collections.deque[str] = field(
+        default_factory=lambda: collections.deque(maxlen=STDERR_TAIL_LINES)
+    )
+
+    async def exited(self, wait: float = 2.0) -> PeerExited:
+        """The error describing the agent's exit (waits a little for it to finish dying)."""
+        with trio.move_on_after(wait):
+            await self.process.wait()
+        return PeerExited(self.process.returncode, "\n".join(self.stderr_tail))
+
+
+async def _drain_stderr(agent: AgentProcess, forward: Callable[[str], None] | None) -> None:
+    """Read the agent's stderr as it comes (a full pipe would block the agent)."""
+    stream = agent.process.stderr
+    assert stream is not None
+    pending = b""
+    async for chunk in stream:
+        pending += chunk
+        *lines, pending = pending.split(b"\n")
+        for raw in lines:
+            line = raw.decode("utf-8", "replace")
+            agent.stderr_tail.append(line)
+            if forward is not None:
+                forward(line)
+    if pending:
+        agent.stderr_tail.append(pending.decode("utf-8", "replace"))
+
+
+def forward_to_stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+@asynccontextmanager
+async def spawn_agent(
+    command: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    forward_stderr: Callable[[str], None] | None = forward_to_stderr,
+    grace_period: float = 5.0,
+) -> AsyncIterator[AgentProcess]:
+    """Start an agent subprocess (the caller's environment is inherited, `env` adds to it).
+
+    Its stderr is drained continuously, forwarded line by line and its tail kept for error
+    reports. On exit: stdin is closed, the agent gets `grace_period` seconds to exit, then
+    it is terminated (and killed if it still won't go).
+    """
+    full_env = {**os.environ, **(env or {})}
+    process = await trio.lowlevel.open_process(
+        list(command),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=full_env,
+        cwd=cwd,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    agent = AgentProcess(process, trio.StapledStream(process.stdin, process.stdout))
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_drain_stderr, agent, forward_stderr)
+            try:
+                yield agent
+            finally:
+                with trio.CancelScope(shield=True):
+                    await _shut_down(agent, grace_period)
+    finally:
+        if process.returncode is None:
+            process.kill()
+
+
+async def _shut_down(agent: AgentProcess, grace_period: float) -> None:
+    try:
+        await agent.stream.send_stream.aclose()
+    except trio.BrokenResourceError:
+        pass
+    with trio.move_on_after(grace_period):
+        await agent.process.wait()
+        return
+    agent.process.terminate()
+    with trio.move_on_after(grace_period):
+        await agent.process.wait()
+        return
+    agent.process.kill()
+    await agent.process.wait()
