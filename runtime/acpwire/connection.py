@@ -7,8 +7,8 @@
   exception, or -32800 when it was cancelled.
 - Notifications run in order on the reader task (session updates must arrive in order), so
   their handlers should be quick.
-- Sends go through one lock onto the stream; a slow reader slows the writer (`send_all`
-  blocks) instead of growing a buffer.
+- Sends go through a bounded outbox drained by one writer task (outbox.py): bursts are
+  written together, and a slow reader slows the writer instead of growing memory.
 - When the peer closes the stream, requests still waiting fail with `ConnectionClosed`.
 """
 
@@ -24,8 +24,9 @@ import trio
 from acp_schema._support import MessageCodec, MethodSpec
 
 from .errors import ConnectionClosed, RpcError
-from .framing import DEFAULT_MAX_LINE_BYTES, LineReader, OversizedLine, frame
+from .framing import DEFAULT_MAX_LINE_BYTES, LineReader, OversizedLine
 from .jsonrpc import Answer, Call, JsonRpcCore, Reply, RequestId
+from .outbox import DEFAULT_MAX_BUFFERED_BYTES, Outbox
 
 log = logging.getLogger("acpwire")
 
@@ -48,6 +49,7 @@ class Connection:
         *,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         max_concurrent_requests: int = 64,
+        max_buffered_bytes: int = DEFAULT_MAX_BUFFERED_BYTES,
         cancelled_result: Callable[[Call], Any] | None = None,
         closed_reason: Callable[[], Awaitable[ConnectionClosed]] | None = None,
     ) -> None:
@@ -59,12 +61,13 @@ class Connection:
         self.core = JsonRpcCore(codec)
         self.dispatch = dispatch
         self._reader = LineReader(max_line_bytes)
-        self._send_lock = trio.Lock()
+        self._outbox = Outbox(stream, max_buffered_bytes)
         self._slots = trio.Semaphore(max_concurrent_requests)
         self._waiting: dict[RequestId, trio.MemorySendChannel[Answer]] = {}
         self._handlers: dict[RequestId, tuple[trio.CancelScope, Call]] = {}
         self.cancelled_result = cancelled_result
         self.closed_reason = closed_reason
+        self._on_close: list[Callable[[], None]] = []
         self._closed: ConnectionClosed | None = None
         self._nursery: trio.Nursery | None = None
 
@@ -74,6 +77,7 @@ class Connection:
         """Serve until the peer closes its side; then fail what is still pending."""
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
+            nursery.start_soon(self._outbox.run)
             task_status.started()
             try:
                 await self._read_loop()
@@ -173,12 +177,11 @@ class Connection:
     # ------------------------------------------------------------------ sending
 
     async def _send(self, data: bytes) -> None:
-        async with self._send_lock:
-            try:
-                await self.stream.send_all(frame(data))
-            except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
-                self._close(ConnectionClosed(f"cannot write to the peer: {exc}"))
-                raise self._closed from exc  # type: ignore[misc]
+        try:
+            await self._outbox.put(data)
+        except ConnectionClosed as exc:
+            self._close(exc)
+            raise
 
     async def request(self, spec: MethodSpec[P, R], params: P) -> R:
         """Send a request and wait for its result; raises `RpcError` or `ConnectionClosed`."""
@@ -224,10 +227,20 @@ class Connection:
 
     # ------------------------------------------------------------------ closing
 
+    def on_close(self, callback: Callable[[], None]) -> None:
+        """Call `callback` once when the connection closes (at once if it already has)."""
+        if self._closed is not None:
+            callback()
+        else:
+            self._on_close.append(callback)
+
     def _close(self, reason: ConnectionClosed) -> None:
         if self._closed is not None:
             return
         self._closed = reason
+        for callback in self._on_close:
+            callback()
+        self._outbox.fail(reason)
         self.core.abandon_all()
         for channel in self._waiting.values():
             channel.close()
@@ -238,10 +251,10 @@ class Connection:
         return self._closed is not None
 
     async def aclose(self) -> None:
-        """Close our sending side; the peer sees EOF."""
-        async with self._send_lock:
-            stream = self.stream
-            if isinstance(stream, trio.abc.HalfCloseableStream):
-                await stream.send_eof()
-            else:
-                await stream.aclose()
+        """Write what is queued, then close our sending side; the peer sees EOF."""
+        await self._outbox.flush()
+        stream = self.stream
+        if isinstance(stream, trio.abc.HalfCloseableStream):
+            await stream.send_eof()
+        else:
+            await stream.aclose()
