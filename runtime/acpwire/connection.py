@@ -194,7 +194,8 @@ class Connection:
             await self._send(data)
             answer = await receive.receive()
         except trio.Cancelled:
-            self._abandon(request_id)
+            with trio.CancelScope(shield=True):  # queued before whatever the caller sends next
+                await self._abandon(request_id)
             raise
         except trio.EndOfChannel:
             assert self._closed is not None
@@ -204,19 +205,15 @@ class Connection:
         result: R = answer.result
         return result
 
-    def _abandon(self, request_id: RequestId) -> None:
-        """Our caller gave up: tell the peer (best effort) and stop waiting."""
+    async def _abandon(self, request_id: RequestId) -> None:
+        """Our caller gave up: stop waiting and tell the peer (`$/cancel_request`, best effort)."""
         self.core.forget(request_id)
         self._waiting.pop(request_id, None)
-        if self._closed is None and self._nursery is not None:
-            self._nursery.start_soon(self._send_cancel_request, request_id)
-
-    async def _send_cancel_request(self, request_id: RequestId) -> None:
-        data = msgspec.json.encode(
-            {"jsonrpc": "2.0", "method": CANCEL_REQUEST, "params": {"requestId": request_id}}
-        )
+        spec = self.core.codec.outbound.get(CANCEL_REQUEST)
+        if self._closed is not None or spec is None:
+            return
         try:
-            await self._send(data)
+            await self._send(self.core.notify(spec, spec.params.type(request_id=request_id)))
         except ConnectionClosed:
             pass
 

@@ -84,8 +84,10 @@ class Turn:
         try:
             return await self.client.session_request_permission(params)
         finally:
-            with trio.CancelScope(shield=True):
-                if not _is_cancelled():
+            # Back to running unless the turn was cancelled (then it goes straight to idle).
+            # Checked before shielding: inside a shield the deadline is never -inf.
+            if not _is_cancelled():
+                with trio.CancelScope(shield=True):
                     await self.state("running")
 
 

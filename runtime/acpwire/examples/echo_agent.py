@@ -117,6 +117,9 @@ class EchoAgentV1(v1.AgentBase):
         return v1.InitializeResponse(
             protocol_version=1,
             agent_info=v1.Implementation(name="acpwire-echo", version=__version__),
+            agent_capabilities=v1.AgentCapabilities(
+                session_capabilities=v1.SessionCapabilities(close=v1.SessionCloseCapabilities())
+            ),
         )
 
     async def session_new(self, params: v1.NewSessionRequest) -> v1.NewSessionResponse:

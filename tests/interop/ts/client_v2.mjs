@@ -73,6 +73,7 @@ try {
       const p1 = await turn(ctx, session, "Please read the README");
       summary.prompt1StopReason = p1.stopReason;
       summary.prompt1States = p1.states;
+      summary.prompt1MessageId = p1.messageId;
       check(p1.stopReason === "end_turn", `prompt1 stopReason ${p1.stopReason}`);
       check(p1.states.join() === "running,requires_action,running,idle", `prompt1 states ${p1.states}`);
       check(summary.permissionRequests === 1, `permissionRequests ${summary.permissionRequests} != 1`);
