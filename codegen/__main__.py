@@ -40,7 +40,7 @@ def load_modules(schema_dir: Path) -> list[Module]:
 
 
 def summary(m: Module) -> str:
-    patch_types = PATCH_FIELDS[m.version]
+    patch_types = PATCH_FIELDS.get(m.version, {})
     three_state = sum(f.three_state for s in m.structs if s.name in patch_types for f in s.fields)
     return (
         f"structs={len(m.structs):3} unions={len(m.unions):2} "

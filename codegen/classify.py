@@ -6,6 +6,7 @@ with a message naming the JSON pointer, never be translated by guesswork.
 
 from __future__ import annotations
 
+import keyword
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from typing import Any, Literal
@@ -128,7 +129,7 @@ class Classifier:
         self.root = schema
         self.defs: Mapping[str, Node] = schema["$defs"]
         self.module = ir.Module(version, unstable, source, sha256)
-        self.patch = PATCH_FIELDS[version]
+        self.patch = PATCH_FIELDS.get(version, {})
         self.envelopes = {n for n, node in self.defs.items() if node.get("x-docs-ignore")}
         self.ref_counts = Counter(
             name
@@ -205,6 +206,8 @@ class Classifier:
             if wire == tag:
                 continue
             prop_pointer = f"{pointer}/properties/{wire}"
+            if any(c in wire for c in '"\\') or not wire.isprintable():
+                raise ShapeError(prop_pointer, f"msgspec cannot use {wire!r} as a wire name")
             attr = snake_case(wire)
             if attr in seen:
                 raise ShapeError(prop_pointer, f"attribute {attr!r} clashes with {seen[attr]!r}")
@@ -727,7 +730,40 @@ def _topological(defs: dict[str, ir.Definition]) -> list[ir.Definition]:
     return ordered
 
 
+def python_def_names(schema: Node) -> Node:
+    """The schema with every $def named by a safe Python identifier (refs rewritten to match).
+
+    Names are data: a def called `class` or `my-type` must not reach generated code as is.
+    """
+    renames = {name: _identifier(name) for name in schema.get("$defs", {})}
+    if len(set(renames.values())) != len(renames):
+        raise ShapeError("#/$defs", "two $defs map to the same Python name")
+    if all(old == new for old, new in renames.items()):
+        return schema
+
+    def rewrite(node: Any) -> Any:
+        if isinstance(node, Mapping):
+            out = {k: rewrite(v) for k, v in node.items()}
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                out["$ref"] = "#/$defs/" + renames.get(ref[len("#/$defs/") :], ref[8:])
+            return out
+        if isinstance(node, list):
+            return [rewrite(v) for v in node]
+        return node
+
+    rewritten = dict(rewrite(schema))
+    rewritten["$defs"] = {renames[k]: v for k, v in rewritten["$defs"].items()}
+    return rewritten
+
+
+def _identifier(name: str) -> str:
+    if name.isidentifier() and not keyword.iskeyword(name) and not name.startswith("_"):
+        return name
+    return camel_case(name)
+
+
 def classify(schema: Node, *, version: str, unstable: bool, source: str, sha256: str) -> ir.Module:
     return Classifier(
-        schema, version=version, unstable=unstable, source=source, sha256=sha256
+        python_def_names(schema), version=version, unstable=unstable, source=source, sha256=sha256
     ).run()

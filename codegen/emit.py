@@ -13,7 +13,7 @@ import jinja2
 
 from . import ir
 from .naming import camel_case, constant_name, snake_case
-from .render import TypeRenderer, docstring, literal
+from .render import TypeRenderer, docstring, literal, oneline
 
 TEMPLATES = Path(__file__).parent / "templates"
 HANDLER_SIDES = ("agent", "client")  # sides with handler base classes and peer proxies
@@ -277,6 +277,7 @@ def _environment() -> jinja2.Environment:
         autoescape=False,  # Python source, not HTML; schema text goes through render.py
     )
     env.filters["py"] = literal
+    env.filters["oneline"] = oneline
     return env
 
 

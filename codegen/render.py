@@ -24,6 +24,12 @@ def literal(value: object) -> str:
     raise TypeError(f"not a JSON scalar: {value!r}")
 
 
+def oneline(text: str) -> str:
+    """Text for a comment or docstring line: as is when plain, else its escaped repr."""
+    plain = text.isprintable() and not any(c in text for c in '"\\')
+    return text if plain else repr(text)
+
+
 def docstring(text: str, indent: str = "") -> str:
     """A triple-quoted docstring that no description can break out of."""
     body = text.strip().replace("\\", "\\\\").replace('"""', '\\"\\"\\"')

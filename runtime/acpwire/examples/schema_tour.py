@@ -54,8 +54,8 @@ def describe(update: object) -> str:
 
 def main() -> None:
     print("acp_schema generated from:")
-    for module, source in acp_schema.SCHEMA_RELEASES.items():
-        print(f"  {module:12} {source}")
+    for module, (source, sha256) in acp_schema.SCHEMA_RELEASES.items():
+        print(f"  {module:12} {source} (sha256 {sha256[:12]})")
     print("\nv2 prompt lifecycle, decoded and re-encoded:")
     pending: dict[int | str | None, str] = {2: "session/prompt"}
     for line in PROMPT_LIFECYCLE:

@@ -77,8 +77,8 @@ from .types import (
 
 __all__ = [
     "AGENT_CODEC",
-    "AMBIGUOUS_METHODS",
     "CLIENT_CODEC",
+    "AMBIGUOUS_METHODS",
     "ERROR_CODEC",
     "MESSAGE_CODEC",
     "METHODS",
