@@ -38,7 +38,9 @@ def test_request_keeps_its_id_and_encodes_a_complete_line() -> None:
     line = b'{"jsonrpc":"2.0","id":"req-7","method":"session/cancel","params":{"sessionId":"s"}}'
     message = roundtrip(None, line)
     assert isinstance(message, v2.SessionCancelMessage) and message.id == "req-7"
-    built = v2.SessionCancelMessage(params=v2.CancelSessionNotification(session_id="s"))
+    built = v2.SessionCancelMessage(
+        jsonrpc="2.0", params=v2.CancelSessionNotification(session_id="s")
+    )
     assert msgspec.json.decode(v2.encode_message(built)) == {
         "jsonrpc": "2.0",
         "method": "session/cancel",

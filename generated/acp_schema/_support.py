@@ -376,7 +376,7 @@ class MethodMessage(msgspec.Struct, kw_only=True, gc=False, tag_field="method"):
     `id` is UNSET for a notification.
     """
 
-    jsonrpc: str = "2.0"
+    jsonrpc: Literal["2.0"]  # required on the wire, so it is required here too
     id: int | str | UnsetType | None = UNSET
     method: ClassVar[str]  # the tag, as a class attribute for speed
 
@@ -474,12 +474,16 @@ def decode_message(
     if not isinstance(env.method, UnsetType):
         spec = inbound.get(env.method)
         params: Any = env.params
-        if spec is not None and not isinstance(params, UnsetType):
+        if spec is not None:
+            if isinstance(params, UnsetType):
+                raise msgspec.ValidationError(
+                    "Object missing required field `params` - at `$.params`"
+                )
             try:
                 params = spec.params.decode(params)
             except msgspec.ValidationError as exc:
                 raise _rebase(exc, "$.params") from None
-            return spec.message(id=env.id, params=params)  # type: ignore[call-arg]
+            return spec.message(jsonrpc="2.0", id=env.id, params=params)  # type: ignore[call-arg]
         if isinstance(env.id, UnsetType):
             return Notification(method=env.method, params=params)
         return Request(id=env.id, method=env.method, params=params)

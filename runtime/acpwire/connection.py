@@ -1,8 +1,9 @@
 """One JSON-RPC connection on trio: a reader task, handler tasks, a serialized send path.
 
-- Requests run as concurrent tasks (at most `max_concurrent_requests` at once: the reader
-  waits for a slot, which pushes back on the peer instead of piling up tasks); each runs in
-  its own cancel scope so `$/cancel_request` can stop it. Whatever happens, the request gets
+- Requests run as concurrent tasks, at most `max_concurrent_requests` at once; as many more
+  wait in a backlog, and past that a request is refused with an error, so tasks and memory
+  stay bounded (the reader itself never waits: handlers may wait for answers only it reads).
+  Each runs in its own cancel scope, created on arrival, so `$/cancel_request` can stop it. Whatever happens, the request gets
   exactly one response: its result, the handler's `RpcError`, -32603 for any other
   exception, or -32800 when it was cancelled.
 - Notifications run in order on the reader task (session updates must arrive in order), so
@@ -14,6 +15,7 @@
 
 from __future__ import annotations
 
+import collections
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -61,8 +63,10 @@ class Connection:
         self.core = JsonRpcCore(codec)
         self.dispatch = dispatch
         self._reader = LineReader(max_line_bytes)
-        self._outbox = Outbox(stream, max_buffered_bytes)
-        self._slots = trio.Semaphore(max_concurrent_requests)
+        self._outbox = Outbox(stream, max_buffered_bytes, on_failure=self._close)
+        self.max_concurrent_requests = max_concurrent_requests
+        self._running = 0
+        self._backlog: collections.deque[Call] = collections.deque()
         self._waiting: dict[RequestId, trio.MemorySendChannel[Answer]] = {}
         self._handlers: dict[RequestId, tuple[trio.CancelScope, Call]] = {}
         self.cancelled_result = cancelled_result
@@ -104,23 +108,52 @@ class Connection:
     async def _receive(self, item: bytes | OversizedLine) -> None:
         if isinstance(item, OversizedLine):
             error = RpcError.invalid_request(f"message of {item.size} bytes is over the line limit")
-            await self._send(self.core.unsolicited_error(error))
+            await self._reply(self.core.unsolicited_error(error))
             return
         for event in self.core.receive_line(item):
             if isinstance(event, Reply):
-                await self._send(event.data)
+                await self._reply(event.data)
             elif isinstance(event, Answer):
                 channel = self._waiting.pop(event.id, None)
                 if channel is not None:
                     channel.send_nowait(event)
             elif event.method == CANCEL_REQUEST:
                 self._cancel_handler(event)
+                if event.is_request:  # it is a notification, but a request must still be answered
+                    assert not isinstance(event.id, msgspec.UnsetType)
+                    reply = self.core.respond(event.id, None)
+                    if reply is not None:
+                        await self._reply(reply)
             elif event.is_request:
-                await self._slots.acquire()
-                assert self._nursery is not None
-                self._nursery.start_soon(self._run_request, event)
+                await self._admit(event)
             else:
                 await self._run_notification(event)
+
+    async def _admit(self, call: Call) -> None:
+        """Start the request's handler, or queue it when all slots are busy.
+
+        The reader never waits for a slot: handlers may be waiting for answers only it can
+        read. Past the backlog bound the request is refused with an error instead.
+        """
+        request_id = call.id
+        assert not isinstance(request_id, msgspec.UnsetType)
+        self._handlers[request_id] = (trio.CancelScope(), call)  # cancellable from now on
+        if self._running < self.max_concurrent_requests:
+            self._start(call)
+        elif len(self._backlog) < self.max_concurrent_requests:
+            self._backlog.append(call)
+        else:
+            del self._handlers[request_id]
+            error = RpcError.internal_error(
+                f"overloaded: {self._running} requests running, {len(self._backlog)} queued"
+            )
+            reply = self.core.respond_error(request_id, error)
+            if reply is not None:
+                await self._reply(reply)
+
+    def _start(self, call: Call) -> None:
+        self._running += 1
+        self.nursery.start_soon(self._run_request, call)
 
     def _cancel_handler(self, call: Call) -> None:
         entry = self._handlers.get(getattr(call.params, "request_id", None))
@@ -151,9 +184,9 @@ class Connection:
         request_id = call.id
         assert not isinstance(request_id, msgspec.UnsetType)
         reply: bytes | None = None
+        scope = self._handlers[request_id][0]
         try:
-            with trio.CancelScope() as scope:
-                self._handlers[request_id] = (scope, call)
+            with scope:
                 try:
                     reply = self.core.respond(request_id, await self.dispatch(call))
                 except RpcError as exc:
@@ -170,9 +203,18 @@ class Connection:
                     reply = self.core.respond(request_id, substitute)
         finally:
             self._handlers.pop(request_id, None)
-            self._slots.release()
+            self._running -= 1
+            if self._backlog:
+                self._start(self._backlog.popleft())
         if reply is not None:
-            await self._send(reply)
+            await self._reply(reply)
+
+    async def _reply(self, data: bytes) -> None:
+        """Send an answer of ours; when the peer can't take it any more there is no one to tell."""
+        try:
+            await self._send(data)
+        except ConnectionClosed:
+            pass
 
     # ------------------------------------------------------------------ sending
 

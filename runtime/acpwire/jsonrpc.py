@@ -84,6 +84,11 @@ class _Batch:
     responses: list[bytes] = field(default_factory=list)
 
 
+def _usable_id(value: object) -> bool:
+    """JSON-RPC ids are strings, numbers or null (bool is not a number here)."""
+    return value is None or type(value) in (int, str)
+
+
 def _response(id: RequestId, result: Any) -> bytes:
     return _ENCODER.encode(Response(id=id, result=result))
 
@@ -134,10 +139,10 @@ class JsonRpcCore:
     def _receive_one(self, data: bytes, batch: _Batch | None) -> list[Event]:
         try:
             message = self.codec.decode(data, result_method=self._pending.get)
+        except msgspec.ValidationError as exc:  # (a subclass of DecodeError: check it first)
+            return self._invalid(data, exc)
         except msgspec.DecodeError as exc:
             return [Reply(_error(None, RpcError.parse_error(str(exc))))]
-        except msgspec.ValidationError as exc:
-            return self._invalid(data, exc)
         if isinstance(message, Response | ErrorResponse):
             return self._answer(message)
         if isinstance(message, MethodMessage):
@@ -162,7 +167,9 @@ class JsonRpcCore:
             probe = _PROBE.decode(data)
         except (msgspec.DecodeError, msgspec.ValidationError):
             return [Reply(_error(None, RpcError.invalid_request("not a JSON object")))]
-        has_id = probe.id is not UNSET and isinstance(probe.id, int | str | None)
+        if probe.id is not UNSET and not _usable_id(probe.id):
+            return [Reply(_error(None, RpcError.invalid_request(f"unusable id {probe.id!r}")))]
+        has_id = probe.id is not UNSET
         if isinstance(probe.method, str):
             if not has_id:
                 return []  # a notification with bad params: nothing may be sent back
@@ -223,10 +230,11 @@ class JsonRpcCore:
     def request(self, spec: MethodSpec[Any, Any], params: Any) -> tuple[int, bytes]:
         request_id = next(self._ids)
         self._pending[request_id] = spec.name
-        return request_id, _ENCODER.encode(spec.message(id=request_id, params=params))  # type: ignore[call-arg]
+        message = spec.message(jsonrpc="2.0", id=request_id, params=params)  # type: ignore[call-arg]
+        return request_id, _ENCODER.encode(message)
 
     def notify(self, spec: MethodSpec[Any, Any], params: Any) -> bytes:
-        return _ENCODER.encode(spec.message(params=params))  # type: ignore[call-arg]
+        return _ENCODER.encode(spec.message(jsonrpc="2.0", params=params))  # type: ignore[call-arg]
 
     def forget(self, request_id: RequestId) -> None:
         """Stop waiting for an answer (the caller gave up); a late answer is then dropped."""

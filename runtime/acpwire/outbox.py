@@ -8,6 +8,8 @@ instead of growing memory.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import trio
 
 from .errors import ConnectionClosed
@@ -18,9 +20,13 @@ DEFAULT_MAX_BUFFERED_BYTES = 4 * 1024 * 1024
 
 class Outbox:
     def __init__(
-        self, stream: trio.abc.Stream, max_buffered_bytes: int = DEFAULT_MAX_BUFFERED_BYTES
+        self,
+        stream: trio.abc.Stream,
+        max_buffered_bytes: int = DEFAULT_MAX_BUFFERED_BYTES,
+        on_failure: Callable[[ConnectionClosed], None] | None = None,
     ):
         self.stream = stream
+        self.on_failure = on_failure
         self.max_buffered_bytes = max_buffered_bytes
         self._queue: list[bytes] = []
         self._queued = 0
@@ -66,6 +72,8 @@ class Outbox:
         """Stop accepting messages (writers waiting for room are woken to see the error)."""
         if self.error is None:
             self.error = error
+            if self.on_failure is not None:
+                self.on_failure(error)
         self._has_room.set()
         self._idle.set()
 

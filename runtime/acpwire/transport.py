@@ -34,11 +34,14 @@ class AgentProcess:
     stderr_tail: collections.deque[str] = field(
         default_factory=lambda: collections.deque(maxlen=STDERR_TAIL_LINES)
     )
+    stderr_done: trio.Event = field(default_factory=trio.Event)
 
     async def exited(self, wait: float = 2.0) -> PeerExited:
-        """The error describing the agent's exit (waits a little for it to finish dying)."""
+        """The error describing the agent's exit (waits a little for it to finish dying and
+        for its last stderr output to be read)."""
         with trio.move_on_after(wait):
             await self.process.wait()
+            await self.stderr_done.wait()
         return PeerExited(self.process.returncode, "\n".join(self.stderr_tail))
 
 
@@ -56,7 +59,11 @@ async def _drain_stderr(agent: AgentProcess, forward: Callable[[str], None] | No
             if forward is not None:
                 forward(line)
     if pending:
-        agent.stderr_tail.append(pending.decode("utf-8", "replace"))
+        line = pending.decode("utf-8", "replace")
+        agent.stderr_tail.append(line)
+        if forward is not None:
+            forward(line)
+    agent.stderr_done.set()
 
 
 def forward_to_stderr(line: str) -> None:
