@@ -76,16 +76,17 @@ class AgentEndpoint:
             params = surface.initialize.params.decode(call.params)
         except msgspec.ValidationError as exc:
             raise RpcError.invalid_params(str(exc)) from None
-        self.surface = surface
-        self.agent = self.factories[version](surface.module.ClientPeer(self.connection))
-        self.connection.core.codec = surface.agent_codec
-        self._dispatch = handler_dispatch(self.agent, surface.agent_base)
-        result = await self.agent.initialize(params)
+        agent = self.factories[version](surface.module.ClientPeer(self.connection))
+        result = await agent.initialize(params)
         if result.protocol_version != version:
             raise RpcError.internal_error(
                 f"the agent answered initialize with protocol version {result.protocol_version}, "
                 f"but version {version} was negotiated"
             )
+        # Switch only once initialize succeeded: a failed one leaves the connection as it was.
+        self.surface, self.agent = surface, agent
+        self.connection.core.codec = surface.agent_codec
+        self._dispatch = handler_dispatch(agent, surface.agent_base)
         return result
 
 

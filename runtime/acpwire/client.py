@@ -26,7 +26,7 @@ from acp_schema._support import Codec
 
 from .connection import Connection
 from .dispatch import handler_dispatch
-from .errors import ConnectionClosed, ProtocolMismatch
+from .errors import ConnectionClosed, ProtocolMismatch, RpcError
 from .jsonrpc import Call
 from .transport import spawn_agent
 from .versions import SURFACES, Surface, bootstrap_codec, protocol_version_of
@@ -155,8 +155,10 @@ class ClientConnection:
     # ------------------------------------------------------------------ incoming
 
     async def _route(self, call: Call) -> Any:
-        if self._dispatch is None:
-            return None  # nothing may arrive before initialize is answered
+        if self._dispatch is None:  # nothing may arrive before initialize is answered
+            if call.is_request:
+                raise RpcError.invalid_request("the connection is not initialized yet")
+            return None
         if call.method == "session/update" and call.spec is not None:
             await self._publish(call.params)
         return await self._dispatch(call)

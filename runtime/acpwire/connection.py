@@ -236,8 +236,7 @@ class Connection:
             await self._send(data)
             answer = await receive.receive()
         except trio.Cancelled:
-            with trio.CancelScope(shield=True):  # queued before whatever the caller sends next
-                await self._abandon(request_id)
+            self._abandon(request_id)
             raise
         except trio.EndOfChannel:
             assert self._closed is not None
@@ -247,15 +246,15 @@ class Connection:
         result: R = answer.result
         return result
 
-    async def _abandon(self, request_id: RequestId) -> None:
+    def _abandon(self, request_id: RequestId) -> None:
         """Our caller gave up: stop waiting and tell the peer (`$/cancel_request`, best effort)."""
         self.core.forget(request_id)
         self._waiting.pop(request_id, None)
         spec = self.core.codec.outbound.get(CANCEL_REQUEST)
         if self._closed is not None or spec is None:
             return
-        try:
-            await self._send(self.core.notify(spec, spec.params.type(request_id=request_id)))
+        try:  # queued at once, before anything the cancelled caller sends next
+            self._outbox.put_nowait(self.core.notify(spec, spec.params.type(request_id=request_id)))
         except ConnectionClosed:
             pass
 

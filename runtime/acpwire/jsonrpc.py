@@ -140,7 +140,7 @@ class JsonRpcCore:
         try:
             message = self.codec.decode(data, result_method=self._pending.get)
         except msgspec.ValidationError as exc:  # (a subclass of DecodeError: check it first)
-            return self._invalid(data, exc)
+            return self._invalid(data, exc, in_batch=batch is not None)
         except msgspec.DecodeError as exc:
             return [Reply(_error(None, RpcError.parse_error(str(exc))))]
         if isinstance(message, Response | ErrorResponse):
@@ -161,8 +161,11 @@ class JsonRpcCore:
                 batch.waiting.add(request_id)
         return [call]
 
-    def _invalid(self, data: bytes, exc: msgspec.ValidationError) -> list[Event]:
-        """A line that is JSON but not a valid message: answer it if it has an id."""
+    def _invalid(self, data: bytes, exc: msgspec.ValidationError, in_batch: bool) -> list[Event]:
+        """A line that is JSON but not a valid message: answer it if it has an id.
+
+        Invalid batch entries are answered with `id: null`, as the transports page says.
+        """
         try:
             probe = _PROBE.decode(data)
         except (msgspec.DecodeError, msgspec.ValidationError):
@@ -182,7 +185,8 @@ class JsonRpcCore:
             # A response to our request that does not fit the result type.
             self._pending.pop(probe.id)
             return [Answer(probe.id, error=RpcError.invalid_params(f"invalid result: {exc}"))]
-        return [Reply(_error(probe.id if has_id else None, RpcError.invalid_request(str(exc))))]
+        reply_id = probe.id if has_id and not in_batch else None
+        return [Reply(_error(reply_id, RpcError.invalid_request(str(exc))))]
 
     def _answer(self, message: Response[Any] | ErrorResponse[Any]) -> list[Event]:
         if self._pending.pop(message.id, None) is None:

@@ -53,6 +53,16 @@ class Outbox:
         self._idle = trio.Event() if self._idle.is_set() else self._idle
         self._has_data.set()
 
+    def put_nowait(self, message: bytes) -> None:
+        """Queue a small control message at once, past the bound (never waits)."""
+        if self.error is not None:
+            raise self.error
+        data = frame(message)
+        self._queue.append(data)
+        self._queued += len(data)
+        self._idle = trio.Event() if self._idle.is_set() else self._idle
+        self._has_data.set()
+
     async def run(self) -> None:
         """The writer task: drain the queue until cancelled or the stream breaks."""
         while True:
