@@ -113,4 +113,6 @@ def update_schema(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Benchmarks, side by side with the alternatives in one run (never part of the tests)."""
     _install(session, "bench")
-    session.run("python", "bench/codec.py", *session.posargs)
+    _interop_deps(session)
+    for script in ("codec.py", "runtime_path.py", "stream.py"):
+        session.run("python", f"bench/{script}", *session.posargs)

@@ -180,7 +180,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("chunks", type=int, nargs="?", default=100_000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="10k chunks, one round")
     args = parser.parse_args()
+    if args.quick:
+        args.chunks, args.rounds = 10_000, 1
     runnable = pairs()
     active = [pair for pair in runnable if pair.missing is None]
     for round_no in range(args.rounds):
