@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 import msgspec
 import trio
+from msgspec import UNSET
 
 from acp_schema._support import MessageCodec, MethodSpec
 
@@ -111,7 +112,18 @@ class Connection:
             await self._reply(self.core.unsolicited_error(error))
             return
         for event in self.core.receive_line(item):
-            if isinstance(event, Reply):
+            if (
+                type(event) is Call
+                and event.id is UNSET
+                and event.spec is not None
+                and event.spec.side != "protocol"  # $/cancel_request is handled below
+            ):
+                # The common case first: a notification of a known method, handled in order.
+                try:
+                    await self.dispatch(event)
+                except Exception:
+                    log.exception("notification handler for %s failed", event.method)
+            elif isinstance(event, Reply):
                 await self._reply(event.data)
             elif isinstance(event, Answer):
                 channel = self._waiting.pop(event.id, None)
@@ -127,7 +139,7 @@ class Connection:
             elif event.is_request:
                 await self._admit(event)
             else:
-                await self._run_notification(event)
+                await self._run_notification(event)  # an extension or unknown notification
 
     async def _admit(self, call: Call) -> None:
         """Start the request's handler, or queue it when all slots are busy.

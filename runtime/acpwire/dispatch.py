@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from msgspec import Raw, UnsetType
@@ -23,7 +24,7 @@ def handler_dispatch(impl: Any, base: type) -> Dispatch:
     `_`-prefixed extension methods go to `impl.extension(method, params)` when it exists;
     other unknown notifications are ignored, unknown requests get -32601.
     """
-    cache: dict[str, bool] = {}
+    handlers: dict[int, Callable[[Any], Awaitable[Any]] | None] = {}  # id(spec) -> bound handler
 
     async def dispatch(call: Call) -> Any:
         spec = call.spec
@@ -35,13 +36,15 @@ def handler_dispatch(impl: Any, base: type) -> Dispatch:
             if call.is_request:
                 raise RpcError.method_not_found(call.method)
             return None
-        ok = cache.get(spec.handler)
-        if ok is None:
-            ok = cache[spec.handler] = implemented(impl, base, spec.handler)
-        if not ok:
+        key = id(spec)
+        if key not in handlers:
+            ok = implemented(impl, base, spec.handler)
+            handlers[key] = getattr(impl, spec.handler) if ok else None
+        handler = handlers[key]
+        if handler is None:
             if call.is_request:
                 raise RpcError.method_not_found(call.method)
             return None
-        return await getattr(impl, spec.handler)(call.params)
+        return await handler(call.params)
 
     return dispatch

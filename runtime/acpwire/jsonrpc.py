@@ -38,13 +38,23 @@ _ENCODER = msgspec.json.Encoder()
 # --------------------------------------------------------------------------- events
 
 
-@dataclass(frozen=True, slots=True)
 class Call:
-    """An incoming request (`id` set) or notification (`id` is UNSET)."""
+    """An incoming request (`id` set) or notification (`id` is UNSET).
 
-    message: MethodMessage | Request[Any] | Notification[Any]
-    spec: MethodSpec[Any, Any] | None  # None: not a method of this protocol (extension?)
-    id: RequestId | UnsetType
+    A plain slotted class, not a dataclass: one is built per message on the hot path.
+    """
+
+    __slots__ = ("id", "message", "spec")
+
+    def __init__(
+        self,
+        message: MethodMessage | Request[Any] | Notification[Any],
+        spec: MethodSpec[Any, Any] | None,
+        id: RequestId | UnsetType,
+    ) -> None:
+        self.message = message
+        self.spec = spec  # None: not a method of this protocol (an extension?)
+        self.id = id
 
     @property
     def method(self) -> str:
@@ -104,10 +114,22 @@ class JsonRpcCore:
     """One connection's JSON-RPC state. `codec` is swapped when `initialize` picks a version."""
 
     def __init__(self, codec: MessageCodec) -> None:
-        self.codec = codec
         self._ids = itertools.count()
         self._pending: dict[RequestId, str] = {}  # our request id -> method
+        self._result_method = self._pending.get
         self._in_flight: dict[RequestId, _Batch | None] = {}  # their request id -> its batch
+        self.codec = codec
+
+    @property
+    def codec(self) -> MessageCodec:
+        return self._codec
+
+    @codec.setter
+    def codec(self, codec: MessageCodec) -> None:
+        self._codec = codec
+        self._spec_of: dict[type[Any], MethodSpec[Any, Any]] = {
+            spec.message: spec for spec in codec.inbound.values()
+        }
 
     # ----------------------------------------------------------- incoming
 
@@ -138,18 +160,19 @@ class JsonRpcCore:
 
     def _receive_one(self, data: bytes, batch: _Batch | None) -> list[Event]:
         try:
-            message = self.codec.decode(data, result_method=self._pending.get)
+            message: Any = self._codec.decode(data, self._result_method)  # dispatched on its class
         except msgspec.ValidationError as exc:  # (a subclass of DecodeError: check it first)
             return self._invalid(data, exc, in_batch=batch is not None)
         except msgspec.DecodeError as exc:
             return [Reply(_error(None, RpcError.parse_error(str(exc))))]
-        if isinstance(message, Response | ErrorResponse):
-            return self._answer(message)
-        if isinstance(message, MethodMessage):
-            spec = self.codec.inbound.get(message.method)
+        cls = type(message)
+        spec = self._spec_of.get(cls)  # a class lookup: cheaper than isinstance chains
+        if spec is not None:
             call = Call(message, spec, message.id)
+        elif cls is Response or cls is ErrorResponse:
+            return self._answer(message)
         else:
-            call = Call(message, None, message.id if isinstance(message, Request) else UNSET)
+            call = Call(message, None, message.id if cls is Request else UNSET)
         if call.is_request:
             request_id = call.id
             assert not isinstance(request_id, UnsetType)
