@@ -41,9 +41,7 @@ class LineReader:
         if max_line_bytes < 1:
             raise ValueError("max_line_bytes must be positive")
         self.max_line_bytes = max_line_bytes
-        self._buf = bytearray()
-        # The buffer holds no b"\n" before this offset, so searches resume here.
-        self._scan = 0
+        self._buf = bytearray()  # the start of a line whose newline has not arrived yet
         self._discarding = False
         self._discarded = 0
 
@@ -53,9 +51,14 @@ class LineReader:
         return len(self._buf)
 
     def feed(self, data: bytes | bytearray) -> list[bytes | OversizedLine]:
-        """Consume ``data`` and return the lines it completed, in order."""
+        """Consume ``data`` and return the lines it completed, in order.
+
+        Complete lines are cut straight out of ``data`` with ``bytes.split`` (one copy per
+        line); only an unfinished line is buffered, and never more than the limit of it.
+        """
         out: list[bytes | OversizedLine] = []
-        start = 0
+        if type(data) is not bytes:
+            data = bytes(data)
         if self._discarding:
             nl = data.find(_LF)
             if nl == -1:
@@ -64,23 +67,21 @@ class LineReader:
             out.append(OversizedLine(self._discarded + nl))
             self._discarding = False
             self._discarded = 0
-            start = nl + 1
-
-        buf = self._buf
-        buf += memoryview(data)[start:]
-        pos = 0
-        scan = self._scan
-        while (nl := buf.find(_LF, scan)) != -1:
-            self._emit(pos, nl, out)
-            pos = scan = nl + 1
-        del buf[:pos]
-        self._scan = len(buf)
-
-        if self._too_long(len(buf)):
-            self._discarding = True
-            self._discarded = len(buf)
-            buf.clear()
-            self._scan = 0
+            data = data[nl + 1 :]
+        nl = data.find(_LF)
+        if nl == -1:
+            self._hold(data)
+            return out
+        if self._buf:
+            self._buf += data[:nl]
+            self._add(bytes(self._buf), out)
+            self._buf.clear()
+        else:
+            self._add(data[:nl], out)
+        *lines, tail = data[nl + 1 :].split(_LF)
+        for line in lines:
+            self._add(line, out)
+        self._hold(tail)
         return out
 
     def eof(self) -> list[bytes | OversizedLine]:
@@ -91,25 +92,28 @@ class LineReader:
             self._discarding = False
             self._discarded = 0
         elif self._buf:
-            self._emit(0, len(self._buf), out)
+            self._add(bytes(self._buf), out)
         self._buf.clear()
-        self._scan = 0
         return out
 
-    def _too_long(self, n: int) -> bool:
-        # A trailing b"\r" may yet turn out to be part of a CRLF terminator.
-        if n and self._buf[-1] == _CR:
-            n -= 1
-        return n > self.max_line_bytes
-
-    def _emit(self, start: int, end: int, out: list[bytes | OversizedLine]) -> None:
-        buf = self._buf
-        stop = end - 1 if end > start and buf[end - 1] == _CR else end
-        if stop - start > self.max_line_bytes:
-            out.append(OversizedLine(end - start))
+    def _hold(self, part: bytes) -> None:
+        """Buffer the start of an unfinished line, or start discarding it once it is too long."""
+        if not part:
             return
-        line = bytes(buf[start:stop])
-        if line and not line.isspace():
+        self._buf += part
+        n = len(self._buf)
+        if self._buf[-1] == _CR:  # it may yet turn out to be part of a CRLF terminator
+            n -= 1
+        if n > self.max_line_bytes:
+            self._discarding = True
+            self._discarded = len(self._buf)
+            self._buf.clear()
+
+    def _add(self, raw: bytes, out: list[bytes | OversizedLine]) -> None:
+        line = raw[:-1] if raw[-1:] == b"\r" else raw
+        if len(line) > self.max_line_bytes:
+            out.append(OversizedLine(len(raw)))
+        elif line and (line[0] > 32 or not line.isspace()):
             out.append(line)
 
 
