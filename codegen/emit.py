@@ -211,6 +211,9 @@ class ModuleEmitter:
     def _enum(self, e: ir.EnumDef) -> dict[str, object]:
         values = ", ".join(literal(v.value) for v in e.values)
         annotation = f"Literal[{values}]"
+        # Open enums: type checkers see `Literal[...] | str`; msgspec decodes the closed Literal
+        # (its values are shared strings, no allocation) and the fallback path takes the rest.
+        runtime = f"Annotated[{annotation}, OpenEnum({e.base})]" if e.open else ""
         if e.open:
             annotation += f" | {e.base}"
         doc = e.doc + "".join(
@@ -224,6 +227,7 @@ class ModuleEmitter:
         return {
             "name": e.name,
             "annotation": annotation,
+            "runtime": runtime,
             "doc": docstring(doc, ""),
             "constants": constants,
         }

@@ -39,6 +39,7 @@ __all__ = [
     "MessageCodec",
     "MethodMessage",
     "Notification",
+    "OpenEnum",
     "OpenVariant",
     "Raw",
     "Request",
@@ -80,9 +81,16 @@ class OpenVariant(dict[str, Any]):
         return f"{type(self).__name__}({dict.__repr__(self)})"
 
 
-@dataclass(
-    frozen=True, slots=True, eq=False
-)  # hashed by identity: typing hashes Annotated metadata
+@dataclass(frozen=True, slots=True)
+class OpenEnum:
+    """An enum whose unknown values are valid (extensions, future releases): the fallback path
+    accepts any value of `base` for it (attached with `Annotated`, ignored by msgspec)."""
+
+    base: type
+
+
+# Hashed by identity: typing hashes Annotated metadata, and `variants` is a dict.
+@dataclass(frozen=True, slots=True, eq=False)
 class UnionInfo:
     """How the fallback path resolves one union (attached with `Annotated`, ignored by msgspec)."""
 
@@ -178,6 +186,11 @@ def _repair(obj: Any, tp: Any, path: str, exc: msgspec.ValidationError) -> Any:
         info = next((m for m in tp.__metadata__ if isinstance(m, UnionInfo)), None)
         if info is not None:
             return _union(obj, info, typing.get_args(tp)[0], path)
+        open_enum = next((m for m in tp.__metadata__ if isinstance(m, OpenEnum)), None)
+        if open_enum is not None:
+            if type(obj) is open_enum.base:
+                return obj
+            raise _rebase(exc, path)
         inner = typing.get_args(tp)[0]
         if typing.get_origin(inner) is not list:
             raise _rebase(exc, path)

@@ -14,6 +14,7 @@ from acp_schema._support import (
     SKIP_INVALID,
     OpenVariant,
     UnionInfo,
+    OpenEnum,
     check_alternatives,
     tag_guard,
 )
@@ -1765,7 +1766,12 @@ CompactionId: TypeAlias = str
 """Unique identifier for a context compaction within a session."""
 
 
-CompactionStatus: TypeAlias = Literal["in_progress", "completed", "failed", "cancelled"] | str
+if TYPE_CHECKING:
+    CompactionStatus: TypeAlias = Literal["in_progress", "completed", "failed", "cancelled"] | str
+else:
+    CompactionStatus = Annotated[
+        Literal["in_progress", "completed", "failed", "cancelled"], OpenEnum(str)
+    ]
 """
 Lifecycle state of a context compaction.
 
@@ -1960,9 +1966,14 @@ else:
 """Possible values for a session configuration option."""
 
 
-SessionConfigOptionCategory: TypeAlias = (
-    Literal["mode", "model", "model_config", "thought_level"] | str
-)
+if TYPE_CHECKING:
+    SessionConfigOptionCategory: TypeAlias = (
+        Literal["mode", "model", "model_config", "thought_level"] | str
+    )
+else:
+    SessionConfigOptionCategory = Annotated[
+        Literal["mode", "model", "model_config", "thought_level"], OpenEnum(str)
+    ]
 """
 Semantic category for a session configuration option.
 
@@ -3170,7 +3181,14 @@ class ElicitationSessionScope(msgspec.Struct, kw_only=True, gc=False):
     }
 
 
-ErrorCode: TypeAlias = Literal[-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002] | int
+if TYPE_CHECKING:
+    ErrorCode: TypeAlias = (
+        Literal[-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002] | int
+    )
+else:
+    ErrorCode = Annotated[
+        Literal[-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002], OpenEnum(int)
+    ]
 """
 Predefined error codes for common JSON-RPC and ACP-specific errors.
 
@@ -3955,7 +3973,10 @@ class NewSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     }
 
 
-NoticeSeverity: TypeAlias = Literal["info", "warning", "error"] | str
+if TYPE_CHECKING:
+    NoticeSeverity: TypeAlias = Literal["info", "warning", "error"] | str
+else:
+    NoticeSeverity = Annotated[Literal["info", "warning", "error"], OpenEnum(str)]
 """
 Severity hint for a session notice.
 

@@ -14,6 +14,7 @@ from acp_schema._support import (
     SKIP_INVALID,
     OpenVariant,
     UnionInfo,
+    OpenEnum,
     check_alternatives,
     tag_guard,
 )
@@ -254,7 +255,10 @@ Uses the native syntax of the machine the Agent runs on, such as `/home/user/pro
 """
 
 
-DiffFileType: TypeAlias = Literal["text", "binary", "directory", "symlink"] | str
+if TYPE_CHECKING:
+    DiffFileType: TypeAlias = Literal["text", "binary", "directory", "symlink"] | str
+else:
+    DiffFileType = Annotated[Literal["text", "binary", "directory", "symlink"], OpenEnum(str)]
 """
 Kind of file content represented by a diff change.
 
@@ -707,7 +711,10 @@ distinct messages.
 """
 
 
-Role: TypeAlias = Literal["assistant", "user"] | str
+if TYPE_CHECKING:
+    Role: TypeAlias = Literal["assistant", "user"] | str
+else:
+    Role = Annotated[Literal["assistant", "user"], OpenEnum(str)]
 """
 The sender or recipient of messages and data in a conversation.
 
@@ -873,7 +880,10 @@ class AudioContent(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
     }
 
 
-IconTheme: TypeAlias = Literal["light", "dark"] | str
+if TYPE_CHECKING:
+    IconTheme: TypeAlias = Literal["light", "dark"] | str
+else:
+    IconTheme = Annotated[Literal["light", "dark"], OpenEnum(str)]
 """
 Theme an icon is designed for.
 
@@ -2291,7 +2301,12 @@ CompactionId: TypeAlias = str
 """Unique identifier for a context compaction within a session."""
 
 
-CompactionStatus: TypeAlias = Literal["in_progress", "completed", "failed", "cancelled"] | str
+if TYPE_CHECKING:
+    CompactionStatus: TypeAlias = Literal["in_progress", "completed", "failed", "cancelled"] | str
+else:
+    CompactionStatus = Annotated[
+        Literal["in_progress", "completed", "failed", "cancelled"], OpenEnum(str)
+    ]
 """
 Lifecycle state of a context compaction.
 
@@ -2497,9 +2512,14 @@ else:
 """Possible values for a session configuration option."""
 
 
-SessionConfigOptionCategory: TypeAlias = (
-    Literal["mode", "model", "model_config", "thought_level"] | str
-)
+if TYPE_CHECKING:
+    SessionConfigOptionCategory: TypeAlias = (
+        Literal["mode", "model", "model_config", "thought_level"] | str
+    )
+else:
+    SessionConfigOptionCategory = Annotated[
+        Literal["mode", "model", "model_config", "thought_level"], OpenEnum(str)
+    ]
 """
 Semantic category for a session configuration option.
 
@@ -2790,7 +2810,10 @@ Type discriminator for elicitation schemas.
 """
 
 
-StringFormat: TypeAlias = Literal["email", "uri", "date", "date-time"] | str
+if TYPE_CHECKING:
+    StringFormat: TypeAlias = Literal["email", "uri", "date", "date-time"] | str
+else:
+    StringFormat = Annotated[Literal["email", "uri", "date", "date-time"], OpenEnum(str)]
 """
 String format types for string properties in elicitation schemas.
 
@@ -3759,7 +3782,10 @@ operations without parsing the text patch.
 """
 
 
-DiffPatchFormat: TypeAlias = Literal["git_patch"] | str
+if TYPE_CHECKING:
+    DiffPatchFormat: TypeAlias = Literal["git_patch"] | str
+else:
+    DiffPatchFormat = Annotated[Literal["git_patch"], OpenEnum(str)]
 """
 Text patch format used by `DiffPatch`.
 
@@ -3886,9 +3912,15 @@ class ElicitationSessionScope(msgspec.Struct, kw_only=True, gc=False):
     }
 
 
-ErrorCode: TypeAlias = (
-    Literal[-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002, -32022] | int
-)
+if TYPE_CHECKING:
+    ErrorCode: TypeAlias = (
+        Literal[-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002, -32022] | int
+    )
+else:
+    ErrorCode = Annotated[
+        Literal[-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002, -32022],
+        OpenEnum(int),
+    ]
 """
 Predefined error codes for common JSON-RPC and ACP-specific errors.
 
@@ -4721,7 +4753,10 @@ class NewSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     }
 
 
-NoticeSeverity: TypeAlias = Literal["info", "warning", "error"] | str
+if TYPE_CHECKING:
+    NoticeSeverity: TypeAlias = Literal["info", "warning", "error"] | str
+else:
+    NoticeSeverity = Annotated[Literal["info", "warning", "error"], OpenEnum(str)]
 """
 Severity hint for a session notice.
 
@@ -4773,9 +4808,14 @@ PermissionOptionId: TypeAlias = str
 """Unique identifier for a permission option."""
 
 
-PermissionOptionKind: TypeAlias = (
-    Literal["allow_once", "allow_always", "reject_once", "reject_always"] | str
-)
+if TYPE_CHECKING:
+    PermissionOptionKind: TypeAlias = (
+        Literal["allow_once", "allow_always", "reject_once", "reject_always"] | str
+    )
+else:
+    PermissionOptionKind = Annotated[
+        Literal["allow_once", "allow_always", "reject_once", "reject_always"], OpenEnum(str)
+    ]
 """
 The type of permission option being presented to the user.
 
@@ -4817,7 +4857,10 @@ class PermissionOption(msgspec.Struct, kw_only=True, gc=False):
     }
 
 
-PlanEntryPriority: TypeAlias = Literal["high", "medium", "low"] | str
+if TYPE_CHECKING:
+    PlanEntryPriority: TypeAlias = Literal["high", "medium", "low"] | str
+else:
+    PlanEntryPriority = Annotated[Literal["high", "medium", "low"], OpenEnum(str)]
 """
 Priority levels for plan entries.
 
@@ -4833,7 +4876,12 @@ See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v2/ag
 """
 
 
-PlanEntryStatus: TypeAlias = Literal["pending", "in_progress", "completed", "cancelled"] | str
+if TYPE_CHECKING:
+    PlanEntryStatus: TypeAlias = Literal["pending", "in_progress", "completed", "cancelled"] | str
+else:
+    PlanEntryStatus = Annotated[
+        Literal["pending", "in_progress", "completed", "cancelled"], OpenEnum(str)
+    ]
 """
 Status of a plan entry in the execution flow.
 
@@ -5165,21 +5213,38 @@ else:
 """The outcome of a permission request."""
 
 
-ToolKind: TypeAlias = (
-    Literal[
-        "read",
-        "edit",
-        "delete",
-        "move",
-        "search",
-        "execute",
-        "think",
-        "fetch",
-        "switch_mode",
-        "other",
+if TYPE_CHECKING:
+    ToolKind: TypeAlias = (
+        Literal[
+            "read",
+            "edit",
+            "delete",
+            "move",
+            "search",
+            "execute",
+            "think",
+            "fetch",
+            "switch_mode",
+            "other",
+        ]
+        | str
+    )
+else:
+    ToolKind = Annotated[
+        Literal[
+            "read",
+            "edit",
+            "delete",
+            "move",
+            "search",
+            "execute",
+            "think",
+            "fetch",
+            "switch_mode",
+            "other",
+        ],
+        OpenEnum(str),
     ]
-    | str
-)
 """
 Categories of tools that can be invoked.
 
@@ -5210,9 +5275,15 @@ See protocol docs: [Reporting](https://agentclientprotocol.com/protocol/v2/tool-
 """
 
 
-ToolCallStatus: TypeAlias = (
-    Literal["pending", "in_progress", "paused", "completed", "failed", "cancelled"] | str
-)
+if TYPE_CHECKING:
+    ToolCallStatus: TypeAlias = (
+        Literal["pending", "in_progress", "paused", "completed", "failed", "cancelled"] | str
+    )
+else:
+    ToolCallStatus = Annotated[
+        Literal["pending", "in_progress", "paused", "completed", "failed", "cancelled"],
+        OpenEnum(str),
+    ]
 """
 Execution status of a tool call.
 

@@ -14,6 +14,7 @@ from acp_schema._support import (
     SKIP_INVALID,
     OpenVariant,
     UnionInfo,
+    OpenEnum,
     check_alternatives,
     tag_guard,
 )
@@ -1674,7 +1675,14 @@ When no `type` is present, the method is treated as `agent`.
 """
 
 
-AuthState: TypeAlias = Literal["authenticated", "unauthenticated", "not_required", "unknown"] | str
+if TYPE_CHECKING:
+    AuthState: TypeAlias = (
+        Literal["authenticated", "unauthenticated", "not_required", "unknown"] | str
+    )
+else:
+    AuthState = Annotated[
+        Literal["authenticated", "unauthenticated", "not_required", "unknown"], OpenEnum(str)
+    ]
 """
 **UNSTABLE**
 
@@ -2530,7 +2538,12 @@ CompactionId: TypeAlias = str
 """Unique identifier for a context compaction within a session."""
 
 
-CompactionStatus: TypeAlias = Literal["in_progress", "completed", "failed", "cancelled"] | str
+if TYPE_CHECKING:
+    CompactionStatus: TypeAlias = Literal["in_progress", "completed", "failed", "cancelled"] | str
+else:
+    CompactionStatus = Annotated[
+        Literal["in_progress", "completed", "failed", "cancelled"], OpenEnum(str)
+    ]
 """
 Lifecycle state of a context compaction.
 
@@ -2725,9 +2738,14 @@ else:
 """Possible values for a session configuration option."""
 
 
-SessionConfigOptionCategory: TypeAlias = (
-    Literal["mode", "model", "model_config", "thought_level"] | str
-)
+if TYPE_CHECKING:
+    SessionConfigOptionCategory: TypeAlias = (
+        Literal["mode", "model", "model_config", "thought_level"] | str
+    )
+else:
+    SessionConfigOptionCategory = Annotated[
+        Literal["mode", "model", "model_config", "thought_level"], OpenEnum(str)
+    ]
 """
 Semantic category for a session configuration option.
 
@@ -3994,7 +4012,14 @@ class ElicitationSessionScope(msgspec.Struct, kw_only=True, gc=False):
     }
 
 
-ErrorCode: TypeAlias = Literal[-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002] | int
+if TYPE_CHECKING:
+    ErrorCode: TypeAlias = (
+        Literal[-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002] | int
+    )
+else:
+    ErrorCode = Annotated[
+        Literal[-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002], OpenEnum(int)
+    ]
 """
 Predefined error codes for common JSON-RPC and ACP-specific errors.
 
@@ -4343,7 +4368,10 @@ See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v1/dra
 """
 
 
-SystemPromptMode: TypeAlias = Literal["append", "override"] | str
+if TYPE_CHECKING:
+    SystemPromptMode: TypeAlias = Literal["append", "override"] | str
+else:
+    SystemPromptMode = Annotated[Literal["append", "override"], OpenEnum(str)]
 """
 **UNSTABLE**
 
@@ -4931,7 +4959,12 @@ class ListProvidersRequest(msgspec.Struct, kw_only=True, gc=False):
     }
 
 
-LlmProtocol: TypeAlias = Literal["anthropic", "openai", "azure", "vertex", "bedrock"] | str
+if TYPE_CHECKING:
+    LlmProtocol: TypeAlias = Literal["anthropic", "openai", "azure", "vertex", "bedrock"] | str
+else:
+    LlmProtocol = Annotated[
+        Literal["anthropic", "openai", "azure", "vertex", "bedrock"], OpenEnum(str)
+    ]
 """
 **UNSTABLE**
 
@@ -5053,7 +5086,10 @@ class ListProvidersResponse(msgspec.Struct, kw_only=True, gc=False):
     }
 
 
-SessionArchiveFilter: TypeAlias = Literal["exclude", "include", "only"] | str
+if TYPE_CHECKING:
+    SessionArchiveFilter: TypeAlias = Literal["exclude", "include", "only"] | str
+else:
+    SessionArchiveFilter = Annotated[Literal["exclude", "include", "only"], OpenEnum(str)]
 """
 **UNSTABLE**
 
@@ -5563,7 +5599,10 @@ class NewSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     }
 
 
-NoticeSeverity: TypeAlias = Literal["info", "warning", "error"] | str
+if TYPE_CHECKING:
+    NoticeSeverity: TypeAlias = Literal["info", "warning", "error"] | str
+else:
+    NoticeSeverity = Annotated[Literal["info", "warning", "error"], OpenEnum(str)]
 """
 Severity hint for a session notice.
 
@@ -7289,7 +7328,10 @@ class SessionNotification(msgspec.Struct, kw_only=True, gc=False):
     }
 
 
-SessionStatus: TypeAlias = Literal["open", "saved"] | str
+if TYPE_CHECKING:
+    SessionStatus: TypeAlias = Literal["open", "saved"] | str
+else:
+    SessionStatus = Annotated[Literal["open", "saved"], OpenEnum(str)]
 """
 **UNSTABLE**
 
