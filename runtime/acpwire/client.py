@@ -4,7 +4,8 @@
         init = await conn.initialize(v2.InitializeRequest(protocol_version=2, info=...))
         agent = conn.v2_agent
         session = await agent.session_new(v2.NewSessionRequest(cwd="/repo", mcp_servers=[]))
-        async for update in conn.updates(session.session_id): ...
+        async with conn.subscribe(session.session_id) as updates:
+            async for update in updates: ...
 
 `initialize` sends the request of the newest version this client has an implementation
 for; when the agent answers with another version this client also speaks, the connection
@@ -181,7 +182,12 @@ class ClientConnection:
 
     @asynccontextmanager
     async def subscribe(self, session_id: str) -> AsyncIterator[UpdateStream]:
-        """Every `session/update` of a session, in order, while the block runs."""
+        """Every `session/update` of a session, in order, while the block runs.
+
+        Read it while the turn runs (e.g. in another task): once `UPDATE_BUFFER` updates are
+        unread the connection waits for this reader (back-pressure, bounded memory), and
+        answers behind those updates, like v1's `session/prompt` response, wait too.
+        """
         stream = UpdateStream()
         self._subscribers.setdefault(session_id, []).append(stream)
         self.connection.on_close(stream.close)

@@ -38,6 +38,7 @@ R = TypeVar("R")
 
 CANCEL_REQUEST = "$/cancel_request"
 READ_CHUNK = 64 * 1024
+ADMIT_PATIENCE = 8  # scheduler passes to wait for a free slot before refusing a request
 
 Dispatch = Callable[[Call], Awaitable[Any]]
 """Runs one incoming call; returns the result for a request (ignored for notifications)."""
@@ -72,6 +73,7 @@ class Connection:
         self._handlers: dict[RequestId, tuple[trio.CancelScope, Call]] = {}
         self.cancelled_result = cancelled_result
         self.closed_reason = closed_reason
+        self._reason_resolved = False
         self._on_close: list[Callable[[], None]] = []
         self._closed: ConnectionClosed | None = None
         self._nursery: trio.Nursery | None = None
@@ -87,7 +89,8 @@ class Connection:
             try:
                 await self._read_loop()
                 reason = ConnectionClosed("the peer closed the connection")
-                if self.closed_reason is not None:
+                if self.closed_reason is not None and not self._reason_resolved:
+                    self._reason_resolved = True
                     reason = await self.closed_reason()
                 self._close(reason)
             finally:
@@ -111,7 +114,13 @@ class Connection:
             error = RpcError.invalid_request(f"message of {item.size} bytes is over the line limit")
             await self._reply(self.core.unsolicited_error(error))
             return
-        for event in self.core.receive_line(item):
+        try:
+            events = self.core.receive_line(item)
+        except Exception as exc:  # a backstop: one bad line must not end the connection
+            log.exception("could not process a line")
+            await self._reply(self.core.unsolicited_error(RpcError.parse_error(repr(exc))))
+            return
+        for event in events:
             if (
                 type(event) is Call
                 and event.id is UNSET
@@ -152,7 +161,7 @@ class Connection:
         self._handlers[request_id] = (trio.CancelScope(), call)  # cancellable from now on
         if self._running < self.max_concurrent_requests:
             self._start(call)
-        elif len(self._backlog) < self.max_concurrent_requests:
+        elif len(self._backlog) < self.max_concurrent_requests or await self._room_soon():
             self._backlog.append(call)
         else:
             del self._handlers[request_id]
@@ -162,6 +171,15 @@ class Connection:
             reply = self.core.respond_error(request_id, error)
             if reply is not None:
                 await self._reply(reply)
+
+    async def _room_soon(self) -> bool:
+        """Let running handlers finish before refusing: requests read in one chunk all arrive
+        before any handler had a chance to run."""
+        for _ in range(ADMIT_PATIENCE):
+            await trio.sleep(0)
+            if len(self._backlog) < self.max_concurrent_requests:
+                return True
+        return False
 
     def _start(self, call: Call) -> None:
         self._running += 1
@@ -251,12 +269,23 @@ class Connection:
             self._abandon(request_id)
             raise
         except trio.EndOfChannel:
-            assert self._closed is not None
-            raise self._closed from None
+            raise await self._failure() from None
+        except ConnectionClosed:
+            raise await self._failure() from None
         if answer.error is not None:
             raise answer.error
         result: R = answer.result
         return result
+
+    async def _failure(self) -> ConnectionClosed:
+        """Why the connection is closed, in the best words available: a subprocess transport
+        knows the exit code and stderr even when a failed write noticed the death first."""
+        assert self._closed is not None
+        if self.closed_reason is not None and not self._reason_resolved:
+            self._reason_resolved = True
+            with trio.CancelScope(shield=True):
+                self._closed = await self.closed_reason()
+        return self._closed
 
     def _abandon(self, request_id: RequestId) -> None:
         """Our caller gave up: stop waiting and tell the peer (`$/cancel_request`, best effort)."""
@@ -272,8 +301,11 @@ class Connection:
 
     async def notify(self, spec: MethodSpec[P, None], params: P) -> None:
         if self._closed is not None:
-            raise self._closed
-        await self._send(self.core.notify(spec, params))
+            raise await self._failure()
+        try:
+            await self._send(self.core.notify(spec, params))
+        except ConnectionClosed:
+            raise await self._failure() from None
 
     # ------------------------------------------------------------------ closing
 

@@ -94,6 +94,17 @@ class _Batch:
     responses: list[bytes] = field(default_factory=list)
 
 
+UNPARSABLE = (msgspec.DecodeError, RecursionError, UnicodeDecodeError)
+"""What decoding a line can raise besides a validation error: bad JSON, nesting deeper than
+Python's recursion limit, invalid UTF-8 inside a string."""
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return "JSON nested too deeply"
+    return str(exc) or type(exc).__name__
+
+
 def _usable_id(value: object) -> bool:
     """JSON-RPC ids are strings, numbers or null (bool is not a number here)."""
     return value is None or type(value) in (int, str)
@@ -142,8 +153,8 @@ class JsonRpcCore:
     def _receive_batch(self, line: bytes) -> list[Event]:
         try:
             items = msgspec.json.decode(line, type=list[Raw])
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            return [Reply(_error(None, RpcError.parse_error(str(exc))))]
+        except UNPARSABLE as exc:
+            return [Reply(_error(None, RpcError.parse_error(_describe(exc))))]
         if not items:
             return [Reply(_error(None, RpcError.invalid_request("empty batch")))]
         batch = _Batch()
@@ -163,8 +174,8 @@ class JsonRpcCore:
             message: Any = self._codec.decode(data, self._result_method)  # dispatched on its class
         except msgspec.ValidationError as exc:  # (a subclass of DecodeError: check it first)
             return self._invalid(data, exc, in_batch=batch is not None)
-        except msgspec.DecodeError as exc:
-            return [Reply(_error(None, RpcError.parse_error(str(exc))))]
+        except UNPARSABLE as exc:
+            return [Reply(_error(None, RpcError.parse_error(_describe(exc))))]
         cls = type(message)
         spec = self._spec_of.get(cls)  # a class lookup: cheaper than isinstance chains
         if spec is not None:
@@ -191,7 +202,7 @@ class JsonRpcCore:
         """
         try:
             probe = _PROBE.decode(data)
-        except (msgspec.DecodeError, msgspec.ValidationError):
+        except (*UNPARSABLE, msgspec.ValidationError):
             return [Reply(_error(None, RpcError.invalid_request("not a JSON object")))]
         if probe.id is not UNSET and not _usable_id(probe.id):
             return [Reply(_error(None, RpcError.invalid_request(f"unusable id {probe.id!r}")))]

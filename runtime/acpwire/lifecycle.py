@@ -36,6 +36,7 @@ import acp_schema.v1 as v1
 import acp_schema.v2 as acp
 
 from .connection import Connection
+from .errors import ConnectionClosed
 
 log = logging.getLogger("acpwire.lifecycle")
 
@@ -127,6 +128,15 @@ class PromptTurns:
         return True
 
     async def _run(self, turn: Turn, scope: trio.CancelScope, work: Work) -> None:
+        try:
+            await self._turn(turn, scope, work)
+        except ConnectionClosed:
+            pass  # the client is gone: nobody to report the turn to, and no error of ours
+        finally:
+            if self._active.get(turn.session_id) is scope:
+                del self._active[turn.session_id]
+
+    async def _turn(self, turn: Turn, scope: trio.CancelScope, work: Work) -> None:
         stop_reason = "cancelled"
         error: str | None = None
         with scope:
@@ -140,8 +150,6 @@ class PromptTurns:
                 else:
                     log.exception("prompt turn failed")
                     stop_reason, error = "error", f"{type(exc).__name__}: {exc}"
-        if self._active.get(turn.session_id) is scope:
-            del self._active[turn.session_id]
         idle = acp.StateUpdate(state="idle", stop_reason=stop_reason)
         if error is not None:
             idle.error = acp.Error(code=acp.ErrorCodeValues.INTERNAL_ERROR, message=error)

@@ -73,7 +73,7 @@ class Outbox:
             try:
                 await self.stream.send_all(b"".join(batch))
             except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
-                self.fail(ConnectionClosed(f"cannot write to the peer: {exc}"))
+                self.fail(ConnectionClosed(f"cannot write to the peer: {exc!r}"))
                 return
             if not self._queue:
                 self._idle.set()

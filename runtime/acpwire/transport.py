@@ -16,6 +16,8 @@ import trio
 from .errors import PeerExited
 
 STDERR_TAIL_LINES = 40
+STDERR_LINE_BYTES = 8192  # longer stderr lines are cut: memory stays bounded
+EXIT_EOF_GRACE = 1.0  # after the agent exits, how long its stdout may stay open (held by a child)
 
 
 def stdio_stream() -> trio.StapledStream[Any, Any]:
@@ -49,20 +51,27 @@ async def _drain_stderr(agent: AgentProcess, forward: Callable[[str], None] | No
     """Read the agent's stderr as it comes (a full pipe would block the agent)."""
     stream = agent.process.stderr
     assert stream is not None
-    pending = b""
-    async for chunk in stream:
-        pending += chunk
-        *lines, pending = pending.split(b"\n")
-        for raw in lines:
-            line = raw.decode("utf-8", "replace")
-            agent.stderr_tail.append(line)
-            if forward is not None:
-                forward(line)
-    if pending:
-        line = pending.decode("utf-8", "replace")
+    pending = bytearray()
+
+    def emit(raw: bytes | bytearray) -> None:
+        line = raw[:STDERR_LINE_BYTES].decode("utf-8", "replace")
+        if len(raw) > STDERR_LINE_BYTES:
+            line += f" [... {len(raw) - STDERR_LINE_BYTES} bytes cut]"
         agent.stderr_tail.append(line)
         if forward is not None:
             forward(line)
+
+    async for chunk in stream:
+        start = 0
+        while (nl := chunk.find(b"\n", start)) != -1:
+            pending += chunk[start:nl]
+            emit(pending)
+            pending.clear()
+            start = nl + 1
+        if len(pending) < STDERR_LINE_BYTES:  # past the cap the rest of the line is dropped
+            pending += chunk[start : start + STDERR_LINE_BYTES]
+    if pending:
+        emit(pending)
     agent.stderr_done.set()
 
 
@@ -99,6 +108,7 @@ async def spawn_agent(
     try:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_drain_stderr, agent, forward_stderr)
+            nursery.start_soon(_end_of_output_on_exit, agent)
             try:
                 yield agent
             finally:
@@ -107,6 +117,14 @@ async def spawn_agent(
     finally:
         if process.returncode is None:
             process.kill()
+
+
+async def _end_of_output_on_exit(agent: AgentProcess) -> None:
+    """Once the agent exited, end its output even if a child of it keeps the pipe open:
+    otherwise requests waiting for answers would wait for that child."""
+    await agent.process.wait()
+    await trio.sleep(EXIT_EOF_GRACE)
+    await agent.stream.receive_stream.aclose()
 
 
 async def _shut_down(agent: AgentProcess, grace_period: float) -> None:
