@@ -237,11 +237,14 @@ def _union(obj: Any, info: UnionInfo, native: Any, path: str) -> Any:
             return convert(obj, variant, path)  # a known tag with a bad payload stays an error
         if info.unknown is not None and isinstance(tag, str):
             return info.unknown(obj)
+    failures: list[msgspec.ValidationError] = []
     for member in info.alternatives:
         try:
             return convert(obj, member, path)
-        except msgspec.ValidationError:
-            continue
+        except msgspec.ValidationError as exc:
+            failures.append(exc)
+    if len(failures) == 1 and isinstance(obj, dict):
+        raise failures[0]  # the one candidate (a default variant): its error names the field
     if info.tag_field is not None and isinstance(obj, dict):
         tag_path = f"{path}.{info.tag_field}"
         if info.tag_field not in obj:

@@ -73,7 +73,7 @@ class Connection:
         self._handlers: dict[RequestId, tuple[trio.CancelScope, Call]] = {}
         self.cancelled_result = cancelled_result
         self.closed_reason = closed_reason
-        self._reason_resolved = False
+        self._reason_resolved: trio.Event | None = None
         self._on_close: list[Callable[[], None]] = []
         self._closed: ConnectionClosed | None = None
         self._nursery: trio.Nursery | None = None
@@ -88,11 +88,8 @@ class Connection:
             task_status.started()
             try:
                 await self._read_loop()
-                reason = ConnectionClosed("the peer closed the connection")
-                if self.closed_reason is not None and not self._reason_resolved:
-                    self._reason_resolved = True
-                    reason = await self.closed_reason()
-                self._close(reason)
+                self._close(ConnectionClosed("the peer closed the connection"))
+                await self._failure()  # resolve the better reason (exit code, stderr) now
             finally:
                 self._close(ConnectionClosed("the connection was shut down"))
                 nursery.cancel_scope.cancel()
@@ -258,7 +255,7 @@ class Connection:
     async def request(self, spec: MethodSpec[P, R], params: P) -> R:
         """Send a request and wait for its result; raises `RpcError` or `ConnectionClosed`."""
         if self._closed is not None:
-            raise self._closed
+            raise await self._failure()
         request_id, data = self.core.request(spec, params)
         send, receive = trio.open_memory_channel[Answer](1)
         self._waiting[request_id] = send
@@ -281,10 +278,14 @@ class Connection:
         """Why the connection is closed, in the best words available: a subprocess transport
         knows the exit code and stderr even when a failed write noticed the death first."""
         assert self._closed is not None
-        if self.closed_reason is not None and not self._reason_resolved:
-            self._reason_resolved = True
-            with trio.CancelScope(shield=True):
-                self._closed = await self.closed_reason()
+        if self.closed_reason is not None:
+            if self._reason_resolved is None:  # the first to ask resolves it, others wait
+                self._reason_resolved = trio.Event()
+                with trio.CancelScope(shield=True):
+                    self._closed = await self.closed_reason()
+                self._reason_resolved.set()
+            else:
+                await self._reason_resolved.wait()
         return self._closed
 
     def _abandon(self, request_id: RequestId) -> None:
