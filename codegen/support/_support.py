@@ -302,6 +302,17 @@ def _skip_invalid(items: list[Any], tp: Any, path: str) -> list[Any]:
 # --------------------------------------------------------------------------- codecs
 
 
+BEYOND_MSGSPEC = (RecursionError, UnicodeDecodeError)
+"""What msgspec lets through on hostile input: nesting deeper than Python's recursion limit,
+invalid UTF-8 inside a string. Decoding turns both into `msgspec.DecodeError`."""
+
+
+def _undecodable(exc: BaseException) -> msgspec.DecodeError:
+    if isinstance(exc, RecursionError):
+        return msgspec.DecodeError("JSON is nested too deeply")
+    return msgspec.DecodeError(f"JSON is not valid UTF-8: {exc}")
+
+
 class Codec(Generic[T]):
     """Decode bytes to `T` (strict fast path, then the schema's fallback rules) and encode back."""
 
@@ -323,6 +334,8 @@ class Codec(Generic[T]):
             parsed = msgspec.json.decode(data)
             result: T = _repair(parsed, self.type, "$", exc)
             return result
+        except BEYOND_MSGSPEC as exc:
+            raise _undecodable(exc) from exc
 
     def convert(self, obj: Any) -> T:
         """Like `decode`, from already-parsed JSON (dicts, lists, scalars)."""
@@ -460,13 +473,16 @@ class MessageCodec:
     def decode(
         self, data: bytes | bytearray | memoryview | str, result_method: ResultLookup | None = None
     ) -> Message:
-        if not self.inbound:  # e.g. before `initialize` picked a protocol version
-            return decode_message(data, self.inbound, self.outbound, self.error, result_method)
-        fast = self._fast or self.fast_decoder
         try:
-            return fast.decode(data)
-        except msgspec.ValidationError:
-            return decode_message(data, self.inbound, self.outbound, self.error, result_method)
+            if not self.inbound:  # e.g. before `initialize` picked a protocol version
+                return decode_message(data, self.inbound, self.outbound, self.error, result_method)
+            fast = self._fast or self.fast_decoder
+            try:
+                return fast.decode(data)
+            except msgspec.ValidationError:
+                return decode_message(data, self.inbound, self.outbound, self.error, result_method)
+        except BEYOND_MSGSPEC as exc:
+            raise _undecodable(exc) from exc
 
 
 def decode_message(

@@ -183,7 +183,9 @@ class Connection:
         self.nursery.start_soon(self._run_request, call)
 
     def _cancel_handler(self, call: Call) -> None:
-        entry = self._handlers.get(getattr(call.params, "request_id", None))
+        if call.spec is None:  # params not decoded (before initialize): no id to trust
+            return
+        entry = self._handlers.get(call.params.request_id)
         if entry is not None:
             entry[0].cancel()
 
