@@ -72,18 +72,9 @@ def tests(session: nox.Session) -> None:
 def lint(session: nox.Session) -> None:
     """ruff (lint + format check) and mypy --strict over generated/, codegen/ and runtime/."""
     _install(session, "lint")
-    session.run("ruff", "check", "codegen", "runtime", "tests", "generated", "noxfile.py", "bench")
-    session.run(
-        "ruff",
-        "format",
-        "--check",
-        "codegen",
-        "runtime",
-        "tests",
-        "generated",
-        "noxfile.py",
-        "bench",
-    )
+    paths = ["codegen", "runtime", "tests", "generated", "noxfile.py", "bench", "fuzz"]
+    session.run("ruff", "check", *paths)
+    session.run("ruff", "format", "--check", *paths)
     session.run("mypy", "--strict", "generated/acp_schema", "codegen", "runtime/acpwire")
 
 
@@ -116,3 +107,42 @@ def bench(session: nox.Session) -> None:
     _interop_deps(session)
     for script in ("codec.py", "runtime_path.py", "stream.py"):
         session.run("python", f"bench/{script}", *session.posargs)
+
+
+@nox.session
+def fuzz(session: nox.Session) -> None:
+    """Fuzz for longer than CI: tests/test_fuzz.py with FUZZ_EXAMPLES examples (default 20000,
+    ~20 min), then atheris (libFuzzer) on the decode entry points for a bounded time.
+
+    `nox -s fuzz -- -max_total_time=600` passes libFuzzer flags (default -max_total_time=120);
+    `FUZZ_EXAMPLES=0` skips the hypothesis part. The corpus and any crash-* input land under
+    fuzz/corpus/ (git-ignored); replay one with `python fuzz/atheris_decode.py <file>`."""
+    import os
+
+    _install(session, "test")
+    session.install(  # 3.1.0 has wheels for Python 3.12+ only (and no sdist)
+        "--quiet",
+        "atheris==3.1.0; python_version >= '3.12'",
+        "atheris==3.0.0; python_version < '3.12'",
+    )
+    examples = os.environ.get("FUZZ_EXAMPLES", "20000")
+    if examples != "0":
+        session.run(
+            "python", "-m", "pytest", "-q", "tests/test_fuzz.py", env={"FUZZ_EXAMPLES": examples}
+        )
+    corpus = ROOT / "fuzz" / "corpus"
+    session.run("python", "fuzz/seeds.py", "--out", str(corpus / "seeds"))
+    flags = list(session.posargs)
+    if not any(f.startswith(("-max_total_time=", "-runs=")) for f in flags):
+        flags.append("-max_total_time=120")
+    session.run(
+        "python",
+        "fuzz/atheris_decode.py",
+        str(corpus / "work"),
+        str(corpus / "seeds"),
+        f"-dict={corpus / 'acp.dict'}",
+        f"-artifact_prefix={corpus / 'crashes'}/",
+        "-timeout=10",
+        "-print_final_stats=1",
+        *flags,
+    )
