@@ -474,14 +474,22 @@ class MessageCodec:
     def decode(
         self, data: bytes | bytearray | memoryview | str, result_method: ResultLookup | None = None
     ) -> Message:
+        if not self.inbound:  # e.g. before `initialize` picked a protocol version
+            return self.decode_envelope(data, result_method)
+        fast = self._fast or self.fast_decoder
         try:
-            if not self.inbound:  # e.g. before `initialize` picked a protocol version
-                return decode_message(data, self.inbound, self.outbound, self.error, result_method)
-            fast = self._fast or self.fast_decoder
-            try:
-                return fast.decode(data)
-            except msgspec.ValidationError:
-                return decode_message(data, self.inbound, self.outbound, self.error, result_method)
+            return fast.decode(data)
+        except msgspec.ValidationError:
+            return self.decode_envelope(data, result_method)
+        except BEYOND_MSGSPEC as exc:
+            raise _undecodable(exc) from exc
+
+    def decode_envelope(
+        self, data: bytes | bytearray | memoryview | str, result_method: ResultLookup | None = None
+    ) -> Message:
+        """The envelope path alone: for what the fast decoder has already rejected."""
+        try:
+            return decode_message(data, self.inbound, self.outbound, self.error, result_method)
         except BEYOND_MSGSPEC as exc:
             raise _undecodable(exc) from exc
 

@@ -43,7 +43,6 @@ class AgentEndpoint:
         self.limits = limits
         self.surface: Surface | None = None
         self.agent: Any = None
-        self._dispatch: Callable[[Call], Any] | None = None
         self.connection: Connection | None = None
 
     async def serve(self, stream: trio.abc.Stream) -> None:
@@ -51,8 +50,7 @@ class AgentEndpoint:
         await self.connection.run()
 
     async def _route(self, call: Call) -> Any:
-        if self._dispatch is not None:
-            return await self._dispatch(call)
+        """Before initialize succeeded; then the connection dispatches to the agent directly."""
         if call.method == "initialize" and call.is_request:
             return await self._initialize(call)
         if call.is_request:
@@ -86,7 +84,7 @@ class AgentEndpoint:
         # Switch only once initialize succeeded: a failed one leaves the connection as it was.
         self.surface, self.agent = surface, agent
         self.connection.core.codec = surface.agent_codec
-        self._dispatch = handler_dispatch(agent, surface.agent_base)
+        self.connection.dispatch = handler_dispatch(agent, surface.agent_base)
         return result
 
 

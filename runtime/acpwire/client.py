@@ -15,7 +15,7 @@ switches to it, otherwise `ProtocolMismatch` is raised.
 from __future__ import annotations
 
 import collections
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -23,10 +23,10 @@ import msgspec
 import trio
 
 from acp_schema import v1, v2
-from acp_schema._support import Codec
+from acp_schema._support import Codec, MethodSpec
 
 from .connection import Connection
-from .dispatch import handler_dispatch
+from .dispatch import NOTHING, handler_dispatch
 from .errors import ConnectionClosed, ProtocolMismatch, RpcError
 from .jsonrpc import Call
 from .transport import spawn_agent
@@ -39,6 +39,7 @@ UPDATE_BUFFER = 1024
 """Updates a per-session iterator may hold before the connection waits for its reader."""
 
 PERMISSION = "session/request_permission"
+SESSION_UPDATE = "session/update"
 
 
 class UpdateStream:
@@ -56,14 +57,21 @@ class UpdateStream:
         self._writable.set()
         self._closed = False
 
+    @property
+    def full(self) -> bool:
+        return len(self._items) >= UPDATE_BUFFER and not self._closed
+
+    def put_nowait(self, update: Any) -> None:
+        """Add an update (dropped once closed); check `full` first."""
+        if not self._closed:
+            self._items.append(update)
+            self._readable.set()
+
     async def put(self, update: Any) -> None:
-        if self._closed:
-            return
-        if len(self._items) >= UPDATE_BUFFER:
+        while self.full:
             self._writable = trio.Event()
             await self._writable.wait()
-        self._items.append(update)
-        self._readable.set()
+        self.put_nowait(update)
 
     def close(self) -> None:
         self._closed = True
@@ -99,12 +107,13 @@ class ClientConnection:
         self.surface: Surface | None = None
         self.client: Any = None
         self.agent: v2.AgentPeer | v1.AgentPeer | None = None
-        self._dispatch: Callable[[Call], Any] | None = None
+        self._dispatch: Callable[[Call], Awaitable[Any]] = _not_initialized
+        self._update_spec: MethodSpec[Any, None] | None = None
         self._subscribers: dict[str, list[UpdateStream]] = {}
         self.connection = Connection(
             stream,
             bootstrap_codec(Codec[msgspec.Raw](msgspec.Raw)),
-            self._route,
+            _not_initialized,
             cancelled_result=self._cancelled_result,
             **limits,
         )
@@ -130,7 +139,9 @@ class ClientConnection:
         self.agent = surface.module.AgentPeer(self.connection)
         self.client = self.factories[answered](self.agent)
         self._dispatch = handler_dispatch(self.client, surface.client_base)
+        self._update_spec = surface.client_codec.inbound[SESSION_UPDATE]
         self.connection.core.codec = surface.client_codec
+        self.connection.dispatch = self._route
         return result
 
     @property
@@ -155,18 +166,24 @@ class ClientConnection:
 
     # ------------------------------------------------------------------ incoming
 
-    async def _route(self, call: Call) -> Any:
-        if self._dispatch is None:  # nothing may arrive before initialize is answered
-            if call.is_request:
-                raise RpcError.invalid_request("the connection is not initialized yet")
-            return None
-        if call.method == "session/update" and call.spec is not None:
-            await self._publish(call.params)
-        return await self._dispatch(call)
+    def _route(self, call: Call) -> Awaitable[Any]:
+        """Dispatch once initialized; a session update goes to its subscribers first."""
+        if call.spec is self._update_spec and self._subscribers:
+            notification = call.params
+            streams = self._subscribers.get(notification.session_id, ())
+            if any(stream.full for stream in streams):
+                return self._publish_waiting(streams, notification.update, call)
+            for stream in streams:
+                stream.put_nowait(notification.update)
+        return self._dispatch(call)
 
-    async def _publish(self, notification: Any) -> None:
-        for stream in self._subscribers.get(notification.session_id, ()):
-            await stream.put(notification.update)
+    async def _publish_waiting(
+        self, streams: Sequence[UpdateStream], update: Any, call: Call
+    ) -> Any:
+        """Back-pressure: wait until every subscriber has room."""
+        for stream in streams:
+            await stream.put(update)
+        return await self._dispatch(call)
 
     def _cancelled_result(self, call: Call) -> Any:
         if call.method != PERMISSION or self.surface is None:
@@ -212,6 +229,13 @@ class ClientConnection:
             await agent.session_cancel(v2.CancelSessionNotification(session_id=session_id))
         else:
             await agent.session_cancel(v1.CancelNotification(session_id=session_id))
+
+
+def _not_initialized(call: Call) -> Awaitable[None]:
+    """Nothing may arrive before `initialize` is answered."""
+    if call.is_request:
+        raise RpcError.invalid_request("the connection is not initialized yet")
+    return NOTHING
 
 
 @asynccontextmanager

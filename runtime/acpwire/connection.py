@@ -28,7 +28,7 @@ from acp_schema._support import MessageCodec, MethodSpec
 
 from .errors import ConnectionClosed, RpcError
 from .framing import DEFAULT_MAX_LINE_BYTES, LineReader, OversizedLine
-from .jsonrpc import Answer, Call, JsonRpcCore, Reply, RequestId
+from .jsonrpc import Answer, Call, Event, JsonRpcCore, Reply, RequestId
 from .outbox import DEFAULT_MAX_BUFFERED_BYTES, Outbox
 
 log = logging.getLogger("acpwire")
@@ -95,6 +95,7 @@ class Connection:
                 nursery.cancel_scope.cancel()
 
     async def _read_loop(self) -> None:
+        receive_line = self.core.receive_line
         while True:
             try:
                 data = await self.stream.receive_some(READ_CHUNK)
@@ -102,50 +103,53 @@ class Connection:
                 data = b""
             items = self._reader.feed(data) if data else self._reader.eof()
             for item in items:
-                await self._receive(item)
+                try:
+                    events = (
+                        receive_line(item) if isinstance(item, bytes) else self._oversized(item)
+                    )
+                except Exception as exc:  # a backstop: one bad line must not end the connection
+                    log.exception("could not process a line")
+                    error = RpcError.parse_error(repr(exc))
+                    events = [Reply(self.core.unsolicited_error(error))]
+                for event in events:
+                    if (
+                        type(event) is Call
+                        and event.id is UNSET
+                        and event.spec is not None
+                        and event.spec.side != "protocol"  # $/cancel_request is handled apart
+                    ):
+                        # The common case inline: a notification of a known method, in order.
+                        try:
+                            await self.dispatch(event)
+                        except Exception:
+                            log.exception("notification handler for %s failed", event.method)
+                    else:
+                        await self._handle(event)
             if not data:
                 return
 
-    async def _receive(self, item: bytes | OversizedLine) -> None:
-        if isinstance(item, OversizedLine):
-            error = RpcError.invalid_request(f"message of {item.size} bytes is over the line limit")
-            await self._reply(self.core.unsolicited_error(error))
-            return
-        try:
-            events = self.core.receive_line(item)
-        except Exception as exc:  # a backstop: one bad line must not end the connection
-            log.exception("could not process a line")
-            await self._reply(self.core.unsolicited_error(RpcError.parse_error(repr(exc))))
-            return
-        for event in events:
-            if (
-                type(event) is Call
-                and event.id is UNSET
-                and event.spec is not None
-                and event.spec.side != "protocol"  # $/cancel_request is handled below
-            ):
-                # The common case first: a notification of a known method, handled in order.
-                try:
-                    await self.dispatch(event)
-                except Exception:
-                    log.exception("notification handler for %s failed", event.method)
-            elif isinstance(event, Reply):
-                await self._reply(event.data)
-            elif isinstance(event, Answer):
-                channel = self._waiting.pop(event.id, None)
-                if channel is not None:
-                    channel.send_nowait(event)
-            elif event.method == CANCEL_REQUEST:
-                self._cancel_handler(event)
-                if event.is_request:  # it is a notification, but a request must still be answered
-                    assert not isinstance(event.id, msgspec.UnsetType)
-                    reply = self.core.respond(event.id, None)
-                    if reply is not None:
-                        await self._reply(reply)
-            elif event.is_request:
-                await self._admit(event)
-            else:
-                await self._run_notification(event)  # an extension or unknown notification
+    def _oversized(self, item: OversizedLine) -> list[Event]:
+        error = RpcError.invalid_request(f"message of {item.size} bytes is over the line limit")
+        return [Reply(self.core.unsolicited_error(error))]
+
+    async def _handle(self, event: Event) -> None:
+        if isinstance(event, Reply):
+            await self._reply(event.data)
+        elif isinstance(event, Answer):
+            channel = self._waiting.pop(event.id, None)
+            if channel is not None:
+                channel.send_nowait(event)
+        elif event.method == CANCEL_REQUEST:
+            self._cancel_handler(event)
+            if event.is_request:  # it is a notification, but a request must still be answered
+                assert not isinstance(event.id, msgspec.UnsetType)
+                reply = self.core.respond(event.id, None)
+                if reply is not None:
+                    await self._reply(reply)
+        elif event.is_request:
+            await self._admit(event)
+        else:
+            await self._run_notification(event)  # an extension or unknown notification
 
     async def _admit(self, call: Call) -> None:
         """Start the request's handler, or queue it when all slots are busy.

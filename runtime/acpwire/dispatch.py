@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Generator
 from typing import Any
 
-from msgspec import Raw, UnsetType
+from msgspec import UNSET, Raw, UnsetType
 
 from .connection import Dispatch
 from .errors import RpcError
 from .jsonrpc import Call
+
+Handler = Callable[[Any], Awaitable[Any]]
+
+
+class _Nothing:
+    """An awaitable of None: what an ignored notification is handled with."""
+
+    def __await__(self) -> Generator[Any, None, None]:
+        return None
+        yield  # a generator, so each await gets a fresh one
+
+
+NOTHING: Awaitable[None] = _Nothing()
 
 
 def implemented(impl: object, base: type, handler: str) -> bool:
@@ -23,28 +36,38 @@ def handler_dispatch(impl: Any, base: type) -> Dispatch:
     Methods `impl` does not override get -32601 (requests) or are ignored (notifications).
     `_`-prefixed extension methods go to `impl.extension(method, params)` when it exists;
     other unknown notifications are ignored, unknown requests get -32601.
-    """
-    handlers: dict[int, Callable[[Any], Awaitable[Any]] | None] = {}  # id(spec) -> bound handler
 
-    async def dispatch(call: Call) -> Any:
+    It returns the handler's coroutine rather than awaiting it, so a call costs no extra
+    coroutine; errors of its own (-32601) are raised before anything is awaited.
+    """
+    handlers: dict[str, Handler | None] = {}  # handler name -> bound handler, None: not ours
+
+    def resolve(name: str) -> Handler | None:
+        handler = getattr(impl, name) if implemented(impl, base, name) else None
+        handlers[name] = handler
+        return handler
+
+    def dispatch(call: Call) -> Awaitable[Any]:
         spec = call.spec
         if spec is None:
-            extension = getattr(impl, "extension", None)
-            if call.method.startswith("_") and extension is not None:
-                params: Raw | UnsetType = call.params
-                return await extension(call.method, params)
-            if call.is_request:
-                raise RpcError.method_not_found(call.method)
-            return None
-        key = id(spec)
-        if key not in handlers:
-            ok = implemented(impl, base, spec.handler)
-            handlers[key] = getattr(impl, spec.handler) if ok else None
-        handler = handlers[key]
-        if handler is None:
-            if call.is_request:
-                raise RpcError.method_not_found(call.method)
-            return None
-        return await handler(call.params)
+            return _unknown_method(impl, call)
+        name = spec.handler
+        handler = handlers[name] if name in handlers else resolve(name)
+        if handler is not None:
+            return handler(call.message.params)  # type: ignore[union-attr]
+        if call.id is not UNSET:
+            raise RpcError.method_not_found(call.method)
+        return NOTHING
 
     return dispatch
+
+
+def _unknown_method(impl: Any, call: Call) -> Awaitable[Any]:
+    extension = getattr(impl, "extension", None)
+    if call.method.startswith("_") and extension is not None:
+        params: Raw | UnsetType = call.params
+        result: Awaitable[Any] = extension(call.method, params)
+        return result
+    if call.id is not UNSET:
+        raise RpcError.method_not_found(call.method)
+    return NOTHING

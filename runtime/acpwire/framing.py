@@ -16,6 +16,7 @@ DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 
 _LF = b"\n"
 _CR = 0x0D
+_CR_BYTE = b"\r"
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,15 +73,19 @@ class LineReader:
         if nl == -1:
             self._hold(data)
             return out
+        first, *lines, tail = data.split(_LF)
         if self._buf:
-            self._buf += data[:nl]
+            self._buf += first
             self._add(bytes(self._buf), out)
             self._buf.clear()
         else:
-            self._add(data[:nl], out)
-        *lines, tail = data[nl + 1 :].split(_LF)
-        for line in lines:
-            self._add(line, out)
+            self._add(first, out)
+        if len(data) <= self.max_line_bytes and _CR_BYTE not in data:
+            # No line here can be too long or end in CR: keep the non-blank ones, no calls.
+            out += [line for line in lines if line and (line[0] > 32 or not line.isspace())]
+        else:
+            for line in lines:
+                self._add(line, out)
         self._hold(tail)
         return out
 

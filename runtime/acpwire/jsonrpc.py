@@ -9,7 +9,9 @@ that is not in flight.
 
 from __future__ import annotations
 
+import functools
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,23 +40,16 @@ _ENCODER = msgspec.json.Encoder()
 # --------------------------------------------------------------------------- events
 
 
-class Call:
+class Call(msgspec.Struct, gc=False, eq=False):
     """An incoming request (`id` set) or notification (`id` is UNSET).
 
-    A plain slotted class, not a dataclass: one is built per message on the hot path.
+    A msgspec Struct for its C constructor: one is built per message on the hot path.
+    `spec` is None for a method that is not of this protocol (an extension?).
     """
 
-    __slots__ = ("id", "message", "spec")
-
-    def __init__(
-        self,
-        message: MethodMessage | Request[Any] | Notification[Any],
-        spec: MethodSpec[Any, Any] | None,
-        id: RequestId | UnsetType,
-    ) -> None:
-        self.message = message
-        self.spec = spec  # None: not a method of this protocol (an extension?)
-        self.id = id
+    message: MethodMessage | Request[Any] | Notification[Any]
+    spec: MethodSpec[Any, Any] | None
+    id: RequestId | UnsetType
 
     @property
     def method(self) -> str:
@@ -141,6 +136,12 @@ class JsonRpcCore:
         self._spec_of: dict[type[Any], MethodSpec[Any, Any]] = {
             spec.message: spec for spec in codec.inbound.values()
         }
+        # The codec's one-pass decoder called directly; what it rejects takes the envelope path.
+        self._decode_fast: Callable[[bytes], Any] = (
+            codec.fast_decoder.decode
+            if codec.inbound
+            else functools.partial(codec.decode_envelope, result_method=self._result_method)
+        )
 
     # ----------------------------------------------------------- incoming
 
@@ -171,7 +172,10 @@ class JsonRpcCore:
 
     def _receive_one(self, data: bytes, batch: _Batch | None) -> list[Event]:
         try:
-            message: Any = self._codec.decode(data, self._result_method)  # dispatched on its class
+            try:
+                message: Any = self._decode_fast(data)
+            except msgspec.ValidationError:  # a response, an extension, a fallback rule, or bad
+                message = self._codec.decode_envelope(data, self._result_method)
         except msgspec.ValidationError as exc:  # (a subclass of DecodeError: check it first)
             return self._invalid(data, exc, in_batch=batch is not None)
         except UNPARSABLE as exc:
@@ -179,21 +183,20 @@ class JsonRpcCore:
         cls = type(message)
         spec = self._spec_of.get(cls)  # a class lookup: cheaper than isinstance chains
         if spec is not None:
-            call = Call(message, spec, message.id)
+            request_id = message.id
         elif cls is Response or cls is ErrorResponse:
             return self._answer(message)
         else:
-            call = Call(message, None, message.id if cls is Request else UNSET)
-        if call.is_request:
-            request_id = call.id
-            assert not isinstance(request_id, UnsetType)
-            if request_id in self._in_flight:
-                error = RpcError.invalid_request(f"id {request_id!r} is already in use")
-                return [Reply(_error(request_id, error))]
-            self._in_flight[request_id] = batch
-            if batch is not None:
-                batch.waiting.add(request_id)
-        return [call]
+            request_id = message.id if cls is Request else UNSET
+        if request_id is UNSET:
+            return [Call(message, spec, UNSET)]  # a notification
+        if request_id in self._in_flight:
+            error = RpcError.invalid_request(f"id {request_id!r} is already in use")
+            return [Reply(_error(request_id, error))]
+        self._in_flight[request_id] = batch
+        if batch is not None:
+            batch.waiting.add(request_id)
+        return [Call(message, spec, request_id)]
 
     def _invalid(self, data: bytes, exc: msgspec.ValidationError, in_batch: bool) -> list[Event]:
         """A line that is JSON but not a valid message: answer it if it has an id.

@@ -53,7 +53,7 @@ def describe(update: Any) -> str:
 
 
 def is_chunk(update: Any) -> bool:
-    return isinstance(update, v2.AgentMessageChunk | v1.AgentMessageChunk)
+    return type(update) is v2.AgentMessageChunk or type(update) is v1.AgentMessageChunk
 
 
 def allow(options: list[Any]) -> str:
@@ -76,7 +76,8 @@ class Printer:
             print(f"  {text}", flush=True)
 
     async def on_update(self, session_id: str, update: Any) -> None:
-        self.show(describe(update))
+        if not self.quiet:
+            self.show(describe(update))
         if not is_chunk(update):
             return
         self.chunks += 1
@@ -90,11 +91,10 @@ PRINTER = Printer()
 
 
 class ClientV2(v2.ClientBase):
+    """Session updates are read from `conn.subscribe` (see `v2_turn`), not by a handler."""
+
     def __init__(self, agent: v2.AgentPeer) -> None:
         self.agent = agent
-
-    async def session_update(self, params: v2.UpdateSessionNotification) -> None:
-        await PRINTER.on_update(params.session_id, params.update)
 
     async def session_request_permission(
         self, params: v2.RequestPermissionRequest
@@ -139,6 +139,7 @@ async def v2_turn(conn: ClientConnection, session_id: str, text: str) -> str:
         )
         PRINTER.show(f"prompt accepted: messageId {accepted.message_id}")
         async for update in updates:
+            await PRINTER.on_update(session_id, update)
             if isinstance(update, v2.StateUpdate) and update.state == "idle":
                 return str(update.stop_reason)
     raise RuntimeError("the connection closed during the turn")
