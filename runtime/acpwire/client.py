@@ -52,44 +52,48 @@ class UpdateStream:
 
     def __init__(self) -> None:
         self._items: collections.deque[Any] = collections.deque()
-        self._readable = trio.Event()
-        self._writable = trio.Event()
-        self._writable.set()
+        self._reader: trio.Event | None = None  # set to wake a reader waiting for an item
+        self._writer: trio.Event | None = None  # set to wake a writer waiting for room
         self._closed = False
 
-    @property
-    def full(self) -> bool:
-        return len(self._items) >= UPDATE_BUFFER and not self._closed
-
-    def put_nowait(self, update: Any) -> None:
-        """Add an update (dropped once closed); check `full` first."""
-        if not self._closed:
-            self._items.append(update)
-            self._readable.set()
+    def offer(self, update: Any) -> bool:
+        """Add an update unless the buffer is full (False); once closed, updates are dropped."""
+        if self._closed:
+            return True
+        if len(self._items) >= UPDATE_BUFFER:
+            return False
+        self._items.append(update)
+        if self._reader is not None:
+            self._reader.set()
+            self._reader = None
+        return True
 
     async def put(self, update: Any) -> None:
-        while self.full:
-            self._writable = trio.Event()
-            await self._writable.wait()
-        self.put_nowait(update)
+        """Add an update, waiting for room."""
+        while not self.offer(update):
+            self._writer = self._writer or trio.Event()
+            await self._writer.wait()
 
     def close(self) -> None:
         self._closed = True
-        self._readable.set()
-        self._writable.set()
+        for waiting in (self._reader, self._writer):
+            if waiting is not None:
+                waiting.set()
 
     def __aiter__(self) -> UpdateStream:
         return self
 
     async def __anext__(self) -> Any:
-        while not self._items:
+        items = self._items
+        while not items:
             if self._closed:
                 raise StopAsyncIteration
-            self._readable = trio.Event()
-            await self._readable.wait()
-        if len(self._items) <= UPDATE_BUFFER // 2:
-            self._writable.set()
-        return self._items.popleft()
+            self._reader = self._reader or trio.Event()
+            await self._reader.wait()
+        if self._writer is not None and len(items) <= UPDATE_BUFFER // 2:
+            self._writer.set()
+            self._writer = None
+        return items.popleft()
 
 
 class ClientConnection:
@@ -171,10 +175,9 @@ class ClientConnection:
         if call.spec is self._update_spec and self._subscribers:
             notification = call.params
             streams = self._subscribers.get(notification.session_id, ())
-            if any(stream.full for stream in streams):
-                return self._publish_waiting(streams, notification.update, call)
-            for stream in streams:
-                stream.put_nowait(notification.update)
+            for index, stream in enumerate(streams):
+                if not stream.offer(notification.update):
+                    return self._publish_waiting(streams[index:], notification.update, call)
         return self._dispatch(call)
 
     async def _publish_waiting(

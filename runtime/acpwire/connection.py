@@ -307,11 +307,14 @@ class Connection:
             pass
 
     async def notify(self, spec: MethodSpec[P, None], params: P) -> None:
-        if self._closed is not None:
-            raise await self._failure()
+        data = self.core.notify(spec, params)
+        outbox = self._outbox
         try:
-            await self._send(self.core.notify(spec, params))
-        except ConnectionClosed:
+            if outbox.full:
+                await outbox.room()
+            outbox.put_nowait(data)  # raises once closed
+        except ConnectionClosed as exc:
+            self._close(exc)
             raise await self._failure() from None
 
     # ------------------------------------------------------------------ closing

@@ -105,12 +105,20 @@ def _usable_id(value: object) -> bool:
     return value is None or type(value) in (int, str)
 
 
+def _encode(message: Any) -> bytes:
+    """One message as one line of JSON."""
+    data = _ENCODER.encode(message)
+    if b"\n" in data:  # msgspec escapes newlines in strings; only a msgspec.Raw can hold one
+        raise ValueError("an ACP message must not contain a raw newline (stdio frames by line)")
+    return data
+
+
 def _response(id: RequestId, result: Any) -> bytes:
-    return _ENCODER.encode(Response(id=id, result=result))
+    return _encode(Response(id=id, result=result))
 
 
 def _error(id: RequestId, error: RpcError) -> bytes:
-    return _ENCODER.encode(ErrorResponse(id=id, error=error.to_wire()))
+    return _encode(ErrorResponse(id=id, error=error.to_wire()))
 
 
 # --------------------------------------------------------------------------- the core
@@ -270,12 +278,13 @@ class JsonRpcCore:
 
     def request(self, spec: MethodSpec[Any, Any], params: Any) -> tuple[int, bytes]:
         request_id = next(self._ids)
-        self._pending[request_id] = spec.name
         message = spec.message(jsonrpc="2.0", id=request_id, params=params)  # type: ignore[call-arg]
-        return request_id, _ENCODER.encode(message)
+        data = _encode(message)
+        self._pending[request_id] = spec.name
+        return request_id, data
 
     def notify(self, spec: MethodSpec[Any, Any], params: Any) -> bytes:
-        return _ENCODER.encode(spec.message(jsonrpc="2.0", params=params))  # type: ignore[call-arg]
+        return _encode(spec.message(jsonrpc="2.0", params=params))  # type: ignore[call-arg]
 
     def forget(self, request_id: RequestId) -> None:
         """Stop waiting for an answer (the caller gave up); a late answer is then dropped."""

@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
+from typing import Any
 
 import trio
 
@@ -55,19 +56,22 @@ class Turn:
     _ids: itertools.count[int] = field(default_factory=itertools.count)
     _message_id: str | None = None
 
-    async def update(self, update: acp.SessionUpdate) -> None:
-        await self.client.session_update(
+    def update(self, update: acp.SessionUpdate) -> Coroutine[Any, Any, None]:
+        """Send a `session/update` of this session: `await turn.update(...)`."""
+        return self.client.session_update(
             acp.UpdateSessionNotification(session_id=self.session_id, update=update)
         )
 
     def new_message_id(self, prefix: str = "msg") -> str:
         return f"{prefix}_{self.user_message_id}_{next(self._ids)}"
 
-    async def say(self, text: str) -> None:
-        """Stream one chunk of the agent's reply (chunks of one turn share a messageId)."""
+    def say(self, text: str) -> Coroutine[Any, Any, None]:
+        """Stream one chunk of the agent's reply (chunks of one turn share a messageId).
+
+        Like `update`, it returns the send's coroutine itself: `await turn.say(...)`."""
         if self._message_id is None:
             self._message_id = self.new_message_id("agent")
-        await self.update(
+        return self.update(
             acp.AgentMessageChunk(message_id=self._message_id, content=acp.TextContent(text=text))
         )
 

@@ -13,9 +13,9 @@ from collections.abc import Callable
 import trio
 
 from .errors import ConnectionClosed
-from .framing import frame
 
 DEFAULT_MAX_BUFFERED_BYTES = 4 * 1024 * 1024
+_LF = b"\n"
 
 
 class Outbox:
@@ -28,40 +28,44 @@ class Outbox:
         self.stream = stream
         self.on_failure = on_failure
         self.max_buffered_bytes = max_buffered_bytes
-        self._queue: list[bytes] = []
+        self._queue: list[bytes] = []  # messages and their newlines, in order
         self._queued = 0
+        self._writing = False  # a batch is being written
         self._has_data = trio.Event()
         self._has_room = trio.Event()
         self._has_room.set()
-        self._idle = trio.Event()
-        self._idle.set()
+        self._idle: trio.Event | None = None  # made by flush() when it has to wait
         self.error: ConnectionClosed | None = None
+
+    @property
+    def full(self) -> bool:
+        return self._queued >= self.max_buffered_bytes
+
+    async def room(self) -> None:
+        """Wait until the buffer has room (or writing failed)."""
+        while self._queued >= self.max_buffered_bytes and self.error is None:
+            if self._has_room.is_set():
+                self._has_room = trio.Event()
+            await self._has_room.wait()
 
     async def put(self, message: bytes) -> None:
         """Queue one message (waits while the buffer is full); raises once writing failed."""
-        while True:
-            if self.error is not None:
-                raise self.error
-            if self._queued < self.max_buffered_bytes:
-                break
-            await self._has_room.wait()
-        data = frame(message)
-        self._queue.append(data)
-        self._queued += len(data)
-        if self._queued >= self.max_buffered_bytes:
-            self._has_room = trio.Event()
-        self._idle = trio.Event() if self._idle.is_set() else self._idle
-        self._has_data.set()
+        if self.full:
+            await self.room()
+        self.put_nowait(message)
 
     def put_nowait(self, message: bytes) -> None:
-        """Queue a small control message at once, past the bound (never waits)."""
+        """Queue a message at once, past the bound (never waits); raises once writing failed.
+
+        `message` is one JSON text without raw newlines (JsonRpcCore's encoding checks that)."""
         if self.error is not None:
             raise self.error
-        data = frame(message)
-        self._queue.append(data)
-        self._queued += len(data)
-        self._idle = trio.Event() if self._idle.is_set() else self._idle
-        self._has_data.set()
+        queue = self._queue
+        queue.append(message)  # no `message + b"\n"`: the one copy is the writer's join
+        queue.append(_LF)
+        self._queued += len(message) + 1
+        if len(queue) == 2:  # the writer is told once per batch
+            self._has_data.set()
 
     async def run(self) -> None:
         """The writer task: drain the queue until cancelled or the stream breaks."""
@@ -70,12 +74,15 @@ class Outbox:
             self._has_data = trio.Event()
             batch, self._queue, self._queued = self._queue, [], 0
             self._has_room.set()
+            self._writing = True
             try:
                 await self.stream.send_all(b"".join(batch))
             except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
                 self.fail(ConnectionClosed(f"cannot write to the peer: {exc!r}"))
                 return
-            if not self._queue:
+            finally:
+                self._writing = False
+            if not self._queue and self._idle is not None:
                 self._idle.set()
 
     def fail(self, error: ConnectionClosed) -> None:
@@ -85,8 +92,12 @@ class Outbox:
             if self.on_failure is not None:
                 self.on_failure(error)
         self._has_room.set()
-        self._idle.set()
+        if self._idle is not None:
+            self._idle.set()
 
     async def flush(self) -> None:
-        """Wait until everything queued so far has been written."""
-        await self._idle.wait()
+        """Wait until everything queued so far has been written (or writing failed)."""
+        while (self._queue or self._writing) and self.error is None:
+            if self._idle is None or self._idle.is_set():
+                self._idle = trio.Event()
+            await self._idle.wait()

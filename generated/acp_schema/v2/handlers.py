@@ -5,8 +5,13 @@
 
 `AgentBase` / `ClientBase`: subclass and override the methods your side supports; a
 runtime answers the others with -32601 (method not found). `ClientPeer` / `AgentPeer`:
-typed calls to the other side through any `Caller` (an acpwire connection).
+typed calls to the other side through any `Caller` (an acpwire connection). A peer
+method returns the caller's coroutine as it is (no wrapper of its own: one coroutine less
+per message on the send path).
 """
+
+from collections.abc import Coroutine
+from typing import Any
 
 from acp_schema._support import Caller
 
@@ -267,59 +272,71 @@ class AgentPeer:
     def __init__(self, caller: Caller) -> None:
         self.caller = caller
 
-    async def auth_login(self, params: LoginAuthRequest) -> LoginAuthResponse:
-        """Send `auth/login` (request)."""
-        return await self.caller.request(AUTH_LOGIN, params)
+    def auth_login(self, params: LoginAuthRequest) -> Coroutine[Any, Any, LoginAuthResponse]:
+        """Send `auth/login` (request): `await` the call."""
+        return self.caller.request(AUTH_LOGIN, params)
 
-    async def auth_logout(self, params: LogoutAuthRequest) -> LogoutAuthResponse:
-        """Send `auth/logout` (request)."""
-        return await self.caller.request(AUTH_LOGOUT, params)
+    def auth_logout(self, params: LogoutAuthRequest) -> Coroutine[Any, Any, LogoutAuthResponse]:
+        """Send `auth/logout` (request): `await` the call."""
+        return self.caller.request(AUTH_LOGOUT, params)
 
-    async def initialize(self, params: InitializeRequest) -> InitializeResponse:
-        """Send `initialize` (request)."""
-        return await self.caller.request(INITIALIZE, params)
+    def initialize(self, params: InitializeRequest) -> Coroutine[Any, Any, InitializeResponse]:
+        """Send `initialize` (request): `await` the call."""
+        return self.caller.request(INITIALIZE, params)
 
-    async def session_cancel(self, params: CancelSessionNotification) -> None:
-        """Send `session/cancel` (notification)."""
-        await self.caller.notify(SESSION_CANCEL, params)
+    def session_cancel(self, params: CancelSessionNotification) -> Coroutine[Any, Any, None]:
+        """Send `session/cancel` (notification): `await` the call."""
+        return self.caller.notify(SESSION_CANCEL, params)
 
-    async def session_close(self, params: CloseSessionRequest) -> CloseSessionResponse:
-        """Send `session/close` (request)."""
-        return await self.caller.request(SESSION_CLOSE, params)
+    def session_close(
+        self, params: CloseSessionRequest
+    ) -> Coroutine[Any, Any, CloseSessionResponse]:
+        """Send `session/close` (request): `await` the call."""
+        return self.caller.request(SESSION_CLOSE, params)
 
-    async def session_delete(self, params: DeleteSessionRequest) -> DeleteSessionResponse:
-        """Send `session/delete` (request)."""
-        return await self.caller.request(SESSION_DELETE, params)
+    def session_delete(
+        self, params: DeleteSessionRequest
+    ) -> Coroutine[Any, Any, DeleteSessionResponse]:
+        """Send `session/delete` (request): `await` the call."""
+        return self.caller.request(SESSION_DELETE, params)
 
-    async def session_list(self, params: ListSessionsRequest) -> ListSessionsResponse:
-        """Send `session/list` (request)."""
-        return await self.caller.request(SESSION_LIST, params)
+    def session_list(
+        self, params: ListSessionsRequest
+    ) -> Coroutine[Any, Any, ListSessionsResponse]:
+        """Send `session/list` (request): `await` the call."""
+        return self.caller.request(SESSION_LIST, params)
 
-    async def session_new(self, params: NewSessionRequest) -> NewSessionResponse:
-        """Send `session/new` (request)."""
-        return await self.caller.request(SESSION_NEW, params)
+    def session_new(self, params: NewSessionRequest) -> Coroutine[Any, Any, NewSessionResponse]:
+        """Send `session/new` (request): `await` the call."""
+        return self.caller.request(SESSION_NEW, params)
 
-    async def session_prompt(self, params: PromptRequest) -> PromptResponse:
-        """Send `session/prompt` (request)."""
-        return await self.caller.request(SESSION_PROMPT, params)
+    def session_prompt(self, params: PromptRequest) -> Coroutine[Any, Any, PromptResponse]:
+        """Send `session/prompt` (request): `await` the call."""
+        return self.caller.request(SESSION_PROMPT, params)
 
-    async def session_resume(self, params: ResumeSessionRequest) -> ResumeSessionResponse:
-        """Send `session/resume` (request)."""
-        return await self.caller.request(SESSION_RESUME, params)
+    def session_resume(
+        self, params: ResumeSessionRequest
+    ) -> Coroutine[Any, Any, ResumeSessionResponse]:
+        """Send `session/resume` (request): `await` the call."""
+        return self.caller.request(SESSION_RESUME, params)
 
-    async def session_set_config_option(
+    def session_set_config_option(
         self, params: SetSessionConfigOptionRequest
-    ) -> SetSessionConfigOptionResponse:
-        """Send `session/set_config_option` (request)."""
-        return await self.caller.request(SESSION_SET_CONFIG_OPTION, params)
+    ) -> Coroutine[Any, Any, SetSessionConfigOptionResponse]:
+        """Send `session/set_config_option` (request): `await` the call."""
+        return self.caller.request(SESSION_SET_CONFIG_OPTION, params)
 
-    async def terminal_cancel(self, params: CancelTerminalRequest) -> CancelTerminalResponse:
-        """Send `terminal/cancel` (request)."""
-        return await self.caller.request(TERMINAL_CANCEL, params)
+    def terminal_cancel(
+        self, params: CancelTerminalRequest
+    ) -> Coroutine[Any, Any, CancelTerminalResponse]:
+        """Send `terminal/cancel` (request): `await` the call."""
+        return self.caller.request(TERMINAL_CANCEL, params)
 
-    async def tool_call_cancel(self, params: CancelToolCallRequest) -> CancelToolCallResponse:
-        """Send `tool_call/cancel` (request)."""
-        return await self.caller.request(TOOL_CALL_CANCEL, params)
+    def tool_call_cancel(
+        self, params: CancelToolCallRequest
+    ) -> Coroutine[Any, Any, CancelToolCallResponse]:
+        """Send `tool_call/cancel` (request): `await` the call."""
+        return self.caller.request(TOOL_CALL_CANCEL, params)
 
 
 class ClientBase:
@@ -394,22 +411,24 @@ class ClientPeer:
     def __init__(self, caller: Caller) -> None:
         self.caller = caller
 
-    async def elicitation_complete(self, params: CompleteElicitationNotification) -> None:
-        """Send `elicitation/complete` (notification)."""
-        await self.caller.notify(ELICITATION_COMPLETE, params)
+    def elicitation_complete(
+        self, params: CompleteElicitationNotification
+    ) -> Coroutine[Any, Any, None]:
+        """Send `elicitation/complete` (notification): `await` the call."""
+        return self.caller.notify(ELICITATION_COMPLETE, params)
 
-    async def elicitation_create(
+    def elicitation_create(
         self, params: CreateElicitationRequest
-    ) -> CreateElicitationResponse:
-        """Send `elicitation/create` (request)."""
-        return await self.caller.request(ELICITATION_CREATE, params)
+    ) -> Coroutine[Any, Any, CreateElicitationResponse]:
+        """Send `elicitation/create` (request): `await` the call."""
+        return self.caller.request(ELICITATION_CREATE, params)
 
-    async def session_request_permission(
+    def session_request_permission(
         self, params: RequestPermissionRequest
-    ) -> RequestPermissionResponse:
-        """Send `session/request_permission` (request)."""
-        return await self.caller.request(SESSION_REQUEST_PERMISSION, params)
+    ) -> Coroutine[Any, Any, RequestPermissionResponse]:
+        """Send `session/request_permission` (request): `await` the call."""
+        return self.caller.request(SESSION_REQUEST_PERMISSION, params)
 
-    async def session_update(self, params: UpdateSessionNotification) -> None:
-        """Send `session/update` (notification)."""
-        await self.caller.notify(SESSION_UPDATE, params)
+    def session_update(self, params: UpdateSessionNotification) -> Coroutine[Any, Any, None]:
+        """Send `session/update` (notification): `await` the call."""
+        return self.caller.notify(SESSION_UPDATE, params)

@@ -5,8 +5,13 @@
 
 `AgentBase` / `ClientBase`: subclass and override the methods your side supports; a
 runtime answers the others with -32601 (method not found). `ClientPeer` / `AgentPeer`:
-typed calls to the other side through any `Caller` (an acpwire connection).
+typed calls to the other side through any `Caller` (an acpwire connection). A peer
+method returns the caller's coroutine as it is (no wrapper of its own: one coroutine less
+per message on the send path).
 """
+
+from collections.abc import Coroutine
+from typing import Any
 
 from acp_schema._support import Caller
 
@@ -450,99 +455,123 @@ class AgentPeer:
     def __init__(self, caller: Caller) -> None:
         self.caller = caller
 
-    async def auth_status(self, params: AuthStatusRequest) -> AuthStatusResponse:
-        """Send `auth/status` (request)."""
-        return await self.caller.request(AUTH_STATUS, params)
+    def auth_status(self, params: AuthStatusRequest) -> Coroutine[Any, Any, AuthStatusResponse]:
+        """Send `auth/status` (request): `await` the call."""
+        return self.caller.request(AUTH_STATUS, params)
 
-    async def authenticate(self, params: AuthenticateRequest) -> AuthenticateResponse:
-        """Send `authenticate` (request)."""
-        return await self.caller.request(AUTHENTICATE, params)
+    def authenticate(
+        self, params: AuthenticateRequest
+    ) -> Coroutine[Any, Any, AuthenticateResponse]:
+        """Send `authenticate` (request): `await` the call."""
+        return self.caller.request(AUTHENTICATE, params)
 
-    async def initialize(self, params: InitializeRequest) -> InitializeResponse:
-        """Send `initialize` (request)."""
-        return await self.caller.request(INITIALIZE, params)
+    def initialize(self, params: InitializeRequest) -> Coroutine[Any, Any, InitializeResponse]:
+        """Send `initialize` (request): `await` the call."""
+        return self.caller.request(INITIALIZE, params)
 
-    async def logout(self, params: LogoutRequest) -> LogoutResponse:
-        """Send `logout` (request)."""
-        return await self.caller.request(LOGOUT, params)
+    def logout(self, params: LogoutRequest) -> Coroutine[Any, Any, LogoutResponse]:
+        """Send `logout` (request): `await` the call."""
+        return self.caller.request(LOGOUT, params)
 
-    async def mcp_message(self, params: MessageMcpNotification) -> None:
-        """Send `mcp/message` (notification)."""
-        await self.caller.notify(MCP_MESSAGE_AGENT, params)
+    def mcp_message(self, params: MessageMcpNotification) -> Coroutine[Any, Any, None]:
+        """Send `mcp/message` (notification): `await` the call."""
+        return self.caller.notify(MCP_MESSAGE_AGENT, params)
 
-    async def providers_disable(self, params: DisableProviderRequest) -> DisableProviderResponse:
-        """Send `providers/disable` (request)."""
-        return await self.caller.request(PROVIDERS_DISABLE, params)
+    def providers_disable(
+        self, params: DisableProviderRequest
+    ) -> Coroutine[Any, Any, DisableProviderResponse]:
+        """Send `providers/disable` (request): `await` the call."""
+        return self.caller.request(PROVIDERS_DISABLE, params)
 
-    async def providers_list(self, params: ListProvidersRequest) -> ListProvidersResponse:
-        """Send `providers/list` (request)."""
-        return await self.caller.request(PROVIDERS_LIST, params)
+    def providers_list(
+        self, params: ListProvidersRequest
+    ) -> Coroutine[Any, Any, ListProvidersResponse]:
+        """Send `providers/list` (request): `await` the call."""
+        return self.caller.request(PROVIDERS_LIST, params)
 
-    async def providers_set(self, params: SetProviderRequest) -> SetProviderResponse:
-        """Send `providers/set` (request)."""
-        return await self.caller.request(PROVIDERS_SET, params)
+    def providers_set(self, params: SetProviderRequest) -> Coroutine[Any, Any, SetProviderResponse]:
+        """Send `providers/set` (request): `await` the call."""
+        return self.caller.request(PROVIDERS_SET, params)
 
-    async def session_archive(self, params: ArchiveSessionRequest) -> ArchiveSessionResponse:
-        """Send `session/archive` (request)."""
-        return await self.caller.request(SESSION_ARCHIVE, params)
+    def session_archive(
+        self, params: ArchiveSessionRequest
+    ) -> Coroutine[Any, Any, ArchiveSessionResponse]:
+        """Send `session/archive` (request): `await` the call."""
+        return self.caller.request(SESSION_ARCHIVE, params)
 
-    async def session_cancel(self, params: CancelNotification) -> None:
-        """Send `session/cancel` (notification)."""
-        await self.caller.notify(SESSION_CANCEL, params)
+    def session_cancel(self, params: CancelNotification) -> Coroutine[Any, Any, None]:
+        """Send `session/cancel` (notification): `await` the call."""
+        return self.caller.notify(SESSION_CANCEL, params)
 
-    async def session_close(self, params: CloseSessionRequest) -> CloseSessionResponse:
-        """Send `session/close` (request)."""
-        return await self.caller.request(SESSION_CLOSE, params)
+    def session_close(
+        self, params: CloseSessionRequest
+    ) -> Coroutine[Any, Any, CloseSessionResponse]:
+        """Send `session/close` (request): `await` the call."""
+        return self.caller.request(SESSION_CLOSE, params)
 
-    async def session_delete(self, params: DeleteSessionRequest) -> DeleteSessionResponse:
-        """Send `session/delete` (request)."""
-        return await self.caller.request(SESSION_DELETE, params)
+    def session_delete(
+        self, params: DeleteSessionRequest
+    ) -> Coroutine[Any, Any, DeleteSessionResponse]:
+        """Send `session/delete` (request): `await` the call."""
+        return self.caller.request(SESSION_DELETE, params)
 
-    async def session_fork(self, params: ForkSessionRequest) -> ForkSessionResponse:
-        """Send `session/fork` (request)."""
-        return await self.caller.request(SESSION_FORK, params)
+    def session_fork(self, params: ForkSessionRequest) -> Coroutine[Any, Any, ForkSessionResponse]:
+        """Send `session/fork` (request): `await` the call."""
+        return self.caller.request(SESSION_FORK, params)
 
-    async def session_list(self, params: ListSessionsRequest) -> ListSessionsResponse:
-        """Send `session/list` (request)."""
-        return await self.caller.request(SESSION_LIST, params)
+    def session_list(
+        self, params: ListSessionsRequest
+    ) -> Coroutine[Any, Any, ListSessionsResponse]:
+        """Send `session/list` (request): `await` the call."""
+        return self.caller.request(SESSION_LIST, params)
 
-    async def session_load(self, params: LoadSessionRequest) -> LoadSessionResponse:
-        """Send `session/load` (request)."""
-        return await self.caller.request(SESSION_LOAD, params)
+    def session_load(self, params: LoadSessionRequest) -> Coroutine[Any, Any, LoadSessionResponse]:
+        """Send `session/load` (request): `await` the call."""
+        return self.caller.request(SESSION_LOAD, params)
 
-    async def session_new(self, params: NewSessionRequest) -> NewSessionResponse:
-        """Send `session/new` (request)."""
-        return await self.caller.request(SESSION_NEW, params)
+    def session_new(self, params: NewSessionRequest) -> Coroutine[Any, Any, NewSessionResponse]:
+        """Send `session/new` (request): `await` the call."""
+        return self.caller.request(SESSION_NEW, params)
 
-    async def session_prompt(self, params: PromptRequest) -> PromptResponse:
-        """Send `session/prompt` (request)."""
-        return await self.caller.request(SESSION_PROMPT, params)
+    def session_prompt(self, params: PromptRequest) -> Coroutine[Any, Any, PromptResponse]:
+        """Send `session/prompt` (request): `await` the call."""
+        return self.caller.request(SESSION_PROMPT, params)
 
-    async def session_resume(self, params: ResumeSessionRequest) -> ResumeSessionResponse:
-        """Send `session/resume` (request)."""
-        return await self.caller.request(SESSION_RESUME, params)
+    def session_resume(
+        self, params: ResumeSessionRequest
+    ) -> Coroutine[Any, Any, ResumeSessionResponse]:
+        """Send `session/resume` (request): `await` the call."""
+        return self.caller.request(SESSION_RESUME, params)
 
-    async def session_set_config_option(
+    def session_set_config_option(
         self, params: SetSessionConfigOptionRequest
-    ) -> SetSessionConfigOptionResponse:
-        """Send `session/set_config_option` (request)."""
-        return await self.caller.request(SESSION_SET_CONFIG_OPTION, params)
+    ) -> Coroutine[Any, Any, SetSessionConfigOptionResponse]:
+        """Send `session/set_config_option` (request): `await` the call."""
+        return self.caller.request(SESSION_SET_CONFIG_OPTION, params)
 
-    async def session_set_mode(self, params: SetSessionModeRequest) -> SetSessionModeResponse:
-        """Send `session/set_mode` (request)."""
-        return await self.caller.request(SESSION_SET_MODE, params)
+    def session_set_mode(
+        self, params: SetSessionModeRequest
+    ) -> Coroutine[Any, Any, SetSessionModeResponse]:
+        """Send `session/set_mode` (request): `await` the call."""
+        return self.caller.request(SESSION_SET_MODE, params)
 
-    async def session_set_title(self, params: SetSessionTitleRequest) -> SetSessionTitleResponse:
-        """Send `session/set_title` (request)."""
-        return await self.caller.request(SESSION_SET_TITLE, params)
+    def session_set_title(
+        self, params: SetSessionTitleRequest
+    ) -> Coroutine[Any, Any, SetSessionTitleResponse]:
+        """Send `session/set_title` (request): `await` the call."""
+        return self.caller.request(SESSION_SET_TITLE, params)
 
-    async def session_status(self, params: SessionStatusRequest) -> SessionStatusResponse:
-        """Send `session/status` (request)."""
-        return await self.caller.request(SESSION_STATUS, params)
+    def session_status(
+        self, params: SessionStatusRequest
+    ) -> Coroutine[Any, Any, SessionStatusResponse]:
+        """Send `session/status` (request): `await` the call."""
+        return self.caller.request(SESSION_STATUS, params)
 
-    async def session_unarchive(self, params: UnarchiveSessionRequest) -> UnarchiveSessionResponse:
-        """Send `session/unarchive` (request)."""
-        return await self.caller.request(SESSION_UNARCHIVE, params)
+    def session_unarchive(
+        self, params: UnarchiveSessionRequest
+    ) -> Coroutine[Any, Any, UnarchiveSessionResponse]:
+        """Send `session/unarchive` (request): `await` the call."""
+        return self.caller.request(SESSION_UNARCHIVE, params)
 
 
 class ClientBase:
@@ -693,60 +722,74 @@ class ClientPeer:
     def __init__(self, caller: Caller) -> None:
         self.caller = caller
 
-    async def auth_status_update(self, params: AuthStatusUpdateNotification) -> None:
-        """Send `auth/status_update` (notification)."""
-        await self.caller.notify(AUTH_STATUS_UPDATE, params)
+    def auth_status_update(self, params: AuthStatusUpdateNotification) -> Coroutine[Any, Any, None]:
+        """Send `auth/status_update` (notification): `await` the call."""
+        return self.caller.notify(AUTH_STATUS_UPDATE, params)
 
-    async def elicitation_complete(self, params: CompleteElicitationNotification) -> None:
-        """Send `elicitation/complete` (notification)."""
-        await self.caller.notify(ELICITATION_COMPLETE, params)
+    def elicitation_complete(
+        self, params: CompleteElicitationNotification
+    ) -> Coroutine[Any, Any, None]:
+        """Send `elicitation/complete` (notification): `await` the call."""
+        return self.caller.notify(ELICITATION_COMPLETE, params)
 
-    async def elicitation_create(
+    def elicitation_create(
         self, params: CreateElicitationRequest
-    ) -> CreateElicitationResponse:
-        """Send `elicitation/create` (request)."""
-        return await self.caller.request(ELICITATION_CREATE, params)
+    ) -> Coroutine[Any, Any, CreateElicitationResponse]:
+        """Send `elicitation/create` (request): `await` the call."""
+        return self.caller.request(ELICITATION_CREATE, params)
 
-    async def fs_read_text_file(self, params: ReadTextFileRequest) -> ReadTextFileResponse:
-        """Send `fs/read_text_file` (request)."""
-        return await self.caller.request(FS_READ_TEXT_FILE, params)
+    def fs_read_text_file(
+        self, params: ReadTextFileRequest
+    ) -> Coroutine[Any, Any, ReadTextFileResponse]:
+        """Send `fs/read_text_file` (request): `await` the call."""
+        return self.caller.request(FS_READ_TEXT_FILE, params)
 
-    async def fs_write_text_file(self, params: WriteTextFileRequest) -> WriteTextFileResponse:
-        """Send `fs/write_text_file` (request)."""
-        return await self.caller.request(FS_WRITE_TEXT_FILE, params)
+    def fs_write_text_file(
+        self, params: WriteTextFileRequest
+    ) -> Coroutine[Any, Any, WriteTextFileResponse]:
+        """Send `fs/write_text_file` (request): `await` the call."""
+        return self.caller.request(FS_WRITE_TEXT_FILE, params)
 
-    async def mcp_message(self, params: MessageMcpRequest) -> MessageMcpResponse:
-        """Send `mcp/message` (request)."""
-        return await self.caller.request(MCP_MESSAGE_CLIENT, params)
+    def mcp_message(self, params: MessageMcpRequest) -> Coroutine[Any, Any, MessageMcpResponse]:
+        """Send `mcp/message` (request): `await` the call."""
+        return self.caller.request(MCP_MESSAGE_CLIENT, params)
 
-    async def session_request_permission(
+    def session_request_permission(
         self, params: RequestPermissionRequest
-    ) -> RequestPermissionResponse:
-        """Send `session/request_permission` (request)."""
-        return await self.caller.request(SESSION_REQUEST_PERMISSION, params)
+    ) -> Coroutine[Any, Any, RequestPermissionResponse]:
+        """Send `session/request_permission` (request): `await` the call."""
+        return self.caller.request(SESSION_REQUEST_PERMISSION, params)
 
-    async def session_update(self, params: SessionNotification) -> None:
-        """Send `session/update` (notification)."""
-        await self.caller.notify(SESSION_UPDATE, params)
+    def session_update(self, params: SessionNotification) -> Coroutine[Any, Any, None]:
+        """Send `session/update` (notification): `await` the call."""
+        return self.caller.notify(SESSION_UPDATE, params)
 
-    async def terminal_create(self, params: CreateTerminalRequest) -> CreateTerminalResponse:
-        """Send `terminal/create` (request)."""
-        return await self.caller.request(TERMINAL_CREATE, params)
+    def terminal_create(
+        self, params: CreateTerminalRequest
+    ) -> Coroutine[Any, Any, CreateTerminalResponse]:
+        """Send `terminal/create` (request): `await` the call."""
+        return self.caller.request(TERMINAL_CREATE, params)
 
-    async def terminal_kill(self, params: KillTerminalRequest) -> KillTerminalResponse:
-        """Send `terminal/kill` (request)."""
-        return await self.caller.request(TERMINAL_KILL, params)
+    def terminal_kill(
+        self, params: KillTerminalRequest
+    ) -> Coroutine[Any, Any, KillTerminalResponse]:
+        """Send `terminal/kill` (request): `await` the call."""
+        return self.caller.request(TERMINAL_KILL, params)
 
-    async def terminal_output(self, params: TerminalOutputRequest) -> TerminalOutputResponse:
-        """Send `terminal/output` (request)."""
-        return await self.caller.request(TERMINAL_OUTPUT, params)
+    def terminal_output(
+        self, params: TerminalOutputRequest
+    ) -> Coroutine[Any, Any, TerminalOutputResponse]:
+        """Send `terminal/output` (request): `await` the call."""
+        return self.caller.request(TERMINAL_OUTPUT, params)
 
-    async def terminal_release(self, params: ReleaseTerminalRequest) -> ReleaseTerminalResponse:
-        """Send `terminal/release` (request)."""
-        return await self.caller.request(TERMINAL_RELEASE, params)
+    def terminal_release(
+        self, params: ReleaseTerminalRequest
+    ) -> Coroutine[Any, Any, ReleaseTerminalResponse]:
+        """Send `terminal/release` (request): `await` the call."""
+        return self.caller.request(TERMINAL_RELEASE, params)
 
-    async def terminal_wait_for_exit(
+    def terminal_wait_for_exit(
         self, params: WaitForTerminalExitRequest
-    ) -> WaitForTerminalExitResponse:
-        """Send `terminal/wait_for_exit` (request)."""
-        return await self.caller.request(TERMINAL_WAIT_FOR_EXIT, params)
+    ) -> Coroutine[Any, Any, WaitForTerminalExitResponse]:
+        """Send `terminal/wait_for_exit` (request): `await` the call."""
+        return self.caller.request(TERMINAL_WAIT_FOR_EXIT, params)
