@@ -55,6 +55,8 @@ class Handlers:
                 return params
             case "_fail":
                 raise ValueError("kaboom")
+            case "_pretty":  # a raw result with a newline in it cannot go on one line
+                return msgspec.Raw(b'{\n  "pretty": true\n}')
             case "_refuse":
                 raise RpcError(-32002, "Resource not found", {"uri": "file:///nope"})
             case "_wait":
@@ -130,6 +132,14 @@ async def test_handler_exception_is_internal_error_and_serving_goes_on() -> None
             1, -32603, "Internal error: ValueError: kaboom"
         )
         assert await s.peer.call(2, "_echo", {"still": "here"}) == response(2, {"still": "here"})
+
+
+async def test_result_with_a_raw_newline_is_internal_error_and_serving_goes_on() -> None:
+    async with serving() as s:
+        answer = await s.peer.call(1, "_pretty")
+        assert answer["error"]["code"] == -32603
+        assert "raw newline" in answer["error"]["message"]
+        assert await s.peer.call(2, "_echo", "next") == response(2, "next")
 
 
 async def test_rpc_error_from_handler_is_sent_as_is() -> None:
@@ -294,6 +304,29 @@ async def test_replies_to_a_peer_that_stopped_reading_do_not_crash_run() -> None
             await trio.testing.wait_all_tasks_blocked()
         await s.peer.stream.send_stream.aclose()
         await until(s.stopped.is_set, seconds=0.5)
+
+
+async def test_a_sender_that_never_waits_still_lets_the_writer_run() -> None:
+    """Far below the buffer bound, a burst of notifications is written while it is being
+    queued, not only once the sender stops (the peer would sit idle meanwhile)."""
+    update = v2.UpdateSessionNotification(
+        session_id="s",
+        update=v2.AgentMessageChunk(message_id="m", content=v2.TextContent(text="x")),
+    )
+    sending = True
+    received_while_sending = 0
+    async with serving(max_buffered_bytes=1 << 30) as s:
+
+        async def read() -> None:
+            nonlocal received_while_sending
+            while sending:
+                received_while_sending += len(await s.peer.stream.receive_some())
+
+        s.nursery.start_soon(read)
+        for _ in range(5_000):  # ~0.7 MB
+            await s.connection.notify(v2.SESSION_UPDATE, update)
+        sending = False
+    assert received_while_sending >= 256 * 1024
 
 
 # --------------------------------------------------------------------------- flow

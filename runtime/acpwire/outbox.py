@@ -16,6 +16,8 @@ from .errors import ConnectionClosed
 
 DEFAULT_MAX_BUFFERED_BYTES = 4 * 1024 * 1024
 _LF = b"\n"
+YIELD_BYTES = 64 * 1024
+"""A sender yields to the scheduler after queueing this much, so the writer keeps writing."""
 
 
 class Outbox:
@@ -30,6 +32,7 @@ class Outbox:
         self.max_buffered_bytes = max_buffered_bytes
         self._queue: list[bytes] = []  # messages and their newlines, in order
         self._queued = 0
+        self._unyielded = 0  # bytes queued since the last sender yielded to the scheduler
         self._writing = False  # a batch is being written
         self._has_data = trio.Event()
         self._has_room = trio.Event()
@@ -39,10 +42,17 @@ class Outbox:
 
     @property
     def full(self) -> bool:
-        return self._queued >= self.max_buffered_bytes
+        """True when a sender must `await room()` before queueing: the buffer is full, or
+        it is time to let the writer run."""
+        return self._queued >= self.max_buffered_bytes or self._unyielded >= YIELD_BYTES
 
     async def room(self) -> None:
         """Wait until the buffer has room (or writing failed)."""
+        if self._unyielded >= YIELD_BYTES:
+            # A sender that never waits would starve the writer (and all I/O) until the
+            # buffer filled up, and the peer would sit idle meanwhile.
+            self._unyielded = 0
+            await trio.lowlevel.checkpoint()
         while self._queued >= self.max_buffered_bytes and self.error is None:
             if self._has_room.is_set():
                 self._has_room = trio.Event()
@@ -63,7 +73,9 @@ class Outbox:
         queue = self._queue
         queue.append(message)  # no `message + b"\n"`: the one copy is the writer's join
         queue.append(_LF)
-        self._queued += len(message) + 1
+        size = len(message) + 1
+        self._queued += size
+        self._unyielded += size
         if len(queue) == 2:  # the writer is told once per batch
             self._has_data.set()
 
