@@ -62,7 +62,7 @@ class TypeRenderer:
         if isinstance(t, ir.Nullable):
             return f"{self.annotation(t.inner)} | None"
         values = ", ".join(literal(v) for v in t.values)
-        return f"Literal[{values}] | str" if t.open else f"Literal[{values}]"
+        return f"OpenLiteral[Literal[{values}]]" if t.open else f"Literal[{values}]"
 
     def _prim(self, t: ir.Prim) -> str:
         base = {

@@ -41,6 +41,7 @@ __all__ = [
     "MethodMessage",
     "Notification",
     "OpenEnum",
+    "OpenLiteral",
     "OpenVariant",
     "Raw",
     "Request",
@@ -88,6 +89,21 @@ class OpenEnum:
     accepts any value of `base` for it (attached with `Annotated`, ignored by msgspec)."""
 
     base: type
+
+
+_Values = TypeVar("_Values")
+
+if typing.TYPE_CHECKING:
+    OpenLiteral: typing.TypeAlias = _Values | str
+else:
+
+    class OpenLiteral:
+        """`OpenLiteral[Literal[...]]`, an inline open enum: type checkers see
+        `Literal[...] | str`, msgspec decodes the closed Literal (shared strings, no
+        allocation) and the fallback path accepts any other string."""
+
+        def __class_getitem__(cls, values: Any) -> Any:
+            return typing.Annotated[values, OpenEnum(str)]
 
 
 # Hashed by identity: typing hashes Annotated metadata, and `variants` is a dict.

@@ -15,6 +15,7 @@ from acp_schema._support import (
     OpenVariant,
     UnionInfo,
     OpenEnum,
+    OpenLiteral,
     check_alternatives,
     tag_guard,
 )

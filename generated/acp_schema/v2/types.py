@@ -15,6 +15,7 @@ from acp_schema._support import (
     OpenVariant,
     UnionInfo,
     OpenEnum,
+    OpenLiteral,
     check_alternatives,
     tag_guard,
 )
@@ -6030,7 +6031,7 @@ class StateUpdate(
 ):
     """A snapshot of the session's aggregate foreground activity."""
 
-    state: Literal["running", "idle", "requires_action"] | str
+    state: OpenLiteral[Literal["running", "idle", "requires_action"]]
 
     background: list[BackgroundWork] | None | UnsetType = UNSET
     """
@@ -6054,8 +6055,9 @@ class StateUpdate(
     """
 
     stop_reason: (
-        Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"]
-        | str
+        OpenLiteral[
+            Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"]
+        ]
         | None
         | UnsetType
     ) = msgspec.field(default=UNSET, name="stopReason")

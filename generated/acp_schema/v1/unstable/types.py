@@ -15,6 +15,7 @@ from acp_schema._support import (
     OpenVariant,
     UnionInfo,
     OpenEnum,
+    OpenLiteral,
     check_alternatives,
     tag_guard,
 )
@@ -4667,8 +4668,9 @@ class IdleStateUpdate(msgspec.Struct, kw_only=True, gc=False, tag_field="state",
     """The child is ready to process another prompt."""
 
     stop_reason: (
-        Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"]
-        | str
+        OpenLiteral[
+            Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"]
+        ]
         | None
         | UnsetType
     ) = msgspec.field(default=UNSET, name="stopReason")

@@ -15,6 +15,7 @@ from acp_schema._support import (
     OpenVariant,
     UnionInfo,
     OpenEnum,
+    OpenLiteral,
     check_alternatives,
     tag_guard,
 )
@@ -5454,8 +5455,9 @@ class IdleStateUpdate(msgspec.Struct, kw_only=True, gc=False, tag_field="state",
     """No foreground work is active. Background activity may continue."""
 
     stop_reason: (
-        Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"]
-        | str
+        OpenLiteral[
+            Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"]
+        ]
         | None
         | UnsetType
     ) = msgspec.field(default=UNSET, name="stopReason")
@@ -8178,7 +8180,7 @@ class StateUpdateSessionUpdate(
 ):
     """A snapshot of the session's aggregate foreground activity."""
 
-    state: Literal["running", "idle", "requires_action", "unknown"] | str
+    state: OpenLiteral[Literal["running", "idle", "requires_action", "unknown"]]
 
     background: list[BackgroundWork] | None | UnsetType = UNSET
     """
@@ -8202,8 +8204,9 @@ class StateUpdateSessionUpdate(
     """
 
     stop_reason: (
-        Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"]
-        | str
+        OpenLiteral[
+            Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"]
+        ]
         | None
         | UnsetType
     ) = msgspec.field(default=UNSET, name="stopReason")
