@@ -105,7 +105,7 @@ def bench(session: nox.Session) -> None:
     """Benchmarks, side by side with the alternatives in one run (never part of the tests)."""
     _install(session, "bench")
     _interop_deps(session)
-    for script in ("codec.py", "runtime_path.py", "stream.py"):
+    for script in ("codec.py", "runtime_path.py", "stdio.py"):
         session.run("python", f"bench/{script}", *session.posargs)
 
 

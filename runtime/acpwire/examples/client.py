@@ -5,12 +5,15 @@
 Initializes (v2 by default, falling back to v1 when the agent only speaks v1), opens a
 session, sends the prompt (answering the permission request with "allow"), then sends a
 slow prompt and cancels it after three chunks, and closes the session. With `--stream N`
-it asks the agent for N chunks instead and reports messages per second.
+it asks the agent for N chunks instead and reports messages per second; with
+`--roundtrips N` it sends N `session/new` requests one after another (after a warm-up) and
+reports their latency.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import time
@@ -169,7 +172,38 @@ async def close_session(conn: ClientConnection, session_id: str) -> None:
         await conn.v1_agent.session_close(v1.CloseSessionRequest(session_id=session_id))
 
 
-async def run(command: list[str], protocol: int, prompt: str, stream: int) -> dict[str, Any]:
+WARM_UP_ROUNDTRIPS = 100
+
+
+def percentile(sorted_values: list[float], p: float) -> float:
+    """Nearest-rank percentile of sorted values."""
+    return sorted_values[max(0, math.ceil(p / 100 * len(sorted_values)) - 1)]
+
+
+async def roundtrips(conn: ClientConnection, count: int) -> dict[str, Any]:
+    """`session/new` `count` times in a row (after a warm-up): request/response latency."""
+    latencies: list[float] = []
+    for i in range(WARM_UP_ROUNDTRIPS + count):
+        started = time.perf_counter_ns()
+        session_id = await new_session(conn)
+        if i >= WARM_UP_ROUNDTRIPS:
+            latencies.append((time.perf_counter_ns() - started) / 1e6)
+        if not session_id:
+            raise RuntimeError("session/new answered without a session id")
+    latencies.sort()
+    return {
+        "roundtrips": count,
+        "p50_ms": percentile(latencies, 50),
+        "p99_ms": percentile(latencies, 99),
+        "mean_ms": sum(latencies) / count,
+        "max_ms": latencies[-1],
+        "seconds": sum(latencies) / 1e3,
+    }
+
+
+async def run(
+    command: list[str], protocol: int, prompt: str, stream: int, round_trips: int = 0
+) -> dict[str, Any]:
     factories: dict[str, Any] = (
         {"v1": ClientV1} if protocol == 1 else {"v2": ClientV2, "v1": ClientV1}
     )
@@ -179,6 +213,8 @@ async def run(command: list[str], protocol: int, prompt: str, stream: int) -> di
         session_id = await new_session(conn)
         print(f"session {session_id}", flush=True)
         turn = v2_turn if conn.protocol_version == 2 else v1_turn
+        if round_trips:
+            return await roundtrips(conn, round_trips)
         if stream:
             PRINTER.quiet = True
             started = time.perf_counter()
@@ -207,14 +243,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--protocol", type=int, choices=(1, 2), default=2)
     parser.add_argument("--prompt", default="hello from the acpwire example client")
     parser.add_argument("--stream", type=int, default=0)
+    parser.add_argument("--roundtrips", type=int, default=0)
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         parser.error("give the agent command after --")
-    result = trio.run(run, command, args.protocol, args.prompt, args.stream)
+    result = trio.run(run, command, args.protocol, args.prompt, args.stream, args.roundtrips)
     print(result, flush=True)
-    ok = args.stream or (result["first"] == "end_turn" and result["second"] == "cancelled")
+    ok = (
+        args.stream
+        or args.roundtrips
+        or (result["first"] == "end_turn" and result["second"] == "cancelled")
+    )
     return 0 if ok else 1
 
 

@@ -1,6 +1,6 @@
 """ACP v1 client built on the official Python SDK (PyPI agent-client-protocol==0.12.1).
 
-Usage: python client_v1.py [--stream N] -- <agent command...>
+Usage: python client_v1.py [--stream N | --roundtrips N] -- <agent command...>
 The last stdout line is a JSON summary; exit code 0 iff it says "ok": true.
 """
 
@@ -9,16 +9,18 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import os
 import sys
 import time
 from collections import Counter
-from typing import Any
+from typing import Any, NamedTuple
 
 import acp
 from acp import schema as s
 
 log = logging.getLogger("py-client-v1")
+WARMUP_ROUNDTRIPS = 100
 
 
 class InteropClient:
@@ -53,13 +55,22 @@ class InteropClient:
         )
 
 
-def parse_args(argv: list[str]) -> tuple[int, list[str]]:
+class Args(NamedTuple):
+    stream: int  # N of `--stream N`, else 0
+    roundtrips: int  # N of `--roundtrips N`, else 0
+    command: list[str]
+
+
+def parse_args(argv: list[str]) -> Args:
     if "--" not in argv:
-        sys.exit("usage: client_v1.py [--stream N] -- <agent command...>")
+        sys.exit("usage: client_v1.py [--stream N | --roundtrips N] -- <agent command...>")
     sep = argv.index("--")
     own, command = argv[:sep], argv[sep + 1 :]
-    stream = int(own[own.index("--stream") + 1]) if "--stream" in own else 0
-    return stream, command
+
+    def number(flag: str) -> int:
+        return int(own[own.index(flag) + 1]) if flag in own else 0
+
+    return Args(number("--stream"), number("--roundtrips"), command)
 
 
 async def prompt_text(conn: Any, session_id: str, text: str) -> str:
@@ -67,7 +78,46 @@ async def prompt_text(conn: Any, session_id: str, text: str) -> str:
     return response.stop_reason
 
 
-async def run(stream: int, command: list[str], summary: dict[str, Any]) -> None:
+def latency_stats(times_ns: list[int]) -> dict[str, float]:
+    """p50/p99 (nearest rank), mean and max of `times_ns` (non-empty), in ms to 4 decimals."""
+    ordered = sorted(times_ns)
+
+    def ms(ns: float) -> float:
+        return round(ns / 1e6, 4)
+
+    def rank(p: int) -> float:
+        return ms(ordered[math.ceil(p / 100 * len(ordered)) - 1])
+
+    mean = sum(ordered) / len(ordered)
+    return {"p50Ms": rank(50), "p99Ms": rank(99), "meanMs": ms(mean), "maxMs": ms(ordered[-1])}
+
+
+async def measure_roundtrips(conn: Any, n: int, summary: dict[str, Any]) -> None:
+    """Warm up, then time `n` sequential `session/new` requests, one response at a time."""
+    cwd = os.getcwd()
+    missing = 0
+
+    async def roundtrip() -> int:
+        nonlocal missing
+        t = time.perf_counter_ns()
+        response = await conn.new_session(cwd=cwd, mcp_servers=[])
+        elapsed = time.perf_counter_ns() - t
+        if not isinstance(response.session_id, str):
+            missing += 1
+        return elapsed
+
+    for _ in range(WARMUP_ROUNDTRIPS):
+        await roundtrip()
+    t0 = time.perf_counter_ns()
+    times_ns = [await roundtrip() for _ in range(n)]
+    seconds = (time.perf_counter_ns() - t0) / 1e9
+    summary.update(roundtrips=n, **latency_stats(times_ns), seconds=seconds)
+    if missing:
+        summary["errors"].append(f"{missing} session/new responses without a sessionId")
+
+
+async def run(args: Args, summary: dict[str, Any]) -> None:
+    stream, command = args.stream, args.command
     errors: list[str] = summary["errors"]
     client = InteropClient()
     # Inherit our environment and stderr (the SDK defaults to a trimmed env and a stderr pipe).
@@ -84,7 +134,9 @@ async def run(stream: int, command: list[str], summary: dict[str, Any]) -> None:
             errors.append(f"protocolVersion {init.protocol_version} != 1")
         session_id = (await conn.new_session(cwd=os.getcwd(), mcp_servers=[])).session_id
 
-        if stream:
+        if args.roundtrips:
+            await measure_roundtrips(conn, args.roundtrips, summary)
+        elif stream:
             client.count_kinds = False
             t0 = time.perf_counter()
             stop = await prompt_text(conn, session_id, f"stream {stream}")
@@ -135,10 +187,10 @@ async def run(stream: int, command: list[str], summary: dict[str, Any]) -> None:
 
 def main() -> int:
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="[%(name)s] %(message)s")
-    stream, command = parse_args(sys.argv[1:])
+    args = parse_args(sys.argv[1:])
     summary: dict[str, Any] = {"ok": False, "protocolVersion": None, "errors": []}
     try:
-        asyncio.run(run(stream, command, summary))
+        asyncio.run(run(args, summary))
     except Exception as exc:
         log.exception("client failed")
         summary["errors"].append(f"{type(exc).__name__}: {exc}")

@@ -1,8 +1,8 @@
 // ACP v2 (draft) client built on the official TypeScript SDK's experimental v2 API.
-// Usage: node client_v2.mjs [--stream N] -- <agent command...>
+// Usage: node client_v2.mjs [--stream N | --roundtrips N] -- <agent command...>
 // Last stdout line is a JSON summary; exit code 0 iff it says "ok": true.
 import * as acp from "@agentclientprotocol/sdk/experimental/v2";
-import { finish, logger, parseArgs, spawnAgent, stopAgent } from "./common.mjs";
+import { finish, logger, measureRoundtrips, parseArgs, spawnAgent, stopAgent } from "./common.mjs";
 
 const log = logger("ts-client-v2");
 const args = parseArgs();
@@ -58,8 +58,18 @@ try {
     });
     summary.protocolVersion = init.protocolVersion;
     check(init.protocolVersion === 2, `protocolVersion ${init.protocolVersion} != 2`);
-    const session = await ctx.buildSession(process.cwd()).start();
+    const newSession = { cwd: process.cwd(), mcpServers: [] };
+    const session = await ctx.buildSession(newSession).start();
     try {
+      if (args.roundtrips > 0) {
+        const send = () => ctx.request(A.session.new, newSession);
+        const hasId = (r) => typeof r?.sessionId === "string";
+        const { invalid, ...stats } = await measureRoundtrips(args.roundtrips, send, hasId);
+        Object.assign(summary, stats);
+        check(invalid === 0, `${invalid} session/new responses without a sessionId`);
+        delete summary.updates;
+        return;
+      }
       if (args.stream > 0) {
         const t0 = performance.now();
         const { stopReason, chunks } = await turn(ctx, session, `stream ${args.stream}`, { count: false });

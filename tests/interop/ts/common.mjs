@@ -9,17 +9,18 @@ export function logger(tag) {
 }
 
 /**
- * Parse `[--stream N] [-- agent cmd...]`.
+ * Parse `[--stream N] [--roundtrips N] [-- agent cmd...]` (absent numbers are 0).
  * `--stream N` may also come from ACP_INTEROP_STREAM (agents only).
  */
 export function parseArgs(argv = process.argv.slice(2)) {
   const sep = argv.indexOf("--");
   const own = sep >= 0 ? argv.slice(0, sep) : argv;
   const command = sep >= 0 ? argv.slice(sep + 1) : [];
-  let stream = 0;
-  const i = own.indexOf("--stream");
-  if (i >= 0) stream = Number(own[i + 1]);
-  return { stream, command };
+  const number = (flag) => {
+    const i = own.indexOf(flag);
+    return i >= 0 ? Number(own[i + 1]) : 0;
+  };
+  return { stream: number("--stream"), roundtrips: number("--roundtrips"), command };
 }
 
 /** N from `--stream N` / ACP_INTEROP_STREAM, or from a prompt text "stream N". */
@@ -38,7 +39,9 @@ export function agentStdio(ndJsonStream) {
 
 /** Spawn the agent command; its stderr goes straight to ours. */
 export function spawnAgent(ndJsonStream, command) {
-  if (command.length === 0) throw new Error("usage: client.mjs [--stream N] -- <agent command...>");
+  if (command.length === 0) {
+    throw new Error("usage: client.mjs [--stream N | --roundtrips N] -- <agent command...>");
+  }
   const child = spawn(command[0], command.slice(1), { stdio: ["pipe", "pipe", "inherit"] });
   const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
   const stream = ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
@@ -60,6 +63,37 @@ export function sleep(ms, signal) {
     const t = setTimeout(resolve, ms);
     signal?.addEventListener("abort", () => { clearTimeout(t); resolve(); }, { once: true });
   });
+}
+
+/**
+ * Round-trip benchmark: await `request()` `warmup` times, then `n` more times, one at a time,
+ * timing each of the `n` from just before the call until its response resolves.
+ * Every response is passed to `isValid`; `invalid` counts those it rejects.
+ */
+export async function measureRoundtrips(n, request, isValid, warmup = 100) {
+  let invalid = 0;
+  const call = async () => {
+    const t = performance.now();
+    const response = await request();
+    const ms = performance.now() - t;
+    if (!isValid(response)) invalid++;
+    return ms;
+  };
+  for (let i = 0; i < warmup; i++) await call();
+  const times = [];
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) times.push(await call());
+  const seconds = (performance.now() - t0) / 1000;
+  return { roundtrips: n, ...latencyStats(times), seconds, invalid };
+}
+
+/** p50/p99 (nearest rank), mean and max of `times` (ms, non-empty), rounded to 4 decimals. */
+export function latencyStats(times) {
+  const sorted = [...times].sort((a, b) => a - b);
+  const rank = (p) => sorted[Math.ceil((p / 100) * sorted.length) - 1];
+  const ms = (x) => Math.round(x * 1e4) / 1e4;
+  const mean = sorted.reduce((a, b) => a + b, 0) / sorted.length;
+  return { p50Ms: ms(rank(50)), p99Ms: ms(rank(99)), meanMs: ms(mean), maxMs: ms(sorted.at(-1)) };
 }
 
 /** Print the JSON summary as the last stdout line and exit accordingly. */

@@ -1,0 +1,277 @@
+"""End-to-end stdio benchmark: acpwire vs the official ACP SDKs, side by side.
+
+    python bench/stdio.py [N] [--roundtrips M] [--rounds R] [--quick]
+
+Each pair is a client process that spawns its agent: acpwire client + acpwire echo agent
+(v2 and v1), the Python SDK pair (agent-client-protocol, v1) and the TypeScript SDK pairs
+(@agentclientprotocol/sdk, v1 and v2) from tests/interop. Two measurements per pair:
+
+- streaming: the agent streams N `agent_message_chunk` updates (prompt text `stream N`);
+  rate = chunks / the client's own timing, from sending the prompt to the end of the turn
+  (v1: the prompt response; v2: `state_update` idle); process wall time is shown next to it.
+- round trips: the client sends M `session/new` requests one after another (after 100
+  warm-up ones); p50/p99 of the request -> response latency, timed by the client.
+
+Rounds are interleaved (each round runs every pair, in a rotated order); medians over the
+rounds. The tables are printed and written to bench/results/stdio.txt.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib.metadata
+import importlib.util
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+INTEROP = ROOT / "tests" / "interop"
+RESULTS = ROOT / "bench" / "results" / "stdio.txt"
+PATHS = [ROOT / "generated", ROOT / "runtime", ROOT, os.environ.get("PYTHONPATH")]
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(str(p) for p in PATHS if p)}
+PY = sys.executable
+TIMEOUT = 900.0
+
+HAVE_NODE = (
+    shutil.which("node") is not None
+    and (INTEROP / "ts" / "node_modules" / "@agentclientprotocol" / "sdk").is_dir()
+)
+HAVE_PY_SDK = importlib.util.find_spec("acp") is not None
+ACPWIRE_CLIENT = [PY, "-m", "acpwire.examples.client"]
+ACPWIRE_AGENT = [PY, "-m", "acpwire.examples.echo_agent"]
+
+
+@dataclass
+class Pair:
+    name: str
+    protocol: int
+    client: list[str]
+    agent: list[str]
+    missing: str | None = None  # why the pair cannot run here
+    rates: list[float] = field(default_factory=list)
+    walls: list[float] = field(default_factory=list)
+    p50s: list[float] = field(default_factory=list)  # ms
+    p99s: list[float] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} v{self.protocol}"
+
+
+def pairs() -> list[Pair]:
+    no_node = None if HAVE_NODE else "node or tests/interop/ts/node_modules missing"
+    no_sdk = None if HAVE_PY_SDK else "agent-client-protocol not installed"
+    return [
+        Pair("acpwire", 2, [*ACPWIRE_CLIENT, "--protocol", "2"], ACPWIRE_AGENT),
+        Pair("acpwire", 1, [*ACPWIRE_CLIENT, "--protocol", "1"], ACPWIRE_AGENT),
+        Pair("python-sdk", 1, [PY, "py/client_v1.py"], [PY, "py/agent_v1.py"], no_sdk),
+        Pair("ts-sdk", 1, ["node", "ts/client_v1.mjs"], ["node", "ts/agent_v1.mjs"], no_node),
+        Pair("ts-sdk", 2, ["node", "ts/client_v2.mjs"], ["node", "ts/agent_v2.mjs"], no_node),
+    ]
+
+
+def parse_output(stdout: str) -> tuple[int | None, dict[str, Any]]:
+    """(protocol, summary) from a client's output: acpwire's transcript ending in a dict repr
+    (snake_case keys), or an SDK client's JSON summary line (camelCase keys)."""
+    last = stdout.strip().splitlines()[-1]
+    if last.startswith("{'"):
+        result: dict[str, Any] = ast.literal_eval(last)
+        protocol = int(stdout.split("initialized: protocol version ", 1)[1].split()[0])
+        return protocol, result
+    summary = json.loads(last)
+    if not summary["ok"]:
+        raise ValueError(f"client reported errors: {summary['errors']}")
+    renamed = {"p50Ms": "p50_ms", "p99Ms": "p99_ms"}
+    return summary["protocolVersion"], {renamed.get(k, k): v for k, v in summary.items()}
+
+
+def run_client(pair: Pair, mode: list[str]) -> tuple[dict[str, Any], float] | None:
+    """Run the pair once in a mode (`--stream N` / `--roundtrips M`): its summary and wall time,
+    or None after recording the failure."""
+    command = [*pair.client, *mode, "--", *pair.agent]
+    started = time.perf_counter()
+    try:
+        proc = subprocess.run(
+            command, cwd=INTEROP, env=ENV, capture_output=True, text=True, timeout=TIMEOUT
+        )
+        wall = time.perf_counter() - started
+        if proc.returncode != 0 or not proc.stdout.strip():
+            raise ValueError(f"exit {proc.returncode}: {proc.stderr.strip()[-500:]}")
+        protocol, summary = parse_output(proc.stdout)
+        if protocol != pair.protocol:
+            raise ValueError(f"protocol {protocol}; expected {pair.protocol}")
+        return summary, wall
+    except (ValueError, KeyError, IndexError, SyntaxError, subprocess.TimeoutExpired) as exc:
+        pair.failures.append(f"{' '.join(mode)}: {exc}")
+        print(f"  {pair.label} {' '.join(mode)}: FAILED {exc}", file=sys.stderr)
+        return None
+
+
+def stream_once(pair: Pair, chunks: int) -> None:
+    outcome = run_client(pair, ["--stream", str(chunks)])
+    if outcome is None:
+        return
+    summary, wall = outcome
+    if summary["chunks"] != chunks:
+        pair.failures.append(f"{summary['chunks']} chunks; expected {chunks}")
+        return
+    pair.rates.append(chunks / summary["seconds"])
+    pair.walls.append(wall)
+    print(f"  {pair.label} stream: {pair.rates[-1]:,.0f} msgs/s", file=sys.stderr)
+
+
+def roundtrips_once(pair: Pair, count: int) -> None:
+    outcome = run_client(pair, ["--roundtrips", str(count)])
+    if outcome is None:
+        return
+    summary, _ = outcome
+    pair.p50s.append(summary["p50_ms"])
+    pair.p99s.append(summary["p99_ms"])
+    print(
+        f"  {pair.label} round trips: p50 {summary['p50_ms']:.3f} ms, "
+        f"p99 {summary['p99_ms']:.3f} ms",
+        file=sys.stderr,
+    )
+
+
+def median_of(pairs: list[Pair], name: str, protocol: int, attr: str) -> float | None:
+    for pair in pairs:
+        values = getattr(pair, attr)
+        if (pair.name, pair.protocol) == (name, protocol) and values:
+            return statistics.median(values)
+    return None
+
+
+def ratio(value: float, base: float | None) -> str:
+    return f"{value / base:.2f}x" if base else "-"
+
+
+def spread(values: list[float]) -> str:
+    return f"{(max(values) - min(values)) / statistics.median(values) * 100:6.1f}%"
+
+
+def version(dist: str) -> str:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def node_version() -> str:
+    if not HAVE_NODE:
+        return "not installed"
+    return subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip()
+
+
+def skipped(pair: Pair) -> str:
+    reason = pair.missing or f"failed: {pair.failures[-1][:70]}"
+    return f"{pair.label:14} {'-':>13}  skipped: {reason}"
+
+
+def stream_table(pairs: list[Pair]) -> list[str]:
+    header = (
+        f"{'pair':14} {'median msgs/s':>13} {'spread':>7} {'vs python-sdk v1':>16} "
+        f"{'vs ts-sdk same ver':>18} {'process wall s':>14}"
+    )
+    lines = [header, "-" * len(header)]
+    py_sdk = median_of(pairs, "python-sdk", 1, "rates")
+    for pair in pairs:
+        if not pair.rates:
+            lines.append(skipped(pair))
+            continue
+        rate = statistics.median(pair.rates)
+        ts_same = median_of(pairs, "ts-sdk", pair.protocol, "rates")
+        lines.append(
+            f"{pair.label:14} {rate:13,.0f} {spread(pair.rates)} {ratio(rate, py_sdk):>16} "
+            f"{ratio(rate, ts_same):>18} {statistics.median(pair.walls):14.2f}"
+        )
+    return lines
+
+
+def roundtrip_table(pairs: list[Pair]) -> list[str]:
+    header = (
+        f"{'pair':14} {'p50 ms':>8} {'spread':>7} {'p99 ms':>8} {'spread':>7} "
+        f"{'p50 vs python-sdk v1':>20} {'p50 vs ts-sdk same ver':>22}"
+    )
+    lines = [header, "-" * len(header)]
+    py_sdk = median_of(pairs, "python-sdk", 1, "p50s")
+    for pair in pairs:
+        if not pair.p50s:
+            lines.append(skipped(pair))
+            continue
+        p50 = statistics.median(pair.p50s)
+        ts_same = median_of(pairs, "ts-sdk", pair.protocol, "p50s")
+        faster = [ratio(base, p50) if base else "-" for base in (py_sdk, ts_same)]
+        lines.append(
+            f"{pair.label:14} {p50:8.3f} {spread(pair.p50s)} "
+            f"{statistics.median(pair.p99s):8.3f} {spread(pair.p99s)} "
+            f"{faster[0]:>20} {faster[1]:>22}"
+        )
+    return lines
+
+
+def report(pairs: list[Pair], chunks: int, count: int, rounds: int) -> str:
+    lines = [
+        f"acpwire stdio benchmark, {time.strftime('%Y-%m-%d %H:%M')}: {rounds} interleaved "
+        "rounds, median per pair",
+        f"python {platform.python_version()}, node {node_version()}, msgspec "
+        f"{version('msgspec')}, trio {version('trio')}, agent-client-protocol "
+        f"{version('agent-client-protocol')}, @agentclientprotocol/sdk 2.4.0; "
+        f"{platform.machine()} {platform.system()}, {os.cpu_count()} CPUs",
+        "",
+        f"streaming: {chunks:,} agent_message_chunk updates per run",
+        *stream_table(pairs),
+        "msgs/s = chunks / the client's own timing from sending the prompt to the end of the "
+        "turn (v1: prompt response; v2: state_update idle);",
+        "process wall s = the whole client run, incl. start-up. ratio > 1: faster than that pair.",
+        "",
+        f"round trips: {count:,} session/new requests per run, one after another (after 100 "
+        "warm-up ones)",
+        *roundtrip_table(pairs),
+        "latency = the client's own timing from issuing a request to its response resolving; "
+        "ratio > 1: lower p50 than that pair.",
+        "spread = (max - min) / median over the rounds.",
+    ]
+    failed = [f"  {pair.label}: {failure}" for pair in pairs for failure in pair.failures]
+    if failed:
+        lines += ["", "failed runs:", *failed]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("chunks", type=int, nargs="?", default=100_000)
+    parser.add_argument("--roundtrips", type=int, default=5_000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="10k chunks, 500 round trips, 1 round")
+    args = parser.parse_args()
+    if args.quick:
+        args.chunks, args.roundtrips, args.rounds = 10_000, 500, 1
+    runnable = pairs()
+    active = [pair for pair in runnable if pair.missing is None]
+    for round_no in range(args.rounds):
+        print(f"round {round_no + 1}/{args.rounds}", file=sys.stderr)
+        shift = round_no % len(active)
+        for pair in active[shift:] + active[:shift]:
+            stream_once(pair, args.chunks)
+            roundtrips_once(pair, args.roundtrips)
+    text = report(runnable, args.chunks, args.roundtrips, args.rounds)
+    print(text)
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(text + "\n")
+    print(f"\nwritten to {RESULTS.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
