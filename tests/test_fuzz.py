@@ -490,7 +490,7 @@ class Expect:
 
     def element(self, value: Any, in_batch: bool) -> None:
         if not isinstance(value, dict):
-            self.must[NULL] += 1  # -32600 "not a JSON object"
+            self.must[NULL] += 1  # -32600 "not a JSON-RPC message: ..."
             return
         method, has_id, id = value.get("method"), "id" in value, value.get("id")
         if isinstance(method, str):

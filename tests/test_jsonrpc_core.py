@@ -89,7 +89,14 @@ def test_bad_json_is_a_parse_error_with_null_id(data: bytes) -> None:
 
 @pytest.mark.parametrize("data", [b"1", b'"text"', b"null", b"true"])
 def test_json_that_is_not_an_object_is_an_invalid_request(data: bytes) -> None:
-    assert_error(only_reply(agent_core(), data), None, -32600)
+    message = assert_error(only_reply(agent_core(), data), None, -32600)
+    assert "Expected `object`" in message
+
+
+def test_an_id_out_of_every_number_range_is_an_invalid_request_that_says_so() -> None:
+    data = b'{"jsonrpc":"2.0","id":1e400,"method":"session/prompt","params":{}}'
+    message = assert_error(only_reply(agent_core(), data), None, -32600)
+    assert "Number out of range - at `$.id`" in message
 
 
 @pytest.mark.parametrize(

@@ -44,6 +44,16 @@ Dispatch = Callable[[Call], Awaitable[Any]]
 """Runs one incoming call; returns the result for a request (ignored for notifications)."""
 
 
+class _Waiter:
+    """One of our requests waiting for its answer (a trio.Event: cheaper than a channel)."""
+
+    __slots__ = ("answer", "done")
+
+    def __init__(self) -> None:
+        self.answer: Answer | None = None
+        self.done = trio.Event()
+
+
 class Connection:
     def __init__(
         self,
@@ -69,7 +79,7 @@ class Connection:
         self.max_concurrent_requests = max_concurrent_requests
         self._running = 0
         self._backlog: collections.deque[Call] = collections.deque()
-        self._waiting: dict[RequestId, trio.MemorySendChannel[Answer]] = {}
+        self._waiting: dict[RequestId, _Waiter] = {}
         self._handlers: dict[RequestId, tuple[trio.CancelScope, Call]] = {}
         self.cancelled_result = cancelled_result
         self.closed_reason = closed_reason
@@ -136,9 +146,10 @@ class Connection:
         if isinstance(event, Reply):
             await self._reply(event.data)
         elif isinstance(event, Answer):
-            channel = self._waiting.pop(event.id, None)
-            if channel is not None:
-                channel.send_nowait(event)
+            waiter = self._waiting.pop(event.id, None)
+            if waiter is not None:
+                waiter.answer = event
+                waiter.done.set()
         elif event.method == CANCEL_REQUEST:
             self._cancel_handler(event)
             if event.is_request:  # it is a notification, but a request must still be answered
@@ -263,18 +274,18 @@ class Connection:
         if self._closed is not None:
             raise await self._failure()
         request_id, data = self.core.request(spec, params)
-        send, receive = trio.open_memory_channel[Answer](1)
-        self._waiting[request_id] = send
+        waiter = self._waiting[request_id] = _Waiter()
         try:
             await self._send(data)
-            answer = await receive.receive()
+            await waiter.done.wait()
         except trio.Cancelled:
             self._abandon(request_id)
             raise
-        except trio.EndOfChannel:
-            raise await self._failure() from None
         except ConnectionClosed:
             raise await self._failure() from None
+        answer = waiter.answer
+        if answer is None:  # the connection closed first
+            raise await self._failure()
         if answer.error is not None:
             raise answer.error
         result: R = answer.result
@@ -334,8 +345,8 @@ class Connection:
             callback()
         self._outbox.fail(reason)
         self.core.abandon_all()
-        for channel in self._waiting.values():
-            channel.close()
+        for waiter in self._waiting.values():
+            waiter.done.set()  # with no answer
         self._waiting.clear()
 
     @property

@@ -213,8 +213,10 @@ class JsonRpcCore:
         """
         try:
             probe = _PROBE.decode(data)
-        except (*UNPARSABLE, msgspec.ValidationError):
-            return [Reply(_error(None, RpcError.invalid_request("not a JSON object")))]
+        except (*UNPARSABLE, msgspec.ValidationError) as probe_error:  # not an object, or an
+            # id no JSON-RPC peer can mean (1e400 is out of every number range)
+            error = RpcError.invalid_request(f"not a JSON-RPC message: {_describe(probe_error)}")
+            return [Reply(_error(None, error))]
         if probe.id is not UNSET and not _usable_id(probe.id):
             return [Reply(_error(None, RpcError.invalid_request(f"unusable id {probe.id!r}")))]
         has_id = probe.id is not UNSET

@@ -8,6 +8,7 @@ instead of growing memory.
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Callable
 
 import trio
@@ -18,6 +19,16 @@ DEFAULT_MAX_BUFFERED_BYTES = 4 * 1024 * 1024
 _LF = b"\n"
 YIELD_BYTES = 64 * 1024
 """A sender yields to the scheduler after queueing this much, so the writer keeps writing."""
+
+
+@typing.runtime_checkable
+class DirectWrite(typing.Protocol):
+    """A stream that can write without waiting (acpwire.pipes.PipeStream)."""
+
+    def try_send(self, parts: list[bytes]) -> int:
+        """Write what fits now; how many bytes were written (0 on any error: the writer
+        task's `send_all` then reports it)."""
+        ...
 
 
 class Outbox:
@@ -34,6 +45,8 @@ class Outbox:
         self._queued = 0
         self._unyielded = 0  # bytes queued since the last sender yielded to the scheduler
         self._writing = False  # a batch is being written
+        self._direct = stream.try_send if isinstance(stream, DirectWrite) else None
+        self._wrote_directly = False  # since the writer last ran
         self._has_data = trio.Event()
         self._has_room = trio.Event()
         self._has_room.set()
@@ -67,16 +80,29 @@ class Outbox:
     def put_nowait(self, message: bytes) -> None:
         """Queue a message at once, past the bound (never waits); raises once writing failed.
 
-        `message` is one JSON text without raw newlines (JsonRpcCore's encoding checks that)."""
+        `message` is one JSON text without raw newlines (JsonRpcCore's encoding checks that).
+        On a stream that can write without waiting (`DirectWrite`), a message sent while the
+        writer is idle goes out at once: a lone request or answer then costs no trip through
+        the writer task (latency). Only the first one until the writer has run again, so a
+        burst is still written in one piece."""
         if self.error is not None:
             raise self.error
-        queue = self._queue
-        queue.append(message)  # no `message + b"\n"`: the one copy is the writer's join
-        queue.append(_LF)
         size = len(message) + 1
-        self._queued += size
         self._unyielded += size
-        if len(queue) == 2:  # the writer is told once per batch
+        queue = self._queue
+        if self._direct is not None and not (queue or self._writing or self._wrote_directly):
+            self._wrote_directly = True
+            self._has_data.set()  # the writer clears the flag when it next runs
+            sent = self._direct([message, _LF])
+            if sent == size:
+                return
+            message = message[sent:] if sent < size - 1 else b""  # what the pipe did not take
+            size -= sent
+        if message:
+            queue.append(message)  # no `message + b"\n"`: the one copy is the writer's join
+        queue.append(_LF)
+        self._queued += size
+        if len(queue) <= 2:  # the first of a batch: the writer is told once per batch
             self._has_data.set()
 
     async def run(self) -> None:
@@ -84,6 +110,9 @@ class Outbox:
         while True:
             await self._has_data.wait()
             self._has_data = trio.Event()
+            self._wrote_directly = False
+            if not self._queue:
+                continue
             batch, self._queue, self._queued = self._queue, [], 0
             self._has_room.set()
             self._writing = True

@@ -3,30 +3,30 @@
 from __future__ import annotations
 
 import collections
-import fcntl
 import os
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
 
 import trio
+from trio.lowlevel import FdStream
 
 from .errors import PeerExited
+from .pipes import PipeStream, widen_pipe
 
 STDERR_TAIL_LINES = 40
 STDERR_LINE_BYTES = 8192  # longer stderr lines are cut: memory stays bounded
 EXIT_EOF_GRACE = 1.0  # after the agent exits, how long its stdout may stay open (held by a child)
 
 
-def stdio_stream() -> trio.StapledStream[Any, Any]:
+def stdio_stream() -> PipeStream:
     """This process's stdin (receive) and stdout (send) as one trio stream (agent side)."""
-    stdin = trio.lowlevel.FdStream(os.dup(sys.stdin.fileno()))
-    stdout = trio.lowlevel.FdStream(os.dup(sys.stdout.fileno()))
+    stdin = FdStream(os.dup(sys.stdin.fileno()))
+    stdout = FdStream(os.dup(sys.stdout.fileno()))
     widen_pipe(stdout.fileno())  # a no-op unless stdout is a pipe
-    return trio.StapledStream(stdout, stdin)
+    return PipeStream(stdout, stdin)
 
 
 @dataclass
@@ -34,7 +34,7 @@ class AgentProcess:
     """A running agent subprocess: its protocol stream, and what it wrote to stderr."""
 
     process: trio.Process
-    stream: trio.StapledStream[Any, Any]
+    stream: PipeStream
     stderr_tail: collections.deque[str] = field(
         default_factory=lambda: collections.deque(maxlen=STDERR_TAIL_LINES)
     )
@@ -81,21 +81,6 @@ def forward_to_stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-PIPE_BYTES = 1024 * 1024
-
-
-def widen_pipe(fd: int) -> None:
-    """Let the agent's output pipe hold more than Linux's default 64 KiB: a streaming agent
-    then writes, and we read, in fewer, larger pieces (fewer wake-ups on both sides)."""
-    set_size = getattr(fcntl, "F_SETPIPE_SZ", None)  # Linux only
-    if set_size is None:
-        return
-    try:
-        fcntl.fcntl(fd, set_size, PIPE_BYTES)
-    except OSError:
-        pass  # over the system's limit (/proc/sys/fs/pipe-max-size): keep the default
-
-
 @asynccontextmanager
 async def spawn_agent(
     command: Sequence[str],
@@ -120,10 +105,10 @@ async def spawn_agent(
         env=full_env,
         cwd=cwd,
     )
-    assert process.stdin is not None and process.stdout is not None
-    if isinstance(process.stdout, trio.lowlevel.FdStream):
-        widen_pipe(process.stdout.fileno())
-    agent = AgentProcess(process, trio.StapledStream(process.stdin, process.stdout))
+    stdin, stdout = process.stdin, process.stdout
+    assert isinstance(stdin, FdStream) and isinstance(stdout, FdStream)  # pipes, on Unix
+    widen_pipe(stdout.fileno())
+    agent = AgentProcess(process, PipeStream(stdin, stdout))
     try:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_drain_stderr, agent, forward_stderr)
