@@ -875,7 +875,8 @@ class ReferenceCodec:
         self.decoder = msgspec.json.Decoder(messages)
         self.envelope = msgspec.json.Decoder(_ResponseEnvelope)
         self.results = {m: msgspec.json.Decoder(t) for m, t in results.items()}
-        self.encoder = msgspec.json.Encoder()
+        # The encoder's own method: a Python wrapper would cost ~50 ns per message.
+        self.encode: Callable[[msgspec.Struct], bytes] = msgspec.json.Encoder().encode
 
     def decode(self, line: bytes, result_method: Callable[[RequestId], str | None]) -> Any:
         try:
@@ -888,9 +889,6 @@ class ReferenceCodec:
             return Response(
                 jsonrpc="2.0", id=env.id, result=self.results[method].decode(env.result)
             )
-
-    def encode(self, message: msgspec.Struct) -> bytes:
-        return self.encoder.encode(message)
 
 
 V2 = ReferenceCodec(
