@@ -50,6 +50,7 @@ for _p in (ROOT / "generated", ROOT / "runtime", HERE):
         sys.path.insert(0, str(_p))
 
 import corpus as corpus_mod  # noqa: E402
+import forward  # noqa: E402
 import msgspec  # noqa: E402
 import orjson  # noqa: E402
 import reference  # noqa: E402
@@ -376,6 +377,50 @@ def _json_diff(a: Any, b: Any, path: str = "") -> list[str]:
     return [] if a == b else [f"{path} changed"]
 
 
+def forward_cases(p: Prepared) -> tuple[list[Case], list[str]]:
+    """The corpus with 1 in forward.EVERY session/updates from a newer or looser peer
+    (bench/forward.py): acpwire keeps them typed, the strict reference falls back to dicts."""
+    lines, changed = forward.mix(p.lines, p.labels)
+    codec = MODULES[p.version].CLIENT_CODEC
+    encode = MODULES[p.version].encode_message
+    ref = reference.CODECS[p.version]
+    ref_decode = forward.with_dict_fallback(ref.decode, p.lookup)
+    ours = [codec.decode(line, p.lookup) for line in lines]
+    refs = [ref_decode(line) for line in lines]
+    problems = [forward.check(ours[i], lines[i]) for i in changed]
+    problems += [
+        f"round trip: {line[:80]!r}"
+        for line, m in zip(lines, ours, strict=True)
+        if msgspec.json.decode(encode(m)) != msgspec.json.decode(line) and b'"_meta":42' not in line
+    ]
+    n, nb = len(lines), sum(map(len, lines))
+    dec = f"{p.version} corpus + 1% forward-compatible decode"
+    enc = f"{p.version} corpus + 1% forward-compatible encode"
+    one = [lines[i] for i in changed]
+    per_kind = f"{p.version} forward-compatible lines only decode ({len(one)} of {n})"
+    cases = [
+        Case(dec, "acpwire CLIENT_CODEC.decode", over2(codec.decode, lines, p.lookup), n, nb),
+        Case(dec, "reference + dict fallback", over(ref_decode, lines), n, nb),
+        Case(enc, "acpwire encode_message", over(encode, ours), n, nb),
+        Case(enc, "reference + dict fallback", over(ref.encode, refs), n, nb),
+        Case(
+            per_kind,
+            "acpwire CLIENT_CODEC.decode",
+            over2(codec.decode, one, p.lookup),
+            len(one),
+            sum(map(len, one)),
+        ),
+        Case(
+            per_kind,
+            "reference + dict fallback",
+            over(ref_decode, one),
+            len(one),
+            sum(map(len, one)),
+        ),
+    ]
+    return cases, [x for x in problems if x]
+
+
 def big_cases(version: str) -> list[Case]:
     line = corpus_mod.big_line(version)
     mod, ref = MODULES[version], reference.CODECS[version]
@@ -599,6 +644,16 @@ def targets(cases: Sequence[Case], memory: list[tuple[str, str, float, float]]) 
                 line(
                     r <= 1.15, f"{version} {op} <= 1.15x reference over the whole corpus: {r:.2f}x"
                 )
+    for op in ("decode", "encode"):
+        section = f"v2 corpus + 1% forward-compatible {op}"
+        ours, ref = find(cases, section, "acpwire"), find(cases, section, "reference")
+        if ours and ref:
+            r = paired(ours, ref)
+            line(
+                r <= 1.15,
+                f"v2 {op} <= 1.15x reference with 1% forward-compatible lines (unknown variants, "
+                f"lenient fields; reference: dict fallback): {r:.2f}x",
+            )
     for op, goal in (("decode", 8.0), ("encode", 12.0)):
         section = f"v1 SDK subset {op}"
         ours = find(cases, section, "acpwire")
@@ -710,6 +765,10 @@ def main() -> None:
         p = prepare(version, c.lines, c.result_method, c.labels)
         problems += check(p)
         cases += codec_cases(p, f"{version} corpus")
+        if version == "v2":
+            more, forward_problems = forward_cases(p)
+            cases += more
+            problems += forward_problems
         if not args.quick and not args.no_variants:
             variant += variant_cases(p, sdk)
         if version == "v1" and sdk is not None:

@@ -191,113 +191,159 @@ def _rebase(exc: msgspec.ValidationError, path: str) -> msgspec.ValidationError:
 
 def convert(obj: Any, tp: Any, path: str = "$") -> Any:
     """Convert parsed JSON to `tp`: msgspec first, the schema's fallback rules where it fails."""
+    target = _target(tp)
     try:
-        return msgspec.convert(obj, tp)
+        return msgspec.convert({"v": obj}, target.box).v
     except msgspec.ValidationError as exc:
-        return _repair(obj, tp, path, exc)
+        return target.repair(obj, path, exc)
 
 
-def _repair(obj: Any, tp: Any, path: str, exc: msgspec.ValidationError) -> Any:
-    origin = typing.get_origin(tp)
-    if origin is typing.Annotated:
-        info = next((m for m in tp.__metadata__ if isinstance(m, UnionInfo)), None)
-        if info is not None:
-            return _union(obj, info, typing.get_args(tp)[0], path)
-        open_enum = next((m for m in tp.__metadata__ if isinstance(m, OpenEnum)), None)
-        if open_enum is not None:
-            if type(obj) is open_enum.base:
-                return obj
-            raise _rebase(exc, path)
-        inner = typing.get_args(tp)[0]
-        if typing.get_origin(inner) is not list:
-            raise _rebase(exc, path)
-        result = _repair(obj, inner, path, exc)
-        for meta in tp.__metadata__:
-            if isinstance(meta, msgspec.Meta) and meta.min_length is not None:
-                if len(result) < meta.min_length:
-                    raise _error(f"Expected `array` of length >= {meta.min_length}", path)
+class _Target:
+    """What the fallback knows about one type, worked out once (typing introspection and
+    msgspec's handling of a non-struct type are slow when repeated per value).
+
+    `box`: a one-field struct around the type. msgspec caches what it knows about a struct
+    type, but re-reads any other type (a union, `Annotated[...]`) on every `convert` (~15x
+    slower); errors therefore come out at `$.v...`, and `fail` puts the real path there.
+    """
+
+    __slots__ = ("args", "box", "repair", "tp")
+
+    def __init__(self, tp: Any) -> None:
+        self.tp = tp
+        self.box: type[Any] = msgspec.defstruct("Box", [("v", tp)])
+        self.args: Any = None
+        self.repair: Callable[[Any, str, msgspec.ValidationError], Any] = self._fail
+        origin = typing.get_origin(tp)
+        if origin is typing.Annotated:
+            inner, *metadata = typing.get_args(tp)
+            info = next((m for m in metadata if isinstance(m, UnionInfo)), None)
+            open_enum = next((m for m in metadata if isinstance(m, OpenEnum)), None)
+            if info is not None:
+                self.args, self.repair = (info, inner), self._union
+            elif open_enum is not None:
+                self.args, self.repair = open_enum.base, self._open_enum
+            elif typing.get_origin(inner) is list:
+                lengths = [m.min_length for m in metadata if isinstance(m, msgspec.Meta)]
+                min_length = next((n for n in lengths if n is not None), None)
+                self.args, self.repair = (_target(inner), min_length), self._bounded_list
+        elif isinstance(tp, type) and issubclass(tp, msgspec.Struct):
+            fields = [
+                (f, getattr(tp, "__acp_lenient__", {}).get(f.name, 0))
+                for f in msgspec.structs.fields(tp)
+            ]
+            self.args, self.repair = tuple(fields), self._struct
+        elif origin is Union or origin is types.UnionType:
+            members = typing.get_args(tp)
+            candidates = tuple(m for m in members if m is not type(None) and m is not UnsetType)
+            self.args, self.repair = (type(None) in members, candidates), self._plain_union
+        elif origin is list:
+            self.args, self.repair = typing.get_args(tp)[0], self._list
+        elif origin is dict:
+            self.args, self.repair = typing.get_args(tp)[1], self._dict
+
+    @staticmethod
+    def _fail(obj: Any, path: str, exc: msgspec.ValidationError) -> Any:
+        head, marker, tail = str(exc).rpartition(" - at `$.v")
+        if marker and tail[:1] in ("`", ".", "["):
+            raise msgspec.ValidationError(f"{head} - at `{path}{tail}")
+        raise _error(str(exc), path)
+
+    def _union(self, obj: Any, path: str, exc: msgspec.ValidationError) -> Any:
+        info: UnionInfo = self.args[0]
+        if info.tag_field is not None and isinstance(obj, dict) and info.tag_field in obj:
+            tag = obj[info.tag_field]
+            variant = info.variants.get(tag) if isinstance(tag, str) else None
+            if variant is not None:
+                return convert(obj, variant, path)  # a known tag with a bad payload stays an error
+            if info.unknown is not None and isinstance(tag, str):
+                return info.unknown(obj)
+        failures: list[msgspec.ValidationError] = []
+        for member in info.alternatives:
+            try:
+                return convert(obj, member, path)
+            except msgspec.ValidationError as error:
+                failures.append(error)
+        if len(failures) == 1 and isinstance(obj, dict):
+            raise failures[0]  # the one candidate (a default variant): its error names the field
+        if info.tag_field is not None and isinstance(obj, dict):
+            if info.tag_field not in obj:
+                raise _error(f"Object missing required field `{info.tag_field}`", path)
+            tag_path = f"{path}.{info.tag_field}"
+            raise _error(f"Invalid value {obj[info.tag_field]!r} for {info.name}", tag_path)
+        raise _error(f"Expected `{info.name}`, got `{type(obj).__name__}`", path)
+
+    def _open_enum(self, obj: Any, path: str, exc: msgspec.ValidationError) -> Any:
+        return obj if type(obj) is self.args else self._fail(obj, path, exc)
+
+    def _bounded_list(self, obj: Any, path: str, exc: msgspec.ValidationError) -> Any:
+        items, min_length = self.args
+        result = items.repair(obj, path, exc)
+        if min_length is not None and len(result) < min_length:
+            raise _error(f"Expected `array` of length >= {min_length}", path)
         return result
-    if isinstance(tp, type) and issubclass(tp, msgspec.Struct):
-        return _struct(obj, tp, path)
-    if origin is Union or origin is types.UnionType:
-        return _plain_union(obj, typing.get_args(tp), path, exc)
-    if origin is list and isinstance(obj, list):
-        (item,) = typing.get_args(tp)
-        return [convert(v, item, f"{path}[{i}]") for i, v in enumerate(obj)]
-    if origin is dict and isinstance(obj, dict):
-        _, value = typing.get_args(tp)
-        return {k: convert(v, value, f"{path}.{k}") for k, v in obj.items()}
-    raise _rebase(exc, path)
 
-
-def _plain_union(
-    obj: Any, members: tuple[Any, ...], path: str, exc: msgspec.ValidationError
-) -> Any:
-    if obj is None and type(None) in members:
-        return None
-    candidates = [m for m in members if m is not type(None) and m is not UnsetType]
-    if len(candidates) == 1:
-        return convert(obj, candidates[0], path)
-    for member in candidates:
-        try:
-            return convert(obj, member, path)
-        except msgspec.ValidationError:
-            continue
-    raise _rebase(exc, path)
-
-
-def _union(obj: Any, info: UnionInfo, native: Any, path: str) -> Any:
-    if info.tag_field is not None and isinstance(obj, dict) and info.tag_field in obj:
-        tag = obj[info.tag_field]
-        variant = info.variants.get(tag) if isinstance(tag, str) else None
-        if variant is not None:
-            return convert(obj, variant, path)  # a known tag with a bad payload stays an error
-        if info.unknown is not None and isinstance(tag, str):
-            return info.unknown(obj)
-    failures: list[msgspec.ValidationError] = []
-    for member in info.alternatives:
-        try:
-            return convert(obj, member, path)
-        except msgspec.ValidationError as exc:
-            failures.append(exc)
-    if len(failures) == 1 and isinstance(obj, dict):
-        raise failures[0]  # the one candidate (a default variant): its error names the field
-    if info.tag_field is not None and isinstance(obj, dict):
-        tag_path = f"{path}.{info.tag_field}"
-        if info.tag_field not in obj:
-            raise _error(f"Object missing required field `{info.tag_field}`", path)
-        raise _error(f"Invalid value {obj[info.tag_field]!r} for {info.name}", tag_path)
-    raise _error(f"Expected `{info.name}`, got `{type(obj).__name__}`", path)
-
-
-def _struct(obj: Any, cls: type[msgspec.Struct], path: str) -> Any:
-    if not isinstance(obj, dict):
-        raise _error(f"Expected `object`, got `{type(obj).__name__}`", path)
-    lenient: Mapping[str, int] = getattr(cls, "__acp_lenient__", {})
-    kwargs: dict[str, Any] = {}
-    for field in msgspec.structs.fields(cls):
-        sub = f"{path}.{field.encode_name}"
-        if field.encode_name not in obj:
-            if field.required:
-                raise _error(f"Object missing required field `{field.encode_name}`", path)
-            continue
-        value = obj[field.encode_name]
-        flags = lenient.get(field.name, 0)
-        if value is None and flags & ON_NULL:
-            continue
-        try:
-            if flags & SKIP_INVALID and isinstance(value, list):
-                kwargs[field.name] = _skip_invalid(value, field.type, sub)
-            else:
-                kwargs[field.name] = convert(value, field.type, sub)
-        except msgspec.ValidationError:
-            if flags & ON_ERROR:
+    def _struct(self, obj: Any, path: str, exc: msgspec.ValidationError) -> Any:
+        if not isinstance(obj, dict):
+            raise _error(f"Expected `object`, got `{type(obj).__name__}`", path)
+        kwargs: dict[str, Any] = {}
+        for field, flags in self.args:
+            name = field.encode_name
+            if name not in obj:
+                if field.required:
+                    raise _error(f"Object missing required field `{name}`", path)
                 continue
-            raise
-    try:
-        return cls(**kwargs)
-    except (ValueError, TypeError) as exc:
-        raise _error(str(exc), path) from None
+            value = obj[name]
+            if value is None and flags & ON_NULL:
+                continue
+            try:
+                if flags & SKIP_INVALID and isinstance(value, list):
+                    kwargs[field.name] = _skip_invalid(value, field.type, f"{path}.{name}")
+                else:
+                    kwargs[field.name] = convert(value, field.type, f"{path}.{name}")
+            except msgspec.ValidationError:
+                if flags & ON_ERROR:
+                    continue
+                raise
+        try:
+            return self.tp(**kwargs)
+        except (ValueError, TypeError) as error:
+            raise _error(str(error), path) from None
+
+    def _plain_union(self, obj: Any, path: str, exc: msgspec.ValidationError) -> Any:
+        nullable, candidates = self.args
+        if obj is None and nullable:
+            return None
+        if len(candidates) == 1:
+            return convert(obj, candidates[0], path)
+        for member in candidates:
+            try:
+                return convert(obj, member, path)
+            except msgspec.ValidationError:
+                continue
+        return self._fail(obj, path, exc)
+
+    def _list(self, obj: Any, path: str, exc: msgspec.ValidationError) -> Any:
+        if not isinstance(obj, list):
+            return self._fail(obj, path, exc)
+        return [convert(v, self.args, f"{path}[{i}]") for i, v in enumerate(obj)]
+
+    def _dict(self, obj: Any, path: str, exc: msgspec.ValidationError) -> Any:
+        if not isinstance(obj, dict):
+            return self._fail(obj, path, exc)
+        return {k: convert(v, self.args, f"{path}.{k}") for k, v in obj.items()}
+
+
+_TARGETS: dict[int, _Target] = {}
+
+
+def _target(tp: Any) -> _Target:
+    """The cached _Target of `tp`, looked up by identity (hashing typing objects is slow);
+    the entry keeps `tp` alive, so its id is never reused."""
+    target = _TARGETS.get(id(tp))
+    if target is None or target.tp is not tp:
+        target = _TARGETS[id(tp)] = _Target(tp)
+    return target
 
 
 def _skip_invalid(items: list[Any], tp: Any, path: str) -> list[Any]:
@@ -347,9 +393,8 @@ class Codec(Generic[T]):
             decoder = self._decoder = msgspec.json.Decoder(self.type)
         try:
             return decoder.decode(data)
-        except msgspec.ValidationError as exc:
-            parsed = msgspec.json.decode(data)
-            result: T = _repair(parsed, self.type, "$", exc)
+        except msgspec.ValidationError:
+            result: T = convert(msgspec.json.decode(data), self.type)
             return result
         except BEYOND_MSGSPEC as exc:
             raise _undecodable(exc) from exc
