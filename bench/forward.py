@@ -59,13 +59,25 @@ def check(decoded: Any, line: bytes) -> str | None:
     """acpwire's typed reading of a rewritten line, or what is wrong with it."""
     update = decoded.params.update
     if b'"_next_text"' in line:
-        content = update.content
-        ok = isinstance(content, OpenVariant) and content.tag == "_next_text"
+        ok = any(v.tag == "_next_text" for v in _open_variants(update))
     elif b'"sessionUpdate":"_next_' in line:
         ok = isinstance(update, OpenVariant) and update.tag.startswith("_next_")
     else:
         ok = update.meta is UNSET  # a non-object `_meta` is dropped (default-on-error)
     return None if ok else f"not read as expected: {line[:100]!r}"
+
+
+def _open_variants(value: Any) -> list[OpenVariant]:
+    """Every OpenVariant in a decoded value (structs, lists, dicts), outermost first."""
+    if isinstance(value, OpenVariant):
+        return [value]
+    if isinstance(value, msgspec.Struct):
+        value = [getattr(value, f) for f in value.__struct_fields__]
+    elif isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, list):
+        return [v for item in value for v in _open_variants(item)]
+    return []
 
 
 def with_dict_fallback(decode: Callable[[bytes, Any], Any], lookup: Any) -> Callable[[bytes], Any]:

@@ -253,8 +253,10 @@ class _Target:
         if info.tag_field is not None and isinstance(obj, dict) and info.tag_field in obj:
             tag = obj[info.tag_field]
             variant = info.variants.get(tag) if isinstance(tag, str) else None
-            if variant is not None:
-                return convert(obj, variant, path)  # a known tag with a bad payload stays an error
+            if variant is not None:  # a known tag with a bad payload stays an error
+                # msgspec already failed on exactly this variant (same error, same path):
+                # straight to its repair, without converting it again
+                return _target(variant).repair(obj, path, exc)
             if info.unknown is not None and isinstance(tag, str):
                 return info.unknown(obj)
         failures: list[msgspec.ValidationError] = []
@@ -285,8 +287,11 @@ class _Target:
     def _struct(self, obj: Any, path: str, exc: msgspec.ValidationError) -> Any:
         if not isinstance(obj, dict):
             raise _error(f"Expected `object`, got `{type(obj).__name__}`", path)
+        if self.args and len(self.args[0]) == 2:  # the fields' targets, on first use (a
+            # struct may contain itself: resolving them in __init__ would never end)
+            self.args = tuple((f, flags, _target(f.type)) for f, flags in self.args)
         kwargs: dict[str, Any] = {}
-        for field, flags in self.args:
+        for field, flags, target in self.args:
             name = field.encode_name
             if name not in obj:
                 if field.required:
@@ -298,8 +303,11 @@ class _Target:
             try:
                 if flags & SKIP_INVALID and isinstance(value, list):
                     kwargs[field.name] = _skip_invalid(value, field.type, f"{path}.{name}")
-                else:
-                    kwargs[field.name] = convert(value, field.type, f"{path}.{name}")
+                    continue
+                try:  # convert() inlined: the path string is only built for a failure
+                    kwargs[field.name] = msgspec.convert({"v": value}, target.box).v
+                except msgspec.ValidationError as error:
+                    kwargs[field.name] = target.repair(value, f"{path}.{name}", error)
             except msgspec.ValidationError:
                 if flags & ON_ERROR:
                     continue
