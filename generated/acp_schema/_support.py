@@ -322,8 +322,8 @@ class _Target:
         nullable, candidates = self.args
         if obj is None and nullable:
             return None
-        if len(candidates) == 1:
-            return convert(obj, candidates[0], path)
+        if len(candidates) == 1:  # msgspec just failed on it: straight to its repair
+            return _target(candidates[0]).repair(obj, path, exc)
         for member in candidates:
             try:
                 return convert(obj, member, path)
@@ -401,8 +401,12 @@ class Codec(Generic[T]):
             decoder = self._decoder = msgspec.json.Decoder(self.type)
         try:
             return decoder.decode(data)
-        except msgspec.ValidationError:
-            result: T = convert(msgspec.json.decode(data), self.type)
+        except msgspec.ValidationError as exc:
+            # msgspec just failed on this type: straight to the repair (converting the parsed
+            # value first would only fail the same way), with the error as a convert gives it
+            head, marker, tail = str(exc).rpartition(" - at `$")
+            boxed = msgspec.ValidationError(f"{head} - at `$.v{tail}") if marker else exc
+            result: T = _target(self.type).repair(msgspec.json.decode(data), "$", boxed)
             return result
         except BEYOND_MSGSPEC as exc:
             raise _undecodable(exc) from exc
