@@ -26,7 +26,7 @@ from acp_schema import v1, v2
 from acp_schema._support import Codec, MethodSpec
 
 from .connection import Connection
-from .dispatch import NOTHING, handler_dispatch
+from .dispatch import handler_dispatch, implemented
 from .errors import ConnectionClosed, ProtocolMismatch, RpcError
 from .jsonrpc import Call
 from .transport import spawn_agent
@@ -111,7 +111,8 @@ class ClientConnection:
         self.surface: Surface | None = None
         self.client: Any = None
         self.agent: v2.AgentPeer | v1.AgentPeer | None = None
-        self._dispatch: Callable[[Call], Awaitable[Any]] = _not_initialized
+        self._dispatch: Callable[[Call], Awaitable[Any] | None] = _not_initialized
+        self._handles_updates = False
         self._update_spec: MethodSpec[Any, None] | None = None
         self._subscribers: dict[str, list[UpdateStream]] = {}
         self.connection = Connection(
@@ -143,6 +144,7 @@ class ClientConnection:
         self.agent = surface.module.AgentPeer(self.connection)
         self.client = self.factories[answered](self.agent)
         self._dispatch = handler_dispatch(self.client, surface.client_base)
+        self._handles_updates = implemented(self.client, surface.client_base, "session_update")
         self._update_spec = surface.client_codec.inbound[SESSION_UPDATE]
         self.connection.core.codec = surface.client_codec
         self.connection.dispatch = self._route
@@ -170,23 +172,28 @@ class ClientConnection:
 
     # ------------------------------------------------------------------ incoming
 
-    def _route(self, call: Call) -> Awaitable[Any]:
+    def _route(self, call: Call) -> Awaitable[Any] | None:
         """Dispatch once initialized; a session update goes to its subscribers first."""
-        if call.spec is self._update_spec and self._subscribers:
-            notification = call.params
-            streams = self._subscribers.get(notification.session_id, ())
-            for index, stream in enumerate(streams):
-                if not stream.offer(notification.update):
-                    return self._publish_waiting(streams[index:], notification.update, call)
+        if call.spec is self._update_spec:
+            notification: Any = call.message.params  # type: ignore[union-attr]
+            streams = self._subscribers.get(notification.session_id)
+            if streams:
+                update = notification.update
+                for stream in streams:
+                    if not stream.offer(update):
+                        return self._publish_waiting(streams, stream, update, call)
+            if not self._handles_updates:
+                return None
         return self._dispatch(call)
 
     async def _publish_waiting(
-        self, streams: Sequence[UpdateStream], update: Any, call: Call
+        self, streams: list[UpdateStream], full: UpdateStream, update: Any, call: Call
     ) -> Any:
-        """Back-pressure: wait until every subscriber has room."""
-        for stream in streams:
+        """Back-pressure: wait until `full` and the subscribers after it have room."""
+        for stream in streams[streams.index(full) :]:
             await stream.put(update)
-        return await self._dispatch(call)
+        pending = self._dispatch(call)
+        return None if pending is None else await pending
 
     def _cancelled_result(self, call: Call) -> Any:
         if call.method != PERMISSION or self.surface is None:
@@ -234,11 +241,10 @@ class ClientConnection:
             await agent.session_cancel(v1.CancelNotification(session_id=session_id))
 
 
-def _not_initialized(call: Call) -> Awaitable[None]:
+def _not_initialized(call: Call) -> None:
     """Nothing may arrive before `initialize` is answered."""
     if call.is_request:
         raise RpcError.invalid_request("the connection is not initialized yet")
-    return NOTHING
 
 
 @asynccontextmanager

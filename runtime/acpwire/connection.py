@@ -40,8 +40,9 @@ CANCEL_REQUEST = "$/cancel_request"
 READ_CHUNK = 64 * 1024
 ADMIT_PATIENCE = 8  # scheduler passes to wait for a free slot before refusing a request
 
-Dispatch = Callable[[Call], Awaitable[Any]]
-"""Runs one incoming call; returns the result for a request (ignored for notifications)."""
+Dispatch = Callable[[Call], Awaitable[Any] | None]
+"""Starts one incoming call: returns what to await for its result (ignored for notifications),
+or None when there is nothing to run (an ignored notification; no awaitable built for it)."""
 
 
 class _Waiter:
@@ -130,7 +131,9 @@ class Connection:
                     ):
                         # The common case inline: a notification of a known method, in order.
                         try:
-                            await self.dispatch(event)
+                            pending = self.dispatch(event)
+                            if pending is not None:
+                                await pending
                         except Exception:
                             log.exception("notification handler for %s failed", event.method)
                     else:
@@ -220,7 +223,9 @@ class Connection:
 
     async def _run_notification(self, call: Call) -> None:
         try:
-            await self.dispatch(call)
+            pending = self.dispatch(call)
+            if pending is not None:
+                await pending
         except Exception:
             log.exception("notification handler for %s failed", call.method)
 
@@ -232,7 +237,9 @@ class Connection:
         try:
             with scope:
                 try:
-                    reply = self.core.respond(request_id, await self.dispatch(call))
+                    pending = self.dispatch(call)
+                    result = None if pending is None else await pending
+                    reply = self.core.respond(request_id, result)
                 except RpcError as exc:
                     reply = self.core.respond_error(request_id, exc)
                 except Exception as exc:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from msgspec import UNSET, Raw, UnsetType
@@ -12,17 +12,6 @@ from .errors import RpcError
 from .jsonrpc import Call
 
 Handler = Callable[[Any], Awaitable[Any]]
-
-
-class _Nothing:
-    """An awaitable of None: what an ignored notification is handled with."""
-
-    def __await__(self) -> Generator[Any, None, None]:
-        return None
-        yield  # a generator, so each await gets a fresh one
-
-
-NOTHING: Awaitable[None] = _Nothing()
 
 
 def implemented(impl: object, base: type, handler: str) -> bool:
@@ -38,7 +27,8 @@ def handler_dispatch(impl: Any, base: type) -> Dispatch:
     other unknown notifications are ignored, unknown requests get -32601.
 
     It returns the handler's coroutine rather than awaiting it, so a call costs no extra
-    coroutine; errors of its own (-32601) are raised before anything is awaited.
+    coroutine, and None for an ignored notification; errors of its own (-32601) are raised
+    before anything is awaited.
     """
     handlers: dict[str, Handler | None] = {}  # handler name -> bound handler, None: not ours
 
@@ -47,7 +37,7 @@ def handler_dispatch(impl: Any, base: type) -> Dispatch:
         handlers[name] = handler
         return handler
 
-    def dispatch(call: Call) -> Awaitable[Any]:
+    def dispatch(call: Call) -> Awaitable[Any] | None:
         spec = call.spec
         if spec is None:
             return _unknown_method(impl, call)
@@ -57,12 +47,12 @@ def handler_dispatch(impl: Any, base: type) -> Dispatch:
             return handler(call.message.params)  # type: ignore[union-attr]
         if call.id is not UNSET:
             raise RpcError.method_not_found(call.method)
-        return NOTHING
+        return None
 
     return dispatch
 
 
-def _unknown_method(impl: Any, call: Call) -> Awaitable[Any]:
+def _unknown_method(impl: Any, call: Call) -> Awaitable[Any] | None:
     extension = getattr(impl, "extension", None)
     if call.method.startswith("_") and extension is not None:
         params: Raw | UnsetType = call.params
@@ -70,4 +60,4 @@ def _unknown_method(impl: Any, call: Call) -> Awaitable[Any]:
         return result
     if call.id is not UNSET:
         raise RpcError.method_not_found(call.method)
-    return NOTHING
+    return None

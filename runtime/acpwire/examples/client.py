@@ -78,13 +78,17 @@ class Printer:
         if not self.quiet:
             print(f"  {text}", flush=True)
 
-    async def on_update(self, session_id: str, update: Any) -> None:
+    def on_update(self, update: Any) -> bool:
+        """Show an update and count the chunks; True when it is time to cancel the turn."""
         if not self.quiet:
             self.show(describe(update))
         if not is_chunk(update):
-            return
+            return False
         self.chunks += 1
-        if self.cancel_after is not None and self.chunks == self.cancel_after and self.conn:
+        return self.chunks == self.cancel_after
+
+    async def cancel(self, session_id: str) -> None:
+        if self.conn is not None:
             self.show("-> session/cancel")
             await self.conn.cancel(session_id)
             self.cancel_sent.set()
@@ -113,7 +117,8 @@ class ClientV1(v1.ClientBase):
         self.agent = agent
 
     async def session_update(self, params: v1.SessionNotification) -> None:
-        await PRINTER.on_update(params.session_id, params.update)
+        if PRINTER.on_update(params.update):
+            await PRINTER.cancel(params.session_id)
 
     async def session_request_permission(
         self, params: v1.RequestPermissionRequest
@@ -142,7 +147,8 @@ async def v2_turn(conn: ClientConnection, session_id: str, text: str) -> str:
         )
         PRINTER.show(f"prompt accepted: messageId {accepted.message_id}")
         async for update in updates:
-            await PRINTER.on_update(session_id, update)
+            if PRINTER.on_update(update):
+                await PRINTER.cancel(session_id)
             if isinstance(update, v2.StateUpdate) and update.state == "idle":
                 return str(update.stop_reason)
     raise RuntimeError("the connection closed during the turn")
