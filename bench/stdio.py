@@ -30,6 +30,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -179,46 +180,47 @@ def skipped(pair: Pair) -> str:
     return f"{pair.label:14} {'-':>13}  skipped: {reason}"
 
 
-def stream_table(pairs: list[Pair]) -> list[str]:
-    header = (
-        f"{'pair':14} {'median msgs/s':>13} {'spread':>7} {'vs python-sdk v1':>16} "
-        f"{'vs ts-sdk same ver':>18} {'process wall s':>14}"
-    )
+Row = Callable[[Pair, float | None, float | None], str]
+"""A pair's row, given the Python SDK pair's median and the same-version TS SDK pair's."""
+
+
+def table(pairs: list[Pair], header: str, samples: str, row: Row) -> list[str]:
     lines = [header, "-" * len(header)]
-    py_sdk = median_of(pairs, "python-sdk", 1, "rates")
+    py_sdk = median_of(pairs, "python-sdk", 1, samples)
     for pair in pairs:
-        if not pair.rates:
+        if getattr(pair, samples):
+            lines.append(row(pair, py_sdk, median_of(pairs, "ts-sdk", pair.protocol, samples)))
+        else:
             lines.append(skipped(pair))
-            continue
-        rate = statistics.median(pair.rates)
-        ts_same = median_of(pairs, "ts-sdk", pair.protocol, "rates")
-        lines.append(
-            f"{pair.label:14} {rate:13,.0f} {spread(pair.rates)} {ratio(rate, py_sdk):>16} "
-            f"{ratio(rate, ts_same):>18} {statistics.median(pair.walls):14.2f}"
-        )
     return lines
 
 
-def roundtrip_table(pairs: list[Pair]) -> list[str]:
-    header = (
-        f"{'pair':14} {'p50 ms':>8} {'spread':>7} {'p99 ms':>8} {'spread':>7} "
-        f"{'p50 vs python-sdk v1':>20} {'p50 vs ts-sdk same ver':>22}"
+def stream_row(pair: Pair, py_sdk: float | None, ts_same: float | None) -> str:
+    rate = statistics.median(pair.rates)
+    return (
+        f"{pair.label:14} {rate:13,.0f} {spread(pair.rates)} {ratio(rate, py_sdk):>16} "
+        f"{ratio(rate, ts_same):>18} {statistics.median(pair.walls):14.2f}"
     )
-    lines = [header, "-" * len(header)]
-    py_sdk = median_of(pairs, "python-sdk", 1, "p50s")
-    for pair in pairs:
-        if not pair.p50s:
-            lines.append(skipped(pair))
-            continue
-        p50 = statistics.median(pair.p50s)
-        ts_same = median_of(pairs, "ts-sdk", pair.protocol, "p50s")
-        faster = [ratio(base, p50) if base else "-" for base in (py_sdk, ts_same)]
-        lines.append(
-            f"{pair.label:14} {p50:8.3f} {spread(pair.p50s)} "
-            f"{statistics.median(pair.p99s):8.3f} {spread(pair.p99s)} "
-            f"{faster[0]:>20} {faster[1]:>22}"
-        )
-    return lines
+
+
+def roundtrip_row(pair: Pair, py_sdk: float | None, ts_same: float | None) -> str:
+    p50 = statistics.median(pair.p50s)
+    faster = [ratio(base, p50) if base else "-" for base in (py_sdk, ts_same)]
+    return (
+        f"{pair.label:14} {p50:8.3f} {spread(pair.p50s)} "
+        f"{statistics.median(pair.p99s):8.3f} {spread(pair.p99s)} "
+        f"{faster[0]:>20} {faster[1]:>22}"
+    )
+
+
+STREAM_HEADER = (
+    f"{'pair':14} {'median msgs/s':>13} {'spread':>7} {'vs python-sdk v1':>16} "
+    f"{'vs ts-sdk same ver':>18} {'process wall s':>14}"
+)
+ROUNDTRIP_HEADER = (
+    f"{'pair':14} {'p50 ms':>8} {'spread':>7} {'p99 ms':>8} {'spread':>7} "
+    f"{'p50 vs python-sdk v1':>20} {'p50 vs ts-sdk same ver':>22}"
+)
 
 
 def report(pairs: list[Pair], chunks: int, count: int, rounds: int) -> str:
@@ -231,14 +233,14 @@ def report(pairs: list[Pair], chunks: int, count: int, rounds: int) -> str:
         f"{platform.machine()} {platform.system()}, {os.cpu_count()} CPUs",
         "",
         f"streaming: {chunks:,} agent_message_chunk updates per run",
-        *stream_table(pairs),
+        *table(pairs, STREAM_HEADER, "rates", stream_row),
         "msgs/s = chunks / the client's own timing from sending the prompt to the end of the "
         "turn (v1: prompt response; v2: state_update idle);",
         "process wall s = the whole client run, incl. start-up. ratio > 1: faster than that pair.",
         "",
         f"round trips: {count:,} session/new requests per run, one after another (after 100 "
         "warm-up ones)",
-        *roundtrip_table(pairs),
+        *table(pairs, ROUNDTRIP_HEADER, "p50s", roundtrip_row),
         "latency = the client's own timing from issuing a request to its response resolving; "
         "ratio > 1: lower p50 than that pair.",
         "spread = (max - min) / median over the rounds.",

@@ -2,7 +2,7 @@
 // Usage: node client_v1.mjs [--stream N | --roundtrips N] -- <agent command...>
 // Last stdout line is a JSON summary; exit code 0 iff it says "ok": true.
 import * as acp from "@agentclientprotocol/sdk";
-import { finish, logger, measureRoundtrips, parseArgs, spawnAgent, stopAgent } from "./common.mjs";
+import { finish, logger, parseArgs, sessionRoundtrips, spawnAgent, stopAgent } from "./common.mjs";
 
 const log = logger("ts-client-v1");
 const args = parseArgs();
@@ -51,11 +51,7 @@ try {
     try {
       if (args.roundtrips > 0) {
         const send = () => ctx.request(A.session.new, newSession);
-        const hasId = (r) => typeof r?.sessionId === "string";
-        const { invalid, ...stats } = await measureRoundtrips(args.roundtrips, send, hasId);
-        Object.assign(summary, stats);
-        check(invalid === 0, `${invalid} session/new responses without a sessionId`);
-        delete summary.updates;
+        await sessionRoundtrips(summary, check, args.roundtrips, send);
         return;
       }
       if (args.stream > 0) {

@@ -87,6 +87,18 @@ export async function measureRoundtrips(n, request, isValid, warmup = 100) {
   return { roundtrips: n, ...latencyStats(times), seconds, invalid };
 }
 
+/**
+ * `--roundtrips N` mode of the clients: time `session/new` round trips (`send()`), put the
+ * figures in the summary and check that every response has a sessionId.
+ */
+export async function sessionRoundtrips(summary, check, n, send) {
+  const hasId = (r) => typeof r?.sessionId === "string";
+  const { invalid, ...stats } = await measureRoundtrips(n, send, hasId);
+  Object.assign(summary, stats);
+  check(invalid === 0, `${invalid} session/new responses without a sessionId`);
+  delete summary.updates;
+}
+
 /** p50/p99 (nearest rank), mean and max of `times` (ms, non-empty), rounded to 4 decimals. */
 export function latencyStats(times) {
   const sorted = [...times].sort((a, b) => a - b);
