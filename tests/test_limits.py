@@ -536,8 +536,9 @@ async def test_notify_waits_for_a_slow_reader_instead_of_buffering(max_buffered:
         tracemalloc_peak_MB=round(memory["peak"] / MB, 2),
     )
     assert peer.received == total
-    # the queue, the joined batch being written and the next queue: about 3x the bound
-    assert memory["peak"] < 4 * max_buffered + MB
+    # bytes in flight count against the bound and a backlog is written in 256 KiB pieces:
+    # about the bound, plus one piece and the test's own messages
+    assert memory["peak"] < 2 * max_buffered + MB
 
 
 # --------------------------------------------------------------------------- request floods

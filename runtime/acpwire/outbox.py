@@ -113,11 +113,15 @@ class Outbox:
             self._wrote_directly = False
             if not self._queue:
                 continue
-            batch, self._queue, self._queued = self._queue, [], 0
-            self._has_room.set()
+            parts, self._queue = self._queue, []
             self._writing = True
             try:
-                await self.stream.send_all(b"".join(batch))
+                for data in _pieces(parts, self._queued):
+                    await self.stream.send_all(data)
+                    # bytes in flight count against the bound until they are written
+                    self._queued -= len(data)
+                    if self._queued < self.max_buffered_bytes:
+                        self._has_room.set()
             except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
                 self.fail(ConnectionClosed(f"cannot write to the peer: {exc!r}"))
                 return
@@ -142,3 +146,22 @@ class Outbox:
             if self._idle is None or self._idle.is_set():
                 self._idle = trio.Event()
             await self._idle.wait()
+
+
+WRITE_BYTES = 256 * 1024
+
+
+def _pieces(parts: list[bytes], size: int) -> typing.Iterator[bytes]:
+    """The queued parts joined for writing: at once when small, else in pieces of about
+    WRITE_BYTES, each released as it goes, so a big backlog is never held twice."""
+    if size <= WRITE_BYTES:
+        yield b"".join(parts)
+        return
+    while parts:
+        end, taken = 0, 0
+        while end < len(parts) and taken < WRITE_BYTES:
+            taken += len(parts[end])
+            end += 1
+        data = b"".join(parts[:end])
+        del parts[:end]
+        yield data
