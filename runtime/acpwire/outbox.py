@@ -2,8 +2,9 @@
 
 Messages queued while a write is in progress go out together in the next `send_all`, so a
 burst of notifications costs one system call, not one each. The buffer is bounded: a
-sender waits while `max_buffered_bytes` are queued, so a slow reader slows the writer
-instead of growing memory.
+sender waits while `max_buffered_bytes` are queued or being written, so a slow reader slows
+the writer instead of growing memory. A sender also yields every `YIELD_BYTES`, so the writer
+runs while a burst is produced, and a lone message is written at once (latency).
 """
 
 from __future__ import annotations
