@@ -55,7 +55,7 @@ with atheris.instrument_imports():
     from acp_schema._support import MessageCodec
     from acpwire.framing import LineReader, OversizedLine
     from acpwire.jsonrpc import Answer, Call, JsonRpcCore, Reply
-    from acpwire.versions import bootstrap_codec
+    from fuzz.seeds import fuzzed_codecs
 
 # Exceptions of known, open bugs in the codecs (each with a strict xfail test in
 # tests/test_fuzz.py), tolerated so fuzzing goes past them. Empty: none is open (it held
@@ -64,15 +64,7 @@ KNOWN_BUGS: tuple[type[BaseException], ...] = ()
 STRICT = False
 SEEN: Counter[str] = Counter()
 
-CODECS: dict[str, MessageCodec] = {
-    "v2.agent": v2.AGENT_CODEC,
-    "v2.client": v2.CLIENT_CODEC,
-    "v1.agent": v1.AGENT_CODEC,
-    "v1.client": v1.CLIENT_CODEC,
-    "v2.any": v2.MESSAGE_CODEC,
-    "v1.any": v1.MESSAGE_CODEC,
-    "bootstrap": bootstrap_codec(),
-}
+CODECS: dict[str, MessageCodec] = fuzzed_codecs()  # after the instrumented imports above
 CORE_CODECS = [c for name, c in CODECS.items() if not name.endswith(".any")]
 METHODS: list[str | None] = [None, *sorted(v2.METHODS), *sorted(v1.METHODS)]
 LIMITS = (1, 8, 64, 4096, 64 * 1024 * 1024)

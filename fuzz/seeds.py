@@ -27,6 +27,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 FUZZ = Path(__file__).resolve().parent
@@ -52,6 +53,25 @@ BUILTIN: tuple[bytes, ...] = (
     b'{"jsonrpc":"2.0","id":9,"method":"_x","params":' + b'{"a":' * 1200 + b"1" + b"}" * 1201,
     b'{"jsonrpc":"2.0","id":1e400,"method":"_x","params":[' + b"9" * 400 + b",-0,1e-400]}",
 )
+
+
+def fuzzed_codecs() -> dict[str, Any]:
+    """The decoders under fuzzing, by name: each side's codec per version, the any-direction
+    message codecs and the codec used before `initialize`. Imported here, not at the top, so
+    that atheris can instrument the modules before this is called."""
+    import acp_schema.v1 as v1
+    import acp_schema.v2 as v2
+    from acpwire.versions import bootstrap_codec
+
+    return {
+        "v2.agent": v2.AGENT_CODEC,
+        "v2.client": v2.CLIENT_CODEC,
+        "v1.agent": v1.AGENT_CODEC,
+        "v1.client": v1.CLIENT_CODEC,
+        "v2.any": v2.MESSAGE_CODEC,
+        "v1.any": v1.MESSAGE_CODEC,
+        "bootstrap": bootstrap_codec(),
+    }
 
 
 def conformance_dir() -> Path | None:

@@ -88,7 +88,7 @@ from acpwire.jsonrpc import Answer, Call, JsonRpcCore, Reply
 from acpwire.versions import bootstrap_codec
 from codegen import ir
 from codegen.__main__ import load_modules
-from fuzz.seeds import conformance_dir, corpus
+from fuzz.seeds import conformance_dir, corpus, fuzzed_codecs
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -569,15 +569,7 @@ def reference_lines(stream: bytes, limit: int) -> list[bytes | OversizedLine]:
 
 # --------------------------------------------------------------------------- D: decoding
 
-CODECS: dict[str, MessageCodec] = {
-    "v2.agent": v2.AGENT_CODEC,
-    "v2.client": v2.CLIENT_CODEC,
-    "v1.agent": v1.AGENT_CODEC,
-    "v1.client": v1.CLIENT_CODEC,
-    "v2.any": v2.MESSAGE_CODEC,
-    "v1.any": v1.MESSAGE_CODEC,
-    "bootstrap": bootstrap_codec(),
-}
+CODECS: dict[str, MessageCodec] = fuzzed_codecs()
 
 
 def check_decode(codec: MessageCodec, line: bytes, result_method: str | None) -> Any:

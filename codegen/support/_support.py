@@ -178,12 +178,12 @@ def _error(message: str, path: str) -> msgspec.ValidationError:
     return msgspec.ValidationError(f"{message} - at `{path}`")
 
 
-def _rebase(exc: msgspec.ValidationError, path: str) -> msgspec.ValidationError:
-    """msgspec's error for a sub-value, with its `$` path prefixed by where the value sits."""
+def _rebase(exc: msgspec.ValidationError, path: str, root: str = "$") -> msgspec.ValidationError:
+    """msgspec's error for a sub-value, its path's `root` replaced by where the value sits
+    (`root` is `$.v` for an error from a boxed convert, see `_Target`)."""
     text = str(exc)
-    marker = " - at `$"
-    if marker in text:
-        head, _, tail = text.partition(marker)
+    head, marker, tail = text.rpartition(f" - at `{root}")
+    if marker and tail[:1] in ("`", ".", "["):
         return msgspec.ValidationError(f"{head} - at `{path}{tail}")
     return _error(text, path)
 
@@ -206,12 +206,13 @@ class _Target:
     slower); errors therefore come out at `$.v...`, and `fail` puts the real path there.
     """
 
-    __slots__ = ("args", "box", "repair", "tp")
+    __slots__ = ("args", "box", "fields", "repair", "tp")
 
     def __init__(self, tp: Any) -> None:
         self.tp = tp
         self.box: type[Any] = msgspec.defstruct("Box", [("v", tp)])
         self.args: Any = None
+        self.fields: tuple[tuple[msgspec.structs.FieldInfo, int, _Target], ...] | None = None
         self.repair: Callable[[Any, str, msgspec.ValidationError], Any] = self._fail
         origin = typing.get_origin(tp)
         if origin is typing.Annotated:
@@ -243,10 +244,7 @@ class _Target:
 
     @staticmethod
     def _fail(obj: Any, path: str, exc: msgspec.ValidationError) -> Any:
-        head, marker, tail = str(exc).rpartition(" - at `$.v")
-        if marker and tail[:1] in ("`", ".", "["):
-            raise msgspec.ValidationError(f"{head} - at `{path}{tail}")
-        raise _error(str(exc), path)
+        raise _rebase(exc, path, root="$.v")
 
     def _union(self, obj: Any, path: str, exc: msgspec.ValidationError) -> Any:
         info: UnionInfo = self.args[0]
@@ -287,11 +285,11 @@ class _Target:
     def _struct(self, obj: Any, path: str, exc: msgspec.ValidationError) -> Any:
         if not isinstance(obj, dict):
             raise _error(f"Expected `object`, got `{type(obj).__name__}`", path)
-        if self.args and len(self.args[0]) == 2:  # the fields' targets, on first use (a
-            # struct may contain itself: resolving them in __init__ would never end)
-            self.args = tuple((f, flags, _target(f.type)) for f, flags in self.args)
+        fields = self.fields
+        if fields is None:  # on first use: a struct may contain itself, so not in __init__
+            fields = self.fields = tuple((f, flags, _target(f.type)) for f, flags in self.args)
         kwargs: dict[str, Any] = {}
-        for field, flags, target in self.args:
+        for field, flags, target in fields:
             name = field.encode_name
             if name not in obj:
                 if field.required:
@@ -403,8 +401,7 @@ class Codec(Generic[T]):
         except msgspec.ValidationError as exc:
             # msgspec just failed on this type: straight to the repair (converting the parsed
             # value first would only fail the same way), with the error as a convert gives it
-            head, marker, tail = str(exc).rpartition(" - at `$")
-            boxed = msgspec.ValidationError(f"{head} - at `$.v{tail}") if marker else exc
+            boxed = _rebase(exc, "$.v")
             result: T = _target(self.type).repair(msgspec.json.decode(data), "$", boxed)
             return result
         except BEYOND_MSGSPEC as exc:

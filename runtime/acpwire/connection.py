@@ -126,10 +126,10 @@ class Connection:
                     if (
                         type(event) is Call
                         and event.id is UNSET
-                        and event.spec is not None
-                        and event.spec.side != "protocol"  # $/cancel_request is handled apart
+                        and (event.spec is None or event.spec.side != "protocol")
                     ):
-                        # The common case inline: a notification of a known method, in order.
+                        # A notification ($/cancel_request aside), run in order on this task;
+                        # inline, without a coroutine of its own: it is most of the traffic.
                         try:
                             pending = self.dispatch(event)
                             if pending is not None:
@@ -162,8 +162,6 @@ class Connection:
                     await self._reply(reply)
         elif event.is_request:
             await self._admit(event)
-        else:
-            await self._run_notification(event)  # an extension or unknown notification
 
     async def _admit(self, call: Call) -> None:
         """Start the request's handler, or queue it when all slots are busy.
@@ -221,14 +219,6 @@ class Connection:
             raise RuntimeError("the connection is not running")
         return self._nursery
 
-    async def _run_notification(self, call: Call) -> None:
-        try:
-            pending = self.dispatch(call)
-            if pending is not None:
-                await pending
-        except Exception:
-            log.exception("notification handler for %s failed", call.method)
-
     async def _run_request(self, call: Call) -> None:
         request_id = call.id
         assert not isinstance(request_id, msgspec.UnsetType)
@@ -270,8 +260,11 @@ class Connection:
     # ------------------------------------------------------------------ sending
 
     async def _send(self, data: bytes) -> None:
+        outbox = self._outbox
         try:
-            await self._outbox.put(data)
+            if outbox.full:
+                await outbox.room()
+            outbox.put_nowait(data)  # raises once closed
         except ConnectionClosed as exc:
             self._close(exc)
             raise
@@ -325,14 +318,9 @@ class Connection:
             pass
 
     async def notify(self, spec: MethodSpec[P, None], params: P) -> None:
-        data = self.core.notify(spec, params)
-        outbox = self._outbox
         try:
-            if outbox.full:
-                await outbox.room()
-            outbox.put_nowait(data)  # raises once closed
-        except ConnectionClosed as exc:
-            self._close(exc)
+            await self._send(self.core.notify(spec, params))
+        except ConnectionClosed:
             raise await self._failure() from None
 
     # ------------------------------------------------------------------ closing

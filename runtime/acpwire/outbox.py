@@ -72,12 +72,6 @@ class Outbox:
                 self._has_room = trio.Event()
             await self._has_room.wait()
 
-    async def put(self, message: bytes) -> None:
-        """Queue one message (waits while the buffer is full); raises once writing failed."""
-        if self.full:
-            await self.room()
-        self.put_nowait(message)
-
     def put_nowait(self, message: bytes) -> None:
         """Queue a message at once, past the bound (never waits); raises once writing failed.
 
