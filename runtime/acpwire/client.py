@@ -29,7 +29,7 @@ from .connection import Connection
 from .dispatch import handler_dispatch, implemented
 from .errors import ConnectionClosed, ProtocolMismatch, RpcError
 from .jsonrpc import Call
-from .transport import spawn_agent
+from .transport import GRACE_PERIOD, TERMINATE_GRACE_PERIOD, spawn_agent
 from .versions import SURFACES, Surface, bootstrap_codec, protocol_version_of
 
 V2Factory = Callable[[v2.AgentPeer], v2.ClientBase]
@@ -280,14 +280,23 @@ async def open_agent(
     v1: V1Factory | None = None,
     env: dict[str, str] | None = None,
     cwd: str | None = None,
+    grace_period: float = GRACE_PERIOD,
+    terminate_grace_period: float = TERMINATE_GRACE_PERIOD,
     **limits: Any,
 ) -> AsyncIterator[ClientConnection]:
     """Spawn an agent subprocess and connect to it over its stdio.
 
     When the agent dies, pending and later calls raise `PeerExited` with its exit code and
-    the tail of its stderr. Leaving the block closes its stdin and waits for it to exit.
+    the tail of its stderr. Leaving the block closes its stdin and waits for it to exit, then
+    ends its process group (`spawn_agent` says how, and the longest this takes).
     """
-    async with spawn_agent(command, env=env, cwd=cwd) as agent:
+    async with spawn_agent(
+        command,
+        env=env,
+        cwd=cwd,
+        grace_period=grace_period,
+        terminate_grace_period=terminate_grace_period,
+    ) as agent:
         async with connect(
             agent.stream, v2=v2, v1=v1, closed_reason=agent.exited, **limits
         ) as conn:

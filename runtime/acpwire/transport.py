@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import collections
 import os
+import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -18,13 +20,37 @@ from .pipes import PipeStream, widen_pipe
 
 STDERR_TAIL_LINES = 40
 STDERR_LINE_BYTES = 8192  # longer stderr lines are cut: memory stays bounded
-EXIT_EOF_GRACE = 1.0  # after the agent exits, how long its stdout may stay open (held by a child)
+EXIT_EOF_GRACE = 1.0
+"""After the agent exits, how long a process it left (outside its group, or not yet killed)
+may keep its output pipes open before they are closed on our side."""
+GRACE_PERIOD = 5.0
+"""Default time the agent has to exit once its stdin is closed."""
+TERMINATE_GRACE_PERIOD = 2.0
+"""Default time the agent's process group has to exit after SIGTERM, before SIGKILL."""
+KILL_WAIT = 1.0
+"""After SIGKILL, how long to wait for the group's processes to be gone."""
+GROUP_POLL_INTERVAL = 0.02
+
+STDIN_FD, STDOUT_FD, STDERR_FD = 0, 1, 2
 
 
-def stdio_stream() -> PipeStream:
-    """This process's stdin (receive) and stdout (send) as one trio stream (agent side)."""
-    stdin = FdStream(os.dup(sys.stdin.fileno()))
-    stdout = FdStream(os.dup(sys.stdout.fileno()))
+def stdio_stream(*, guard_stdout: bool = True) -> PipeStream:
+    """This process's stdin (receive) and stdout (send) as one trio stream (agent side).
+
+    With `guard_stdout` (the default) the protocol keeps stdout for itself (a duplicate of
+    fd 1) and fd 1 and `sys.stdout` are pointed at stderr: a stray `print()`, a library or C
+    extension writing to fd 1, or a child process inheriting stdout, writes to stderr
+    instead of corrupting the JSON-RPC stream. This lasts for the rest of the process;
+    output written before the call still went to stdout. Opt out with
+    `serve_agent(..., stream=stdio_stream(guard_stdout=False))`.
+    """
+    if guard_stdout:
+        sys.stdout.flush()  # what was printed before goes where it was meant to
+    stdin = FdStream(os.dup(STDIN_FD))
+    stdout = FdStream(os.dup(STDOUT_FD))  # dups are not inherited by child processes
+    if guard_stdout:
+        os.dup2(STDERR_FD, STDOUT_FD)
+        sys.stdout = sys.stderr
     widen_pipe(stdout.fileno())  # a no-op unless stdout is a pipe
     return PipeStream(stdout, stdin)
 
@@ -88,39 +114,72 @@ async def spawn_agent(
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
     forward_stderr: Callable[[str], None] | None = forward_to_stderr,
-    grace_period: float = 5.0,
+    grace_period: float = GRACE_PERIOD,
+    terminate_grace_period: float = TERMINATE_GRACE_PERIOD,
 ) -> AsyncIterator[AgentProcess]:
     """Start an agent subprocess (the caller's environment is inherited, `env` adds to it).
 
     Its stderr is drained continuously, forwarded line by line and its tail kept for error
-    reports. On exit: stdin is closed, the agent gets `grace_period` seconds to exit, then
-    it is terminated (and killed if it still won't go).
+    reports. The agent runs in a session and process group of its own, so shutdown reaches
+    whatever it started too (the real agent behind an `npx`/`uvx`/npm shim or a shell
+    script, its helpers); a terminal's Ctrl-C reaches only this process, which then shuts
+    the agent down as below. A process that calls `setsid` itself leaves the group and is not
+    tracked.
+
+    Leaving the block, normally, with an exception or cancelled: the agent's stdin is
+    closed and it gets `grace_period` seconds to exit; then what still runs of its process
+    group (the agent, or what it left behind) gets SIGTERM and `terminate_grace_period`
+    seconds; then SIGKILL. No process of the group is left behind, and leaving takes at most
+    `grace_period + terminate_grace_period + KILL_WAIT + EXIT_EOF_GRACE` seconds (9 s with
+    the defaults; the last one only while a process outside the group holds the agent's
+    stderr open).
+
+    A command that is not found or not executable raises `AgentNotFound` /
+    `AgentNotExecutable`, naming the command and the PATH or directory searched.
+    POSIX only (process groups).
     """
     full_env = {**os.environ, **(env or {})}
-    process = await trio.lowlevel.open_process(
-        list(command),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=full_env,
-        cwd=cwd,
-    )
+    process = await _start(command, full_env, cwd)
     stdin, stdout = process.stdin, process.stdout
     assert isinstance(stdin, FdStream) and isinstance(stdout, FdStream)  # pipes, on Unix
     widen_pipe(stdout.fileno())
     agent = AgentProcess(process, PipeStream(stdin, stdout))
+    # Cancelling the block must not stop reading stderr before the agent is shut down.
+    readers = trio.CancelScope(shield=True)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_read_output, readers, agent, forward_stderr)
+        try:
+            yield agent
+        finally:
+            with trio.CancelScope(shield=True):
+                await _shut_down(agent, grace_period, terminate_grace_period)
+                with trio.move_on_after(EXIT_EOF_GRACE):  # long only if a process outside
+                    await agent.stderr_done.wait()  # the group still holds stderr open
+            readers.cancel()
+
+
+async def _start(command: Sequence[str], env: dict[str, str], cwd: str | None) -> trio.Process:
     try:
+        return await trio.lowlevel.open_process(
+            list(command),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=cwd,
+            start_new_session=True,
+        )
+    except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
+        raise _launch_error(command[0], env, cwd, exc) from exc
+
+
+async def _read_output(
+    scope: trio.CancelScope, agent: AgentProcess, forward_stderr: Callable[[str], None] | None
+) -> None:
+    with scope:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_drain_stderr, agent, forward_stderr)
             nursery.start_soon(_end_of_output_on_exit, agent)
-            try:
-                yield agent
-            finally:
-                with trio.CancelScope(shield=True):
-                    await _shut_down(agent, grace_period)
-    finally:
-        if process.returncode is None:
-            process.kill()
 
 
 async def _end_of_output_on_exit(agent: AgentProcess) -> None:
@@ -131,17 +190,112 @@ async def _end_of_output_on_exit(agent: AgentProcess) -> None:
     await agent.stream.receive_stream.aclose()
 
 
-async def _shut_down(agent: AgentProcess, grace_period: float) -> None:
+async def _shut_down(agent: AgentProcess, grace_period: float, terminate_grace: float) -> None:
+    """Close the agent's stdin, then signal its process group until every process is gone."""
+    group = agent.process.pid  # the agent leads its own session and group
     try:
-        await agent.stream.send_stream.aclose()
-    except trio.BrokenResourceError:
+        try:
+            await agent.stream.send_stream.aclose()
+        except trio.BrokenResourceError:
+            pass
+        with trio.move_on_after(grace_period):
+            await agent.process.wait()
+        if not _group_running(group):
+            return
+        _signal_group(group, signal.SIGTERM)  # the agent, or what it left behind
+        if await _group_exits(agent, terminate_grace):
+            return
+        _signal_group(group, signal.SIGKILL)
+        await _group_exits(agent, KILL_WAIT)
+    except BaseException:  # interrupted (a second Ctrl-C): still leave nothing behind
+        _signal_group(group, signal.SIGKILL)
+        raise
+
+
+async def _group_exits(agent: AgentProcess, seconds: float) -> bool:
+    """Wait up to `seconds` for the agent and every other process of its group to exit."""
+    with trio.move_on_after(seconds):
+        await agent.process.wait()
+        while _group_running(agent.process.pid):
+            await trio.sleep(GROUP_POLL_INTERVAL)  # the kernel has nothing to wait on for this
+        return True
+    return False
+
+
+def _signal_group(group: int, signum: int) -> None:
+    try:
+        os.killpg(group, signum)
+    except (ProcessLookupError, PermissionError):  # gone, or nothing left we may signal
         pass
-    with trio.move_on_after(grace_period):
-        await agent.process.wait()
-        return
-    agent.process.terminate()
-    with trio.move_on_after(grace_period):
-        await agent.process.wait()
-        return
-    agent.process.kill()
-    await agent.process.wait()
+
+
+def _group_running(group: int) -> bool:
+    """Whether a process of the group still runs. Zombies (exited, not yet reaped) don't
+    count: an orphan's zombie stays until its new parent reaps it, and some container inits
+    never do."""
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # a member we may not signal (another user's): still there
+        return True
+    if not os.path.isdir("/proc"):  # not Linux: a zombie counts as running
+        return True
+    return any(
+        _runs_in_group(entry.path, group) for entry in os.scandir("/proc") if entry.name.isdigit()
+    )
+
+
+def _runs_in_group(proc_dir: str, group: int) -> bool:
+    try:
+        with open(f"{proc_dir}/stat", "rb") as stat_file:
+            stat = stat_file.read()
+    except OSError:  # exited meanwhile
+        return False
+    state, _parent, process_group = stat.rpartition(b")")[2].split()[:3]  # after "pid (comm)"
+    return int(process_group) == group and state != b"Z"
+
+
+# --------------------------------------------------------------------------- launch errors
+
+
+class AgentLaunchError(OSError):
+    """The agent command could not be started; the message says why and what to do."""
+
+
+class AgentNotFound(AgentLaunchError, FileNotFoundError):
+    """The agent command (or the interpreter on its `#!` line) does not exist."""
+
+
+class AgentNotExecutable(AgentLaunchError, PermissionError):
+    """The agent command exists but may not be executed."""
+
+
+def _launch_error(program: str, env: dict[str, str], cwd: str | None, error: OSError) -> OSError:
+    """`error` from starting `program`, as an error that says what was searched and the fix."""
+    if cwd is not None and error.filename == cwd:
+        return AgentLaunchError(
+            f"cannot start agent {program!r}: its working directory {cwd!r} is unusable "
+            f"({error.strerror}): pass an existing directory as cwd"
+        )
+    if os.sep in program:  # a path: relative ones start from the agent's working directory
+        path = os.path.normpath(os.path.join(cwd or os.getcwd(), program))
+        found = path if os.path.lexists(path) else None
+        searched = f"there is no {path}" if cwd is None else f"there is no {path} (cwd {cwd!r})"
+        fix = "check the path"
+    else:
+        search_path = os.pathsep.join(os.get_exec_path(env))
+        found = shutil.which(program, mode=os.F_OK, path=search_path)
+        searched = f"not found on PATH (searched {search_path})"
+        fix = "install it, give its full path, or add its directory to PATH (env={'PATH': ...})"
+    if isinstance(error, PermissionError):
+        return AgentNotExecutable(
+            f"agent command {program!r} ({found or searched}) is not executable: make it "
+            f"executable (chmod +x) or run it through its interpreter, e.g. ['sh', {program!r}]"
+        )
+    if found is not None:
+        return AgentNotFound(
+            f"agent command {program!r} ({found}) could not be run: the interpreter on its "
+            f"#! line was not found: install that interpreter or fix the line"
+        )
+    return AgentNotFound(f"agent command {program!r}: {searched}: {fix}")
