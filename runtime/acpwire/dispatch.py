@@ -16,7 +16,12 @@ Handler = Callable[[Any], Awaitable[Any]]
 
 def implemented(impl: object, base: type, handler: str) -> bool:
     """Whether `impl` overrides `base`'s default (which only raises NotImplementedError)."""
-    return getattr(type(impl), handler, None) is not getattr(base, handler, None)
+    return overrides(type(impl), base, handler)
+
+
+def overrides(cls: type, base: type, handler: str) -> bool:
+    """Whether the class `cls` overrides `base`'s default handler `handler`."""
+    return getattr(cls, handler, None) is not getattr(base, handler, None)
 
 
 def handler_dispatch(impl: Any, base: type) -> Dispatch:
