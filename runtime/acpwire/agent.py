@@ -181,7 +181,7 @@ class AgentEndpoint:
         # Switch only once initialize succeeded: a failed one leaves the connection as it was.
         self.surface, self.agent = surface, agent
         self.connection.core.codec = surface.agent_codec
-        self.connection.dispatch = handler_dispatch(agent, surface.agent_base)
+        self.connection.dispatch = handler_dispatch(agent, surface.agent_base, surface.agent_codec)
         self.connection.initialize_response = result
         self._check_capabilities(agent, result)
         return result
