@@ -33,6 +33,8 @@ from typing import Any
 import msgspec
 import trio
 
+import acp_schema.v1.unstable
+import acp_schema.v2.unstable
 from acp_schema import v1, v2
 
 from .capabilities import capability_mismatches, describe
@@ -55,8 +57,14 @@ from .versions import (
 
 log = logging.getLogger("acpwire")
 
-V2Factory = Callable[[v2.ClientPeer], v2.AgentBase]
-V1Factory = Callable[[v1.ClientPeer], v1.AgentBase]
+V2Factory = (
+    Callable[[v2.ClientPeer], v2.AgentBase]
+    | Callable[[acp_schema.v2.unstable.ClientPeer], acp_schema.v2.unstable.AgentBase]
+)
+V1Factory = (
+    Callable[[v1.ClientPeer], v1.AgentBase]
+    | Callable[[acp_schema.v1.unstable.ClientPeer], acp_schema.v1.unstable.AgentBase]
+)
 
 
 class AgentEndpoint:
@@ -90,7 +98,6 @@ class AgentEndpoint:
         self.connection: Connection | None = None
         self._initializing = False
         self._held: collections.deque[trio.Event] = collections.deque()
-        self._checked_capabilities = False
 
     async def serve(self, stream: trio.abc.Stream) -> None:
         self.connection = Connection(
@@ -187,9 +194,7 @@ class AgentEndpoint:
         return result
 
     def _check_capabilities(self, agent: Any, result: Any) -> None:
-        if self._checked_capabilities:
-            return
-        self._checked_capabilities = True
+        """Once per connection: a later initialize goes to the agent directly."""
         mismatches = capability_mismatches(agent, result)
         if mismatches:
             log.warning("%s", describe(type(agent), mismatches))
