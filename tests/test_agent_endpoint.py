@@ -467,11 +467,26 @@ async def test_misuse_raises_at_start_up_naming_the_fix(
     assert fix in str(raised.value)
 
 
-async def test_a_factory_returning_the_wrong_version_fails_initialize_naming_the_fix() -> None:
-    async with served(AgentEndpoint({2: lambda client: EchoAgentV1(client)})) as peer:
+def any_typed_unstable_factory(client: Any) -> Any:
+    return StatusAgent()
+
+
+@pytest.mark.parametrize(
+    ("factory", "fix"),
+    [
+        (lambda client: EchoAgentV1(client), "returned a EchoAgentV1: EchoAgentV1 is a v1"),
+        (lambda client: None, "returned a NoneType: NoneType subclasses no generated AgentBase"),
+        (any_typed_unstable_factory, "annotate the factory's return type (-> StatusAgent)"),
+    ],
+    ids=["v1-for-v2", "none", "unstable-typed-any"],
+)
+async def test_a_factory_returning_the_wrong_thing_fails_initialize_naming_the_fix(
+    factory: Callable[..., Any], fix: str
+) -> None:
+    async with served(AgentEndpoint({2: factory})) as peer:
         answer = await peer.call(1, "initialize", RAW_INIT_V2)
         assert answer["error"]["code"] == -32603
-        assert "pass it as v1=EchoAgentV1" in answer["error"]["message"]
+        assert fix in answer["error"]["message"]
 
 
 async def test_serve_agent_takes_explicit_limits() -> None:

@@ -93,8 +93,8 @@ def check_factory(factory: object, version: int, side: Side) -> Surface | None:
 
     `factory` must build the implementation from the typed peer: the handler class itself or
     a function returning one. Returns the surface to serve, read from the class (or from the
-    function's return annotation); None when a function does not say (`check_built` checks
-    what it returns). Raises TypeError naming the fix otherwise.
+    function's return annotation when it names a handler class); None when a function does
+    not say (`check_built` checks what it returns). Raises TypeError naming the fix otherwise.
     """
     base = f"acp_schema.v{version}.{_base_name(side)}"
     if _is_implementation(factory, side):
@@ -109,7 +109,7 @@ def check_factory(factory: object, version: int, side: Side) -> Surface | None:
             f"v{version}= got {factory!r}: pass a {base} subclass (or a function taking the "
             f"{_peer_name(side)} and returning an instance of one)"
         )
-    built = factory if isinstance(factory, type) else _declared_return(factory)
+    built = factory if isinstance(factory, type) else _declared_return(factory, side)
     return None if built is None else _check_class(built, version, side)
 
 
@@ -117,11 +117,14 @@ def check_built(implementation: object, version: int, side: Side, expected: Surf
     """Check what a factory returned: an instance of `expected`'s base class."""
     if isinstance(implementation, expected.base(side)):
         return
-    surface = _check_class(type(implementation), version, side)
+    name = type(implementation).__name__
+    try:
+        surface = _check_class(type(implementation), version, side)
+    except TypeError as exc:
+        raise TypeError(f"the v{version} factory returned a {name}: {exc}") from None
     raise TypeError(
-        f"the v{version} factory returned a {type(implementation).__name__} ({surface.name}), "
-        f"but {expected.name} was expected: annotate the factory's return type "
-        f"(-> {type(implementation).__name__}) or pass the class itself"
+        f"the v{version} factory returned a {name} ({surface.name}), but {expected.name} was "
+        f"expected: annotate the factory's return type (-> {name}) or pass the class itself"
     )
 
 
@@ -146,13 +149,15 @@ def _is_implementation(value: object, side: Side) -> bool:
     return any(isinstance(value, surface.base(side)) for surface in ALL_SURFACES)
 
 
-def _declared_return(function: Callable[..., Any]) -> type | None:
-    """The class a factory function says it returns, when it says so resolvably."""
+def _declared_return(function: Callable[..., Any], side: Side) -> type | None:
+    """The handler class a factory function says it returns, when it names one."""
     try:
         declared = typing.get_type_hints(function).get("return")
     except Exception:  # unresolvable string annotations: treat as unannotated
         return None
-    return declared if inspect.isclass(declared) else None
+    if inspect.isclass(declared) and surface_of(declared, side) is not None:
+        return declared
+    return None
 
 
 def _base_name(side: Side) -> str:
