@@ -9,57 +9,160 @@
 
 `initialize` picks the version: the client's if this agent speaks it, otherwise the latest
 one below it; -32022 when every version this agent speaks is newer than the client's.
-Requests before `initialize` get -32600; notifications before it are ignored.
+Requests before `initialize` get -32600; notifications before it are ignored. Requests that
+arrive while `initialize` runs (pipelined behind it) wait for it, then are served in the
+order they reached the endpoint (or get that -32600 if it failed).
+
+The surface served is the one the implementation subclasses: `acp_schema.v2.AgentBase`
+serves the stable methods, `acp_schema.v2.unstable.AgentBase` the draft ones too. A factory
+function's surface is read from its return annotation (stable when it has none). What cannot
+be served as given raises TypeError before anything is read.
+
+The first `initialize` answered is checked against the handlers the agent overrides
+(`acpwire.capabilities`): one WARNING on the `acpwire` logger lists the optional methods
+served but not advertised, or advertised but not served.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import collections
+import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import msgspec
 import trio
 
+import acp_schema.v1.unstable
+import acp_schema.v2.unstable
 from acp_schema import v1, v2
 
+from .capabilities import capability_mismatches, describe
 from .connection import Connection
 from .dispatch import handler_dispatch
 from .errors import RpcError
+from .framing import DEFAULT_MAX_LINE_BYTES
 from .jsonrpc import Call
+from .outbox import DEFAULT_MAX_BUFFERED_BYTES
 from .transport import stdio_stream
-from .versions import SURFACES, Surface, bootstrap_codec, negotiate, protocol_version_of
+from .versions import (
+    SURFACES,
+    Surface,
+    bootstrap_codec,
+    check_built,
+    check_factory,
+    negotiate,
+    protocol_version_of,
+)
 
-V2Factory = Callable[[v2.ClientPeer], v2.AgentBase]
-V1Factory = Callable[[v1.ClientPeer], v1.AgentBase]
+log = logging.getLogger("acpwire")
+
+V2Factory = (
+    Callable[[v2.ClientPeer], v2.AgentBase]
+    | Callable[[acp_schema.v2.unstable.ClientPeer], acp_schema.v2.unstable.AgentBase]
+)
+V1Factory = (
+    Callable[[v1.ClientPeer], v1.AgentBase]
+    | Callable[[acp_schema.v1.unstable.ClientPeer], acp_schema.v1.unstable.AgentBase]
+)
 
 
 class AgentEndpoint:
     """Serves one connection: negotiates the version, then dispatches to the implementation."""
 
-    def __init__(self, factories: dict[int, Callable[[Any], Any]], **limits: Any) -> None:
+    def __init__(
+        self,
+        factories: dict[int, Callable[[Any], Any]],
+        *,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        max_concurrent_requests: int = 64,
+        max_buffered_bytes: int = DEFAULT_MAX_BUFFERED_BYTES,
+    ) -> None:
+        """`factories`: protocol version -> what builds the implementation from its
+        `ClientPeer` (checked here: TypeError naming the fix when it cannot be served)."""
         if not factories:
-            raise ValueError("serve_agent needs an agent implementation for at least one version")
+            raise ValueError(
+                "serve_agent needs an agent implementation: pass your AgentBase subclass, "
+                "e.g. serve_agent(MyAgent) for v2 or serve_agent(v1=MyV1Agent) for v1"
+            )
         self.factories = factories
-        self.limits = limits
+        self.surfaces = {
+            version: check_factory(factory, version, "agent") or SURFACES[version]
+            for version, factory in factories.items()
+        }
+        self.max_line_bytes = max_line_bytes
+        self.max_concurrent_requests = max_concurrent_requests
+        self.max_buffered_bytes = max_buffered_bytes
         self.surface: Surface | None = None
         self.agent: Any = None
         self.connection: Connection | None = None
+        self._initializing = False
+        self._held: collections.deque[trio.Event] = collections.deque()
 
     async def serve(self, stream: trio.abc.Stream) -> None:
-        self.connection = Connection(stream, bootstrap_codec(), self._route, **self.limits)
+        self.connection = Connection(
+            stream,
+            bootstrap_codec(),
+            self._route,
+            max_line_bytes=self.max_line_bytes,
+            max_concurrent_requests=self.max_concurrent_requests,
+            max_buffered_bytes=self.max_buffered_bytes,
+        )
         await self.connection.run()
 
     async def _route(self, call: Call) -> Any:
         """Before initialize succeeded; then the connection dispatches to the agent directly."""
-        if call.method == "initialize" and call.is_request:
+        if not call.is_request:
+            return None
+        if call.method == "initialize" and not self._initializing:
             return await self._initialize(call)
-        if call.is_request:
-            raise RpcError.invalid_request(
-                "the connection is not initialized: send `initialize` first"
-            )
-        return None
+        if not self._initializing:
+            # Requests read together start in either order: let an initialize read before
+            # this request start (or finish) first.
+            await trio.lowlevel.checkpoint()
+        pending = await self._after_initialize(call) if self._initializing else self._start(call)
+        return None if pending is None else await pending
+
+    def _start(self, call: Call) -> Awaitable[Any] | None:
+        """Start a request that arrived before initialize was answered."""
+        assert self.connection is not None
+        if self.agent is not None:
+            return self.connection.dispatch(call)
+        if call.method == "initialize":
+            return self._initialize(call)
+        raise RpcError.invalid_request("the connection is not initialized: send `initialize` first")
+
+    async def _after_initialize(self, call: Call) -> Awaitable[Any] | None:
+        """Wait until initialize and the requests held before this one have started, then
+        start this one."""
+        turn = trio.Event()
+        self._held.append(turn)
+        try:
+            await turn.wait()
+        except trio.Cancelled:
+            if turn.is_set():
+                self._release_next()
+            else:
+                self._held.remove(turn)
+            raise
+        try:
+            return self._start(call)
+        finally:
+            self._release_next()
+
+    def _release_next(self) -> None:
+        if self._held:
+            self._held.popleft().set()
 
     async def _initialize(self, call: Call) -> Any:
+        self._initializing = True
+        try:
+            return await self._negotiate(call)
+        finally:
+            self._initializing = False
+            self._release_next()
+
+    async def _negotiate(self, call: Call) -> Any:
         assert self.connection is not None
         try:
             requested = protocol_version_of(call.params)
@@ -69,12 +172,13 @@ class AgentEndpoint:
         version = negotiate(requested, supported)
         if version is None:
             raise RpcError.unsupported_protocol_version(requested, supported)
-        surface = SURFACES[version]
+        surface = self.surfaces[version]
         try:
             params = surface.initialize.params.decode(call.params)
         except msgspec.ValidationError as exc:
             raise RpcError.invalid_params(str(exc)) from None
         agent = self.factories[version](surface.module.ClientPeer(self.connection))
+        check_built(agent, version, "agent", surface)
         result = await agent.initialize(params)
         if result.protocol_version != version:
             raise RpcError.internal_error(
@@ -84,8 +188,16 @@ class AgentEndpoint:
         # Switch only once initialize succeeded: a failed one leaves the connection as it was.
         self.surface, self.agent = surface, agent
         self.connection.core.codec = surface.agent_codec
-        self.connection.dispatch = handler_dispatch(agent, surface.agent_base)
+        self.connection.dispatch = handler_dispatch(agent, surface.agent_base, surface.agent_codec)
+        self.connection.initialize_response = result
+        self._check_capabilities(agent, result)
         return result
+
+    def _check_capabilities(self, agent: Any, result: Any) -> None:
+        """Once per connection: a later initialize goes to the agent directly."""
+        mismatches = capability_mismatches(agent, result)
+        if mismatches:
+            log.warning("%s", describe(type(agent), mismatches))
 
 
 async def serve_agent(
@@ -93,18 +205,29 @@ async def serve_agent(
     *,
     v1: V1Factory | None = None,
     stream: trio.abc.Stream | None = None,
-    **limits: Any,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    max_concurrent_requests: int = 64,
+    max_buffered_bytes: int = DEFAULT_MAX_BUFFERED_BYTES,
 ) -> None:
     """Serve an agent until the client closes the connection.
 
     `v2` / `v1`: build the implementation for that protocol version from the typed peer it
-    calls the client through. `stream` defaults to this process's stdin/stdout. `limits`
-    go to `Connection` (`max_line_bytes`, `max_concurrent_requests`).
+    calls the client through: the `AgentBase` subclass itself, or a function returning an
+    instance (annotate its return type to serve an unstable surface). `stream` defaults to
+    this process's stdin/stdout. `max_line_bytes`: longest line accepted; longer ones get
+    -32600 and are skipped. `max_concurrent_requests`: handlers running at once (as many
+    more wait). `max_buffered_bytes`: send buffer bound; a slow reader slows the senders.
+    Raises TypeError before reading anything when an implementation cannot be served.
     """
     factories: dict[int, Callable[[Any], Any]] = {}
     if v2 is not None:
         factories[2] = v2
     if v1 is not None:
         factories[1] = v1
-    endpoint = AgentEndpoint(factories, **limits)
+    endpoint = AgentEndpoint(
+        factories,
+        max_line_bytes=max_line_bytes,
+        max_concurrent_requests=max_concurrent_requests,
+        max_buffered_bytes=max_buffered_bytes,
+    )
     await endpoint.serve(stream if stream is not None else stdio_stream())

@@ -84,6 +84,7 @@ class Connection:
         self._handlers: dict[RequestId, tuple[trio.CancelScope, Call]] = {}
         self.cancelled_result = cancelled_result
         self.closed_reason = closed_reason
+        self.initialize_response: Any = None
         self._reason_resolved: trio.Event | None = None
         self._on_close: list[Callable[[], None]] = []
         self._closed: ConnectionClosed | None = None

@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import msgspec
 from msgspec import UNSET, Raw, UnsetType
+
+from acp_schema._support import MessageCodec
 
 from .connection import Dispatch
 from .errors import RpcError
@@ -16,11 +19,19 @@ Handler = Callable[[Any], Awaitable[Any]]
 
 def implemented(impl: object, base: type, handler: str) -> bool:
     """Whether `impl` overrides `base`'s default (which only raises NotImplementedError)."""
-    return getattr(type(impl), handler, None) is not getattr(base, handler, None)
+    return overrides(type(impl), base, handler)
 
 
-def handler_dispatch(impl: Any, base: type) -> Dispatch:
+def overrides(cls: type, base: type, handler: str) -> bool:
+    """Whether the class `cls` overrides `base`'s default handler `handler`."""
+    return getattr(cls, handler, None) is not getattr(base, handler, None)
+
+
+def handler_dispatch(impl: Any, base: type, codec: MessageCodec | None = None) -> Dispatch:
     """A Dispatch calling `impl.<handler>(params)` for each call of this protocol surface.
+
+    `codec`: the connection's codec from now on; a call of one of its methods that was read
+    before it was switched in (its params still raw) is decoded with it first.
 
     Methods `impl` does not override get -32601 (requests) or are ignored (notifications).
     `_`-prefixed extension methods go to `impl.extension(method, params)` when it exists;
@@ -40,7 +51,11 @@ def handler_dispatch(impl: Any, base: type) -> Dispatch:
     def dispatch(call: Call) -> Awaitable[Any] | None:
         spec = call.spec
         if spec is None:
-            return _unknown_method(impl, call)
+            if codec is None or call.method not in codec.inbound:
+                return _unknown_method(impl, call)
+            call = retyped(call, codec)
+            spec = call.spec
+            assert spec is not None
         name = spec.handler
         handler = handlers[name] if name in handlers else resolve(name)
         if handler is not None:
@@ -50,6 +65,16 @@ def handler_dispatch(impl: Any, base: type) -> Dispatch:
         return None
 
     return dispatch
+
+
+def retyped(call: Call, codec: MessageCodec) -> Call:
+    """`call`, read with params kept raw, decoded as `codec` decodes its method."""
+    try:
+        message = codec.decode_envelope(msgspec.json.encode(call.message))
+    except msgspec.ValidationError as exc:
+        raise RpcError.invalid_params(str(exc)) from None
+    # A request or notification in, the same kind out.
+    return Call(message, codec.inbound[call.method], call.id)  # type: ignore[arg-type]
 
 
 def _unknown_method(impl: Any, call: Call) -> Awaitable[Any] | None:

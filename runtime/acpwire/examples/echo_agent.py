@@ -3,12 +3,15 @@
 Each prompt is echoed back word by word as message chunks, with one tool call that asks
 for permission first. A prompt containing "slow" streams slowly (so it can be cancelled
 mid-turn); a prompt `stream N` sends N chunks as fast as possible (for benchmarks).
+Sessions live as long as the connection; the agent keeps no conversation history, so
+`session/resume` has nothing to replay, and `session/list` lists every session it has seen.
 """
 
 from __future__ import annotations
 
 import itertools
 import re
+from typing import TypeVar
 
 import trio
 
@@ -16,6 +19,7 @@ import acp_schema.v1 as v1
 import acp_schema.v2 as v2
 from acpwire import __version__
 from acpwire.agent import serve_agent
+from acpwire.capabilities import agent_capabilities
 from acpwire.lifecycle import PromptTurns, Turn, V1PromptTurns
 
 SLOW_DELAY = 0.05
@@ -34,20 +38,55 @@ def plan(text: str) -> tuple[list[str], float, int]:
     return text.split() or ["(empty)"], SLOW_DELAY if "slow" in text else 0.0, 0
 
 
+Info = TypeVar("Info", v2.SessionInfo, v1.SessionInfo)
+
+
+def session_infos(
+    info: type[Info],
+    sessions: dict[str, str],
+    params: v2.ListSessionsRequest | v1.ListSessionsRequest,
+) -> list[Info]:
+    """The sessions seen, in `params.cwd` when it is given (one page: no cursor)."""
+    wanted = params.cwd if isinstance(params.cwd, str) else None
+    return [
+        info(session_id=session_id, cwd=cwd)
+        for session_id, cwd in sessions.items()
+        if wanted is None or cwd == wanted
+    ]
+
+
 class EchoAgentV2(v2.AgentBase):
     def __init__(self, client: v2.ClientPeer) -> None:
         self.client = client
         self.turns = PromptTurns(client)
         self.session_ids = itertools.count(1)
+        self.sessions: dict[str, str] = {}  # session id -> cwd
 
     async def initialize(self, params: v2.InitializeRequest) -> v2.InitializeResponse:
         return v2.InitializeResponse(
             protocol_version=2,
             info=v2.Implementation(name="acpwire-echo", version=__version__),
+            capabilities=agent_capabilities(EchoAgentV2),
         )
 
     async def session_new(self, params: v2.NewSessionRequest) -> v2.NewSessionResponse:
-        return v2.NewSessionResponse(session_id=f"sess_{next(self.session_ids)}")
+        session_id = f"sess_{next(self.session_ids)}"
+        self.sessions[session_id] = params.cwd
+        return v2.NewSessionResponse(session_id=session_id)
+
+    async def session_list(self, params: v2.ListSessionsRequest) -> v2.ListSessionsResponse:
+        return v2.ListSessionsResponse(
+            sessions=session_infos(v2.SessionInfo, self.sessions, params)
+        )
+
+    async def session_resume(self, params: v2.ResumeSessionRequest) -> v2.ResumeSessionResponse:
+        self.sessions[params.session_id] = params.cwd
+        # No history to replay; the current state goes out before the response (a MUST).
+        update = v2.UpdateSessionNotification(
+            session_id=params.session_id, update=v2.StateUpdate(state="idle")
+        )
+        await self.client.session_update(update)
+        return v2.ResumeSessionResponse()
 
     async def session_prompt(self, params: v2.PromptRequest) -> v2.PromptResponse:
         return await self.turns.start(params, self.echo)
@@ -112,18 +151,28 @@ class EchoAgentV1(v1.AgentBase):
         self.client = client
         self.turns = V1PromptTurns()
         self.session_ids = itertools.count(1)
+        self.sessions: dict[str, str] = {}  # session id -> cwd
 
     async def initialize(self, params: v1.InitializeRequest) -> v1.InitializeResponse:
         return v1.InitializeResponse(
             protocol_version=1,
             agent_info=v1.Implementation(name="acpwire-echo", version=__version__),
-            agent_capabilities=v1.AgentCapabilities(
-                session_capabilities=v1.SessionCapabilities(close=v1.SessionCloseCapabilities())
-            ),
+            agent_capabilities=agent_capabilities(EchoAgentV1),
         )
 
     async def session_new(self, params: v1.NewSessionRequest) -> v1.NewSessionResponse:
-        return v1.NewSessionResponse(session_id=f"sess_{next(self.session_ids)}")
+        session_id = f"sess_{next(self.session_ids)}"
+        self.sessions[session_id] = params.cwd
+        return v1.NewSessionResponse(session_id=session_id)
+
+    async def session_list(self, params: v1.ListSessionsRequest) -> v1.ListSessionsResponse:
+        return v1.ListSessionsResponse(
+            sessions=session_infos(v1.SessionInfo, self.sessions, params)
+        )
+
+    async def session_resume(self, params: v1.ResumeSessionRequest) -> v1.ResumeSessionResponse:
+        self.sessions[params.session_id] = params.cwd
+        return v1.ResumeSessionResponse()
 
     async def session_prompt(self, params: v1.PromptRequest) -> v1.PromptResponse:
         async def work() -> v1.StopReason:

@@ -1,0 +1,191 @@
+"""Agent capabilities that match the methods an agent serves.
+
+A client may call an optional method only when the agent's `initialize` response advertises
+it (v2: `capabilities.session` for every `session/*` method, `session.delete` for
+`session/delete`, ...; v1: `loadSession`, `sessionCapabilities.list`, ...).
+
+    capabilities = agent_capabilities(MyAgent)          # from the handlers MyAgent overrides
+    mismatches = capability_mismatches(MyAgent, response)   # [] when they agree
+
+The endpoint runs `capability_mismatches` on the first `initialize` it answers and logs one
+WARNING on the `acpwire` logger naming the methods and the field to set.
+"""
+
+from __future__ import annotations
+
+import typing
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+from msgspec import UNSET
+
+from .dispatch import overrides
+from .versions import Surface, surface_of
+
+Path = tuple[str, ...]
+
+GATES: dict[int, dict[str, Path]] = {
+    2: {
+        **dict.fromkeys(
+            (
+                "session/new",
+                "session/list",
+                "session/resume",
+                "session/close",
+                "session/prompt",
+                "session/cancel",
+            ),
+            ("capabilities", "session"),
+        ),
+        "session/delete": ("capabilities", "session", "delete"),
+        "session/fork": ("capabilities", "session", "fork"),
+        "session/archive": ("capabilities", "session", "archive"),
+        "session/unarchive": ("capabilities", "session", "archive"),
+        "session/status": ("capabilities", "session", "status"),
+        "session/set_title": ("capabilities", "session", "title"),
+        "auth/status": ("capabilities", "auth", "status"),
+        "auth/login": ("authMethods",),
+        "auth/logout": ("authMethods",),
+    },
+    1: {
+        "session/load": ("agentCapabilities", "loadSession"),
+        "session/list": ("agentCapabilities", "sessionCapabilities", "list"),
+        "session/delete": ("agentCapabilities", "sessionCapabilities", "delete"),
+        "session/resume": ("agentCapabilities", "sessionCapabilities", "resume"),
+        "session/close": ("agentCapabilities", "sessionCapabilities", "close"),
+        "session/fork": ("agentCapabilities", "sessionCapabilities", "fork"),
+        "session/archive": ("agentCapabilities", "sessionCapabilities", "archive"),
+        "session/unarchive": ("agentCapabilities", "sessionCapabilities", "archive"),
+        "session/status": ("agentCapabilities", "sessionCapabilities", "status"),
+        "session/set_title": ("agentCapabilities", "sessionCapabilities", "title"),
+        "auth/status": ("agentCapabilities", "auth", "status"),
+        "logout": ("agentCapabilities", "auth", "logout"),
+    },
+}
+"""Which field of the `initialize` response (wire names, from the response down) advertises
+each optional agent method, per version; a surface uses the entries of methods it has. The
+schema says this only in prose (field descriptions): tests/test_agent_endpoint.py checks
+this table against those descriptions in every schema file."""
+
+
+@dataclass(frozen=True)
+class CapabilityMismatch:
+    """An optional method served but not advertised (`served`), or advertised but not served."""
+
+    method: str
+    field: str  # dotted wire path in the initialize response, e.g. "capabilities.session"
+    served: bool
+
+    def __str__(self) -> str:
+        if self.served:
+            return f"{self.method} is served but `{self.field}` does not advertise it"
+        return f"`{self.field}` advertises {self.method}, which is not implemented"
+
+
+def gates(surface: Surface) -> dict[str, Path]:
+    """The gated agent methods of one surface and the response field advertising each."""
+    methods = surface.module.AGENT_METHODS
+    return {method: path for method, path in GATES[surface.version].items() if method in methods}
+
+
+def agent_capabilities(agent: type | object, start: msgspec.Struct | None = None) -> Any:
+    """The `AgentCapabilities` (of the agent's own surface) advertising exactly the optional
+    methods `agent` (a class or an instance) overrides, on top of `start` (for what handlers
+    cannot tell: prompt content types, MCP transports, ...). `authMethods` lives outside the
+    capabilities: list the methods there yourself when the agent implements authentication."""
+    cls = agent if isinstance(agent, type) else type(agent)
+    surface = _surface(cls)
+    capabilities_field = _capabilities_field(surface)
+    result = start if start is not None else _struct_type(capabilities_field.type)()
+    for method, path in gates(surface).items():
+        if path[0] == capabilities_field.encode_name and _implements(cls, surface, method):
+            result = _filled(result, path[1:])
+    return result
+
+
+def capability_mismatches(
+    agent: type | object, response: msgspec.Struct
+) -> list[CapabilityMismatch]:
+    """Where `response` (the agent's `InitializeResponse`) and the handlers `agent` overrides
+    disagree about an optional method."""
+    cls = agent if isinstance(agent, type) else type(agent)
+    surface = _surface(cls)
+    mismatches = []
+    for method, path in gates(surface).items():
+        served = _implements(cls, surface, method)
+        if served != _advertised(response, path):
+            mismatches.append(CapabilityMismatch(method, ".".join(path), served))
+    return mismatches
+
+
+def describe(agent: type, mismatches: list[CapabilityMismatch]) -> str:
+    """One log message for the mismatches, naming the fix."""
+    items = "; ".join(str(mismatch) for mismatch in mismatches)
+    return (
+        f"{agent.__name__}'s initialize response does not match the methods it serves: "
+        f"{items}. Set those fields (acpwire.capabilities.agent_capabilities({agent.__name__}) "
+        f"builds them from the handlers) or implement / remove the handlers"
+    )
+
+
+def _surface(cls: type) -> Surface:
+    surface = surface_of(cls, "agent")
+    if surface is None:
+        raise TypeError(f"{cls.__name__} subclasses no generated AgentBase (acp_schema.vN)")
+    return surface
+
+
+def _implements(cls: type, surface: Surface, method: str) -> bool:
+    handler: str = surface.module.AGENT_METHODS[method].handler
+    return overrides(cls, surface.agent_base, handler)
+
+
+def _capabilities_field(surface: Surface) -> msgspec.structs.FieldInfo:
+    """The InitializeResponse field holding the AgentCapabilities."""
+    capabilities = surface.module.AgentCapabilities
+    response: type[msgspec.Struct] = surface.module.InitializeResponse
+    for field in msgspec.structs.fields(response):
+        if capabilities in (typing.get_args(field.type) or (field.type,)):
+            return field
+    raise TypeError(f"{response.__name__} has no AgentCapabilities field")
+
+
+def _field(struct_type: type, wire_name: str) -> msgspec.structs.FieldInfo:
+    for field in msgspec.structs.fields(struct_type):
+        if field.encode_name == wire_name:
+            return field
+    raise KeyError(f"{struct_type.__name__} has no field {wire_name!r}")
+
+
+def _struct_type(annotation: Any) -> type:
+    """The Struct class in a field's annotation (`X | None | UnsetType`, or `X` itself)."""
+    candidates = typing.get_args(annotation) or (annotation,)
+    for candidate in candidates:
+        if isinstance(candidate, type) and issubclass(candidate, msgspec.Struct):
+            return candidate
+    raise TypeError(f"no Struct in {annotation!r}")
+
+
+def _present(value: object) -> bool:
+    return value is not UNSET and value is not None and value is not False and value != []
+
+
+def _filled(struct: Any, path: Path) -> Any:
+    """`struct` with the field at `path` set to advertise: `{}` for an object, True for a flag."""
+    field = _field(type(struct), path[0])
+    current = getattr(struct, field.name)
+    if bool in (typing.get_args(field.type) or (field.type,)):
+        value: Any = True
+    else:
+        value = current if _present(current) else _struct_type(field.type)()
+        if len(path) > 1:
+            value = _filled(value, path[1:])
+    return msgspec.structs.replace(struct, **{field.name: value})
+
+
+def _advertised(struct: Any, path: Path) -> bool:
+    value = getattr(struct, _field(type(struct), path[0]).name)
+    if not _present(value):
+        return False
+    return True if len(path) == 1 else _advertised(value, path[1:])
