@@ -85,6 +85,7 @@ class AgentEndpoint:
         self.surface, self.agent = surface, agent
         self.connection.core.codec = surface.agent_codec
         self.connection.dispatch = handler_dispatch(agent, surface.agent_base)
+        self.connection.initialize_response = result
         return result
 
 

@@ -88,6 +88,7 @@ class Connection:
         self._on_close: list[Callable[[], None]] = []
         self._closed: ConnectionClosed | None = None
         self._nursery: trio.Nursery | None = None
+        self.initialize_response: Any = None  # what the agent answered `initialize` with
 
     # ------------------------------------------------------------------ running
 
@@ -211,6 +212,10 @@ class Connection:
         for scope in hits:
             scope.cancel()
         return len(hits)
+
+    def requests_in_flight(self) -> list[Call]:
+        """The incoming requests not answered yet, in the order they arrived."""
+        return [call for _, call in self._handlers.values()]
 
     @property
     def nursery(self) -> trio.Nursery:
