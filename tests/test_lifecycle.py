@@ -15,15 +15,17 @@ import trio
 import trio.testing
 from conftest import RawPeer, error_response, notification, request, response
 
+import acp_schema.v1 as v1
 import acp_schema.v2 as v2
 from acpwire.agent import serve_agent
-from acpwire.examples.echo_agent import EchoAgentV2
+from acpwire.examples.echo_agent import EchoAgentV1, EchoAgentV2
 from acpwire.lifecycle import (
     CustomStopReason,
     PromptTurns,
     SessionState,
     StopReason,
     Turn,
+    V1PromptTurns,
 )
 
 SESSION = "sess_1"
@@ -92,18 +94,25 @@ def permission(call_id: str) -> v2.RequestPermissionRequest:
 # --------------------------------------------------------------------------- wire helpers
 
 
+V2_INIT = {"protocolVersion": 2, "info": {"name": "raw", "version": "0"}}
+V1_INIT = {"protocolVersion": 1, "clientInfo": {"name": "raw", "version": "0"}}
+
+
 @asynccontextmanager
-async def session(agent: Callable[..., Any] = ScriptedAgent) -> AsyncIterator[RawPeer]:
-    """An agent served over an in-memory stream, initialized, with session `sess_1`."""
+async def session(
+    agent: Callable[..., Any] = ScriptedAgent, v1_agent: Callable[..., Any] | None = None
+) -> AsyncIterator[RawPeer]:
+    """An agent served over an in-memory stream, initialized, with session `sess_1` (v1 when
+    only `v1_agent` is given)."""
     agent_end, client_end = trio.testing.memory_stream_pair()
+    v2_agent = None if v1_agent is not None else agent
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(lambda: serve_agent(agent, stream=agent_end))
+        nursery.start_soon(lambda: serve_agent(v2_agent, v1=v1_agent, stream=agent_end))
         peer = RawPeer(client_end)
-        init = {"protocolVersion": 2, "info": {"name": "raw", "version": "0"}}
+        init, new = (V2_INIT, {}) if v1_agent is None else (V1_INIT, {"mcpServers": []})
         assert "result" in await peer.call("init", "initialize", init)
-        assert (await peer.call("new", "session/new", {"cwd": "/repo"}))["result"] == {
-            "sessionId": SESSION
-        }
+        reply = await peer.call("new", "session/new", {"cwd": "/repo", **new})
+        assert reply["result"] == {"sessionId": SESSION}
         yield peer
         nursery.cancel_scope.cancel()
 
@@ -384,3 +393,40 @@ async def test_prompt_capabilities_can_be_given_explicitly() -> None:
         image = {"type": "image", "data": "AA==", "mimeType": "image/png"}
         reply = await peer.call(2, "session/prompt", {"sessionId": SESSION, "prompt": [image]})
         assert reply["error"]["code"] == -32602
+
+
+# --------------------------------------------------------------------------- v1
+
+
+async def test_v1_cancel_in_the_same_write_as_the_prompt_answers_it_cancelled() -> None:
+    async with session(v1_agent=EchoAgentV1) as peer:
+        await send_at_once(peer, prompt(1, "hello"), cancel())
+        assert await peer.receive() == response(1, {"stopReason": "cancelled"})
+        await peer.expect_silence()
+
+
+async def test_v1_close_mid_turn_answers_the_prompt_cancelled_before_the_close_response() -> None:
+    async with session(v1_agent=EchoAgentV1) as peer:
+        await peer.send(prompt(1, "hello"))
+        tool_call, ask = await receive(peer, 2)
+        assert tool_call["method"] == "session/update" and is_permission_request(ask)
+        await peer.send(close(2))
+        assert await receive(peer, 3) == [
+            notification("$/cancel_request", {"requestId": ask["id"]}),
+            response(1, {"stopReason": "cancelled"}),
+            response(2, {}),
+        ]
+        await peer.expect_silence()
+
+
+async def test_v1_cancelled_work_that_returns_is_answered_cancelled() -> None:
+    turns = V1PromptTurns()
+    cancelled_work = trio.Event()
+
+    async def work() -> v1.StopReason:
+        turns.cancel(SESSION)
+        cancelled_work.set()
+        return "end_turn"  # without a checkpoint: the cancellation never raised
+
+    assert await turns.run(SESSION, work) == "cancelled"
+    assert cancelled_work.is_set()

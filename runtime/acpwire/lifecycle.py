@@ -354,16 +354,21 @@ class V1PromptTurns:
 
     `run` executes the turn inside the request and returns its stop reason; `cancel`
     (from `session/cancel`) stops it, and the prompt is answered with `cancelled`, not an
-    error, whatever the aborted work returned or raised. `close` (from `session/close`)
-    cancels the same way and returns the close response once the turn's work has ended.
+    error, whatever the aborted work returned or raised. With the client peer given, a
+    prompt that arrived before the cancel but is not running yet is answered `cancelled` too
+    (call `run` first in `session_prompt`). `close` (from `session/close`) cancels the same
+    way and returns the close response once the turn's work has ended.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, client: v1.ClientPeer | None = None) -> None:
+        self.connection = client.caller if client is not None else None
         self._active: dict[str, tuple[trio.CancelScope, trio.Event]] = {}
 
     async def run(
         self, session_id: str, work: Callable[[], Awaitable[v1.StopReason]]
     ) -> v1.StopReason:
+        if _is_cancelled():  # a session/cancel read with this prompt cancelled its request
+            return "cancelled"
         ended = trio.Event()
         with trio.CancelScope() as scope:
             self._active[session_id] = (scope, ended)
@@ -384,11 +389,18 @@ class V1PromptTurns:
         active = self._active.get(session_id)
         if active is not None:
             active[0].cancel()
-        return active is not None
+            return True
+        if not isinstance(self.connection, Connection):
+            return False
+        return 0 < self.connection.cancel_requests(
+            lambda call: (
+                isinstance(call.params, v1.PromptRequest) and call.params.session_id == session_id
+            )
+        )
 
     async def close(self, session_id: str) -> v1.CloseSessionResponse:
         active = self._active.get(session_id)
+        self.cancel(session_id)
         if active is not None:
-            active[0].cancel()
             await active[1].wait()
         return v1.CloseSessionResponse()

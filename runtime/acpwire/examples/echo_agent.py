@@ -109,7 +109,7 @@ class EchoAgentV2(v2.AgentBase):
 class EchoAgentV1(v1.AgentBase):
     def __init__(self, client: v1.ClientPeer) -> None:
         self.client = client
-        self.turns = V1PromptTurns()
+        self.turns = V1PromptTurns(client)
         self.session_ids = itertools.count(1)
 
     async def initialize(self, params: v1.InitializeRequest) -> v1.InitializeResponse:
