@@ -5,8 +5,12 @@ order of the lines asserted. Races are written in ONE send_all so they arrive in
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any, get_args, get_type_hints
 
 import msgspec
@@ -354,6 +358,45 @@ def test_the_literals_are_the_generated_state_update_values() -> None:
 
     assert strings(hints["stop_reason"]) == set(get_args(StopReason))
     assert strings(hints["state"]) == set(get_args(SessionState))
+
+
+AGENT_CODE_WITH_TYPOS = """
+from acpwire.lifecycle import CustomStopReason, StopReason, Turn
+
+
+async def typos(turn: Turn) -> StopReason | CustomStopReason:
+    await turn.state("runing")
+    return "end_trun"
+
+
+async def fine(turn: Turn) -> StopReason | CustomStopReason:
+    await turn.state("requires_action")
+    return CustomStopReason("_paused") if turn.prompt else "end_turn"
+"""
+
+
+def test_stop_reason_and_state_typos_are_mypy_errors(tmp_path: Path) -> None:
+    agent = tmp_path / "agent.py"
+    agent.write_text(AGENT_CODE_WITH_TYPOS)
+    root = Path(__file__).parent.parent
+    checked = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            str(agent),
+        ],
+        env={**os.environ, "MYPYPATH": f"{root / 'generated'}{os.pathsep}{root / 'runtime'}"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    errors = [line for line in checked.stdout.splitlines() if ": error:" in line]
+    assert [line.split(":")[1] for line in errors] == ["6", "7"], checked.stdout
+    assert "'runing'" in errors[0] and "'end_trun'" in errors[1]
 
 
 # --------------------------------------------------------------------------- prompt content
