@@ -76,6 +76,8 @@ class ScriptedAgent(v2.AgentBase):
                     nursery.start_soon(turn.request_permission, permission(f"call_{i}"))
         if text.startswith("return "):
             returned: Any = text.removeprefix("return ")  # what an untyped agent might return
+            if returned == "nothing":
+                returned = None
             return returned  # type: ignore[no-any-return]
         return "end_turn"
 
@@ -327,14 +329,17 @@ async def test_a_prompt_during_a_turn_is_held_until_the_turn_reported_idle() -> 
 # --------------------------------------------------------------------------- stop reasons
 
 
-async def test_a_stop_reason_without_underscore_ends_the_turn_with_error() -> None:
+@pytest.mark.parametrize(("returned", "named"), [("end_trun", "'end_trun'"), ("nothing", "None")])
+async def test_a_stop_reason_without_underscore_ends_the_turn_with_error(
+    returned: str, named: str
+) -> None:
     async with session() as peer:
-        await started(peer, 1, "return end_trun", "user_1")
+        await started(peer, 1, f"return {returned}", "user_1")
         idle = await peer.receive()
         error = idle["params"]["update"].pop("error")
         assert idle == state("idle", "error")
         assert error["code"] == -32603
-        assert "'end_trun'" in error["message"] and "begin with '_'" in error["message"]
+        assert named in error["message"] and "begin with '_'" in error["message"]
 
 
 async def test_custom_stop_reasons_beginning_with_underscore_go_out() -> None:

@@ -320,7 +320,7 @@ class PromptTurns:
             self._settle(session, turn.session_id)
 
 
-async def _outcome(turn: Turn, work: Work) -> tuple[str, str | None]:
+async def _outcome(turn: Turn, work: Work) -> tuple[StopReason | CustomStopReason, str | None]:
     """Run the work in the turn's cancel scope: its stop reason and error message."""
     with turn._scope:
         try:
@@ -332,7 +332,7 @@ async def _outcome(turn: Turn, work: Work) -> tuple[str, str | None]:
             return "error", f"{type(exc).__name__}: {exc}"
         if turn._scope.cancel_called:
             return "cancelled", None  # cancellation ended the work, whatever it returned
-        if stop_reason not in KNOWN_STOP_REASONS and not stop_reason.startswith("_"):
+        if not _valid_stop_reason(stop_reason):
             problem = (
                 f"the turn's work returned the stop reason {stop_reason!r}: it must be one of "
                 f"{sorted(KNOWN_STOP_REASONS)} or begin with '_' (CustomStopReason)"
@@ -341,6 +341,10 @@ async def _outcome(turn: Turn, work: Work) -> tuple[str, str | None]:
             return "error", problem
         return stop_reason, None
     return "cancelled", None  # the scope caught the cancellation
+
+
+def _valid_stop_reason(value: object) -> bool:
+    return isinstance(value, str) and (value in KNOWN_STOP_REASONS or value.startswith("_"))
 
 
 def _content_type(block: acp.ContentBlock) -> str:
