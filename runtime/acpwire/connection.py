@@ -84,11 +84,11 @@ class Connection:
         self._handlers: dict[RequestId, tuple[trio.CancelScope, Call]] = {}
         self.cancelled_result = cancelled_result
         self.closed_reason = closed_reason
-        self.initialize_response: Any = None
         self._reason_resolved: trio.Event | None = None
         self._on_close: list[Callable[[], None]] = []
         self._closed: ConnectionClosed | None = None
         self._nursery: trio.Nursery | None = None
+        self.initialize_response: Any = None  # what the agent answered `initialize` with
 
     # ------------------------------------------------------------------ running
 
@@ -212,6 +212,10 @@ class Connection:
         for scope in hits:
             scope.cancel()
         return len(hits)
+
+    def requests_in_flight(self) -> list[Call]:
+        """The incoming requests not answered yet, in the order they arrived."""
+        return [call for _, call in self._handlers.values()]
 
     @property
     def nursery(self) -> trio.Nursery:

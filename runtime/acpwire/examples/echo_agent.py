@@ -20,7 +20,7 @@ import acp_schema.v2 as v2
 from acpwire import __version__
 from acpwire.agent import serve_agent
 from acpwire.capabilities import agent_capabilities
-from acpwire.lifecycle import PromptTurns, Turn, V1PromptTurns
+from acpwire.lifecycle import PromptTurns, StopReason, Turn, V1PromptTurns
 
 SLOW_DELAY = 0.05
 STREAM = re.compile(r"^stream (\d+)$")
@@ -95,10 +95,9 @@ class EchoAgentV2(v2.AgentBase):
         self.turns.cancel(params.session_id)
 
     async def session_close(self, params: v2.CloseSessionRequest) -> v2.CloseSessionResponse:
-        self.turns.cancel(params.session_id)
-        return v2.CloseSessionResponse()
+        return await self.turns.close(params.session_id)
 
-    async def echo(self, turn: Turn) -> str:
+    async def echo(self, turn: Turn) -> StopReason:
         words, delay, blast = plan(prompt_text(turn.prompt))
         for i in range(blast):
             await turn.say(f"chunk {i} ")
@@ -149,7 +148,7 @@ class EchoAgentV2(v2.AgentBase):
 class EchoAgentV1(v1.AgentBase):
     def __init__(self, client: v1.ClientPeer) -> None:
         self.client = client
-        self.turns = V1PromptTurns()
+        self.turns = V1PromptTurns(client)
         self.session_ids = itertools.count(1)
         self.sessions: dict[str, str] = {}  # session id -> cwd
 
@@ -184,8 +183,7 @@ class EchoAgentV1(v1.AgentBase):
         self.turns.cancel(params.session_id)
 
     async def session_close(self, params: v1.CloseSessionRequest) -> v1.CloseSessionResponse:
-        self.turns.cancel(params.session_id)
-        return v1.CloseSessionResponse()
+        return await self.turns.close(params.session_id)
 
     async def update(self, session_id: str, update: v1.SessionUpdate) -> None:
         await self.client.session_update(
