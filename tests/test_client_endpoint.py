@@ -89,6 +89,20 @@ async def test_permission_reaches_the_handler_after_the_updates_before_it_were_r
         ]
 
 
+async def test_each_request_waits_only_for_the_updates_before_it() -> None:
+    async with raw_agent(StreamReadingClient) as (conn, peer):
+        async with conn.subscribe("sess_1") as updates:
+            chunks = [chunk_notification("sess_1", str(i)) for i in range(3)]
+            await peer.send(chunks[0], chunks[1], permission_line(1), chunks[2], permission_line(2))
+            await trio.testing.wait_all_tasks_blocked()
+            assert conn.client.log == []
+            for handled_once_taken in (0, 1, 2):  # after taking the 1st, 2nd, 3rd update
+                await updates.__anext__()
+                await trio.testing.wait_all_tasks_blocked()
+                assert len(conn.client.log) == handled_once_taken
+        assert [(await peer.receive())["id"] for _ in range(2)] == [1, 2]
+
+
 async def test_a_request_held_for_a_subscriber_is_released_when_it_stops_reading() -> None:
     async with raw_agent(StreamReadingClient) as (conn, peer):
         async with conn.subscribe("sess_1"):

@@ -68,6 +68,17 @@ class InitializeTimeout(TimeoutError):
     """The agent did not answer `initialize` in time."""
 
 
+class _Gate:
+    """A request held until `remaining` more updates were taken (counted from the gate
+    before it in the stream, so taking an update counts down the first gate only)."""
+
+    __slots__ = ("opened", "remaining")
+
+    def __init__(self, remaining: int) -> None:
+        self.remaining = remaining
+        self.opened = trio.Event()
+
+
 class UpdateStream(Generic[Update]):
     """The updates of one session, in order, as an async iterator.
 
@@ -83,8 +94,7 @@ class UpdateStream(Generic[Update]):
         self._reader: trio.Event | None = None  # set to wake a reader waiting for an item
         self._writer: trio.Event | None = None  # set to wake a writer waiting for room
         self._closed = False
-        self._received = 0  # updates ever queued; those taken: _received - len(_items)
-        self._gates: collections.deque[tuple[int, trio.Event]] = collections.deque()
+        self._gates: collections.deque[_Gate] = collections.deque()  # in arrival order
 
     def offer(self, update: Update) -> bool:
         """Add an update unless the buffer is full (False); once closed, updates are dropped."""
@@ -93,7 +103,6 @@ class UpdateStream(Generic[Update]):
         if len(self._items) >= UPDATE_BUFFER:
             return False
         self._items.append(update)
-        self._received += 1
         if self._reader is not None:
             self._reader.set()
             self._reader = None
@@ -109,23 +118,25 @@ class UpdateStream(Generic[Update]):
         """An event set once the updates queued now were taken (None: nothing is queued)."""
         if not self._items or self._closed:
             return None
-        opened = trio.Event()
-        self._gates.append((self._received, opened))
-        return opened
+        gate = _Gate(len(self._items) - sum(gate.remaining for gate in self._gates))
+        self._gates.append(gate)
+        return gate.opened
 
-    def _open_gates(self) -> None:
-        taken = self._received - len(self._items)
+    def _take_past_gates(self) -> Update:
+        update = self._items.popleft()
         gates = self._gates
-        while gates and gates[0][0] <= taken:
-            gates.popleft()[1].set()
+        gates[0].remaining -= 1
+        while gates and gates[0].remaining <= 0:
+            gates.popleft().opened.set()
+        return update
 
     def close(self) -> None:
         self._closed = True
         for waiting in (self._reader, self._writer):
             if waiting is not None:
                 waiting.set()
-        for _, opened in self._gates:
-            opened.set()
+        for gate in self._gates:
+            gate.opened.set()
         self._gates.clear()
 
     def __aiter__(self) -> UpdateStream[Update]:
@@ -141,10 +152,9 @@ class UpdateStream(Generic[Update]):
         if self._writer is not None and len(items) <= UPDATE_BUFFER // 2:
             self._writer.set()
             self._writer = None
-        update = items.popleft()
         if self._gates:
-            self._open_gates()
-        return update
+            return self._take_past_gates()
+        return items.popleft()
 
 
 class Negotiated(Generic[Peer, Initialized, Update]):
