@@ -20,7 +20,7 @@ from test_endpoints import INIT_V2, ClientV1, ClientV2, describe, python
 from test_faults import INIT_RESULT, PYTHONPATH, chunk_notification
 
 import acp_schema.v2 as v2
-from acpwire._groups import single_exception
+from acpwire._groups import SingleException
 from acpwire.client import (
     ClientConnection,
     InitializeTimeout,
@@ -160,12 +160,21 @@ async def test_an_error_of_the_block_leaves_connect_as_itself() -> None:
     assert not hasattr(caught.value, "__notes__")
 
 
+async def test_an_exception_group_of_the_callers_own_is_kept_whole() -> None:
+    _, client_end = trio.testing.memory_stream_pair()
+    own = ExceptionGroup("mine", [KeyError("a"), KeyError("b")])
+    with pytest.raises(ExceptionGroup) as caught:
+        async with connect(client_end, v2=ClientV2):
+            raise own
+    assert caught.value is own
+
+
 def group(*errors: BaseException) -> BaseExceptionGroup[BaseException]:
     return BaseExceptionGroup("nursery", list(errors))
 
 
 def raised_from(error: BaseException) -> BaseException:
-    with pytest.raises(BaseException) as caught, single_exception():
+    with pytest.raises(BaseException) as caught, SingleException():
         raise error
     return caught.value
 

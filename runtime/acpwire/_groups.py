@@ -1,7 +1,10 @@
 """The endpoints' context managers raise one exception, not trio's nursery ExceptionGroups.
 
-    with single_exception():
-        async with trio.open_nursery() as nursery: ...
+    with SingleException() as single:
+        async with trio.open_nursery() as nursery:
+            ...
+            with single.callers_code():
+                yield conn
 
 An `ExceptionGroup` coming out of the block is replaced by one of the exceptions in it, so
 `except PeerExited` around `open_agent(...)` works, and so does `except KeyError` around a
@@ -15,24 +18,47 @@ block whose code raised it. The rule, when the group holds several:
 
 The others stay reachable: the raised exception gets a note naming them and its
 `__context__` is an `ExceptionGroup` of them. With a single exception its own `__context__`
-is kept as it was.
+is kept as it was. What the caller's code raised (marked with `callers_code()`) is kept
+whole, even an ExceptionGroup of its own: only the groups of internal nurseries go.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from types import TracebackType
 
 import trio
 
 
-@contextmanager
-def single_exception() -> Iterator[None]:
+class SingleException:
     """Raise the most relevant exception of an ExceptionGroup leaving the block (see above)."""
-    try:
-        yield
-    except BaseExceptionGroup as group:
-        chosen, others = most_relevant(group)
+
+    def __init__(self) -> None:
+        self._callers: list[BaseException] = []
+
+    @contextmanager
+    def callers_code(self) -> Iterator[None]:
+        """Around the caller's code (an async context manager's `yield`): what it raises is
+        its own and is kept whole."""
+        try:
+            yield
+        except BaseException as error:
+            self._callers.append(error)
+            raise
+
+    def __enter__(self) -> SingleException:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if not isinstance(error, BaseExceptionGroup) or error in self._callers:
+            return
+        chosen, others = self.most_relevant(error)
         context = chosen.__context__
         if others:
             chosen.add_note(
@@ -46,20 +72,40 @@ def single_exception() -> Iterator[None]:
             chosen.__context__ = context
             del chosen, context, others
 
+    def most_relevant(
+        self, group: BaseExceptionGroup[BaseException]
+    ) -> tuple[BaseException, list[BaseException]]:
+        """The exception to raise for `group`, and the others that are not cancellations."""
+        leaves = list(self._leaves(group))
+        real = [leaf for leaf in leaves if not isinstance(leaf, trio.Cancelled)] or leaves[:1]
+        chosen = next((leaf for leaf in real if not isinstance(leaf, Exception)), real[0])
+        return chosen, [leaf for leaf in real if leaf is not chosen]
 
-def most_relevant(
-    group: BaseExceptionGroup[BaseException],
-) -> tuple[BaseException, list[BaseException]]:
-    """The exception to raise for `group`, and the others that are not cancellations."""
-    leaves = list(_leaves(group))
-    real = [leaf for leaf in leaves if not isinstance(leaf, trio.Cancelled)] or leaves[:1]
-    chosen = next((leaf for leaf in real if not isinstance(leaf, Exception)), real[0])
-    return chosen, [leaf for leaf in real if leaf is not chosen]
+    def _leaves(self, error: BaseException) -> Iterator[BaseException]:
+        own = self._callers_original(error)
+        if own is not None:
+            yield own
+        elif isinstance(error, BaseExceptionGroup):
+            for inner in error.exceptions:
+                yield from self._leaves(inner)
+        else:
+            yield error
+
+    def _callers_original(self, error: BaseException) -> BaseException | None:
+        """The caller's exception `error` is, or a copy of (trio's cancel scopes split a
+        group passing through them: a new group with the same exceptions in it)."""
+        for own in self._callers:
+            if error is own or (
+                isinstance(error, BaseExceptionGroup)
+                and isinstance(own, BaseExceptionGroup)
+                and _plain(error) == _plain(own)
+            ):
+                return own
+        return None
 
 
-def _leaves(error: BaseException) -> Iterator[BaseException]:
+def _plain(error: BaseException) -> list[int]:
+    """The identities of the exceptions in a (nested) group that are not groups."""
     if isinstance(error, BaseExceptionGroup):
-        for inner in error.exceptions:
-            yield from _leaves(inner)
-    else:
-        yield error
+        return [plain for inner in error.exceptions for plain in _plain(inner)]
+    return [id(error)]

@@ -18,7 +18,7 @@ its handler only once every subscriber of that session took the updates received
 it; the `session_update` handler runs on the reader, so it always sees them first.
 
 Errors: `open_agent` and `connect` raise the single exception that ended the block (see
-`_groups.single_exception`), never an ExceptionGroup of their internal tasks.
+`_groups.SingleException`), never an ExceptionGroup of their internal tasks.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ import trio
 from acp_schema import v1, v2
 from acp_schema._support import Codec, MethodSpec
 
-from ._groups import single_exception
+from ._groups import SingleException
 from .connection import Connection
 from .dispatch import handler_dispatch, implemented
 from .errors import ConnectionClosed, ProtocolMismatch, RpcError
@@ -492,11 +492,12 @@ async def connect(
     """
     conn = ClientConnection(stream, _factories(v2, v1), peer=peer, **limits)
     conn.connection.closed_reason = closed_reason
-    with single_exception():
+    with SingleException() as single:
         async with trio.open_nursery() as nursery:
             await nursery.start(conn.connection.run)
             try:
-                yield conn
+                with single.callers_code():
+                    yield conn
             finally:
                 nursery.cancel_scope.cancel()
 
@@ -519,7 +520,7 @@ async def open_agent(
     itself, not in an ExceptionGroup.
     """
     _factories(v2, v1)  # misuse fails before anything is spawned
-    with single_exception():
+    with SingleException() as single:
         async with spawn_agent(command, env=env, cwd=cwd) as agent:
             async with connect(
                 agent.stream,
@@ -530,7 +531,8 @@ async def open_agent(
                 **limits,
             ) as conn:
                 conn.stderr_tail = lambda: "\n".join(agent.stderr_tail)
-                yield conn
+                with single.callers_code():
+                    yield conn
 
 
 __all__ = [
