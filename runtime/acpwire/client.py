@@ -386,8 +386,10 @@ class ClientConnection:
         Read it while the turn runs (e.g. in another task): once `UPDATE_BUFFER` updates are
         unread the connection waits for this reader (back-pressure, bounded memory), and
         answers behind those updates, like v1's `session/prompt` response, wait too. The
-        agent's requests for this session wait until the updates before them were taken.
-        `conn.v2.subscribe` / `conn.v1.subscribe` give the items their type.
+        agent's requests for this session (permission, fs, terminal) reach their handler
+        only once this reader took the updates received before them: so don't wait for such
+        a request in the task that should be reading. `conn.v2.subscribe` /
+        `conn.v1.subscribe` give the items their type.
         """
         stream: UpdateStream[Any] = UpdateStream()
         self._subscribers.setdefault(session_id, []).append(stream)
