@@ -201,10 +201,15 @@ def prompt_v1(session_id: str, text: str) -> v1.PromptRequest:
 
 
 async def until_idle(updates: AsyncIterator[Any]) -> None:
+    await until_state(updates, "idle")
+
+
+async def until_state(updates: AsyncIterator[Any], state: str) -> None:
+    """Read the updates until the session is in `state` (its requests wait for the reader)."""
     async for update in updates:
-        if isinstance(update, v2.StateUpdate) and update.state == "idle":
+        if isinstance(update, v2.StateUpdate) and update.state == state:
             return
-    raise AssertionError("the connection closed before the session went idle")
+    raise AssertionError(f"the connection closed before the session was {state}")
 
 
 # --------------------------------------------------------------------------- version negotiation
@@ -362,6 +367,7 @@ async def test_v2_cancel_mid_turn_ends_cancelled_and_answers_the_permission_canc
         session_id = await new_v2_session(p.conn)
         async with p.conn.subscribe(session_id) as updates:
             await p.conn.v2_agent.session_prompt(prompt_v2(session_id, "hello"))
+            await until_state(updates, "requires_action")
             await p.client.asked.wait()
             await p.conn.cancel(session_id)
             await until_idle(updates)

@@ -34,6 +34,7 @@ from test_endpoints import (
     prompt_v2,
     python,
     until_idle,
+    until_state,
 )
 
 import acp_schema
@@ -484,6 +485,8 @@ async def test_v2_cancel_answers_only_that_sessions_permission_request_cancelled
         async with p.conn.subscribe(first) as one, p.conn.subscribe(second) as two:
             for session_id in (first, second):
                 await p.conn.v2_agent.session_prompt(prompt_v2(session_id, "hello"))
+            await until_state(one, "requires_action")
+            await until_state(two, "requires_action")
             await until(lambda: sum(describe(i) == "permission" for i in p.client.log) == 2)
             await p.conn.cancel(first)
             await until_idle(one)
@@ -527,6 +530,7 @@ async def test_v2_cancel_racing_the_permission_answer_ends_the_turn_once(first: 
         session_id = await new_v2_session(p.conn)
         async with p.conn.subscribe(session_id) as updates:
             await p.conn.v2_agent.session_prompt(prompt_v2(session_id, "slow hello"))
+            await until_state(updates, "requires_action")
             await p.client.asked.wait()
             if first == "allow":
                 p.client.gate.set()  # the handler is woken, but has not run yet ...

@@ -136,9 +136,9 @@ async def test_client_handles_a_batch_from_the_agent() -> None:
         )
         async with conn.subscribe("sess_1") as updates:
             await peer.send([chunk("sess_1", "one"), ask, chunk("sess_1", "two")])
-            with trio.fail_after(2):
-                answer = await peer.receive()
+            with trio.fail_after(2):  # (the request waits until "one" was taken)
                 texts = [(await updates.__anext__()).content.text for _ in range(2)]
+                answer = await peer.receive()
         assert answer == [response("p1", {"outcome": {"outcome": "selected", "optionId": "allow"}})]
         assert texts == ["one", "two"]
 

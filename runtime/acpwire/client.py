@@ -1,23 +1,33 @@
 """The client side: talk to an agent subprocess (or any stream) with typed calls.
 
     async with open_agent(["my-agent"], v2=MyClient) as conn:
-        init = await conn.initialize(v2.InitializeRequest(protocol_version=2, info=...))
-        agent = conn.v2_agent
-        session = await agent.session_new(v2.NewSessionRequest(cwd="/repo", mcp_servers=[]))
-        async with conn.subscribe(session.session_id) as updates:
-            async for update in updates: ...
+        await conn.initialize(v2.InitializeRequest(protocol_version=2, info=...))
+        agent = conn.v2            # the connection typed for protocol version 2
+        session = await agent.peer.session_new(v2.NewSessionRequest(cwd="/repo"))
+        async with agent.subscribe(session.session_id) as updates:
+            async for update in updates: ...     # v2.SessionUpdate
 
 `initialize` sends the request of the newest version this client has an implementation
 for; when the agent answers with another version this client also speaks, the connection
-switches to it, otherwise `ProtocolMismatch` is raised.
+switches to it, otherwise `ProtocolMismatch` is raised. `conn.v2` / `conn.v1` are the
+connection seen through the negotiated version (`conn.protocol_version` says which).
+
+Order: a session's updates and the agent's requests for that session reach the client in
+wire order. A request carrying a `sessionId` (permission, fs, terminal, ...) is handed to
+its handler only once every subscriber of that session took the updates received before
+it; the `session_update` handler runs on the reader, so it always sees them first.
+
+Errors: `open_agent` and `connect` raise the single exception that ended the block (see
+`_groups.SingleException`), never an ExceptionGroup of their internal tasks.
 """
 
 from __future__ import annotations
 
 import collections
+import shlex
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import asynccontextmanager
-from typing import Any
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any, Generic, TypeVar, cast, overload
 
 import msgspec
 import trio
@@ -25,10 +35,11 @@ import trio
 from acp_schema import v1, v2
 from acp_schema._support import Codec, MethodSpec
 
+from ._groups import SingleException
 from .connection import Connection
 from .dispatch import handler_dispatch, implemented
 from .errors import ConnectionClosed, ProtocolMismatch, RpcError
-from .jsonrpc import Call
+from .jsonrpc import Call, RequestId
 from .transport import GRACE_PERIOD, TERMINATE_GRACE_PERIOD, spawn_agent
 from .versions import SURFACES, Surface, bootstrap_codec, protocol_version_of
 
@@ -38,25 +49,54 @@ V1Factory = Callable[[v1.AgentPeer], v1.ClientBase]
 UPDATE_BUFFER = 1024
 """Updates a per-session iterator may hold before the connection waits for its reader."""
 
+INITIALIZE_TIMEOUT = 30.0
+"""Seconds `initialize` waits for the agent's answer by default."""
+
 PERMISSION = "session/request_permission"
 SESSION_UPDATE = "session/update"
 
+Update = TypeVar("Update")
+Peer = TypeVar("Peer")
+Initialized = TypeVar("Initialized")
 
-class UpdateStream:
+
+class NotInitialized(RuntimeError):
+    """The agent was used before `initialize` was answered."""
+
+
+class InitializeTimeout(TimeoutError):
+    """The agent did not answer `initialize` in time."""
+
+
+class _Gate:
+    """A request held until `remaining` more updates were taken (counted from the gate
+    before it in the stream, so taking an update counts down the first gate only)."""
+
+    __slots__ = ("opened", "remaining")
+
+    def __init__(self, remaining: int) -> None:
+        self.remaining = remaining
+        self.opened = trio.Event()
+
+
+class UpdateStream(Generic[Update]):
     """The updates of one session, in order, as an async iterator.
 
     Items are handed over through a deque, not a trio channel: a channel costs a scheduler
     round trip per item, which at tens of thousands of updates a second is most of the cost.
     The connection waits (back-pressure) while `UPDATE_BUFFER` updates are unread.
+
+    A request of the session waits at a gate until the updates queued before it were taken.
     """
 
     def __init__(self) -> None:
-        self._items: collections.deque[Any] = collections.deque()
+        self._items: collections.deque[Update] = collections.deque()
         self._reader: trio.Event | None = None  # set to wake a reader waiting for an item
         self._writer: trio.Event | None = None  # set to wake a writer waiting for room
         self._closed = False
+        self._gates: collections.deque[_Gate] = collections.deque()  # in arrival order
 
-    def offer(self, update: Any) -> bool:
+    def offer(self, update: Update) -> bool:
         """Add an update unless the buffer is full (False); once closed, updates are dropped."""
         if self._closed:
             return True
@@ -68,22 +108,41 @@ class UpdateStream:
             self._reader = None
         return True
 
-    async def put(self, update: Any) -> None:
+    async def put(self, update: Update) -> None:
         """Add an update, waiting for room."""
         while not self.offer(update):
             self._writer = self._writer or trio.Event()
             await self._writer.wait()
+
+    def gate(self) -> trio.Event | None:
+        """An event set once the updates queued now were taken (None: nothing is queued)."""
+        if not self._items or self._closed:
+            return None
+        gate = _Gate(len(self._items) - sum(gate.remaining for gate in self._gates))
+        self._gates.append(gate)
+        return gate.opened
+
+    def _take_past_gates(self) -> Update:
+        update = self._items.popleft()
+        gates = self._gates
+        gates[0].remaining -= 1
+        while gates and gates[0].remaining <= 0:
+            gates.popleft().opened.set()
+        return update
 
     def close(self) -> None:
         self._closed = True
         for waiting in (self._reader, self._writer):
             if waiting is not None:
                 waiting.set()
+        for gate in self._gates:
+            gate.opened.set()
+        self._gates.clear()
 
-    def __aiter__(self) -> UpdateStream:
+    def __aiter__(self) -> UpdateStream[Update]:
         return self
 
-    async def __anext__(self) -> Any:
+    async def __anext__(self) -> Update:
         items = self._items
         while not items:
             if self._closed:
@@ -93,7 +152,34 @@ class UpdateStream:
         if self._writer is not None and len(items) <= UPDATE_BUFFER // 2:
             self._writer.set()
             self._writer = None
+        if self._gates:
+            return self._take_past_gates()
         return items.popleft()
+
+
+class Negotiated(Generic[Peer, Initialized, Update]):
+    """The connection seen through the protocol version the agent chose, fully typed.
+
+    `peer`: the agent's typed methods; `initialize_response`: the agent's answer to
+    `initialize`; `subscribe` / `cancel`: as on `ClientConnection`, with typed updates.
+    """
+
+    def __init__(self, conn: ClientConnection, peer: Peer, initialize_response: Initialized):
+        self.connection = conn
+        self.peer = peer
+        self.initialize_response = initialize_response
+
+    def subscribe(self, session_id: str) -> AbstractAsyncContextManager[UpdateStream[Update]]:
+        """Every `session/update` of a session, in order, while the block runs."""
+        return self.connection.subscribe(session_id)
+
+    async def cancel(self, session_id: str) -> None:
+        """`session/cancel` (see `ClientConnection.cancel`)."""
+        await self.connection.cancel(session_id)
+
+
+V2Connection = Negotiated[v2.AgentPeer, v2.InitializeResponse, v2.SessionUpdate]
+V1Connection = Negotiated[v1.AgentPeer, v1.InitializeResponse, v1.SessionUpdate]
 
 
 class ClientConnection:
@@ -103,18 +189,23 @@ class ClientConnection:
         self,
         stream: trio.abc.Stream,
         factories: dict[int, Callable[[Any], Any]],
+        *,
+        peer: str = "the agent",
         **limits: Any,
     ) -> None:
-        if not factories:
-            raise ValueError("a client needs an implementation for at least one version")
-        self.factories = factories
+        """`peer`: how error messages name the agent (`open_agent`: its command line)."""
+        self.factories = checked_factories(factories)
+        self.peer = peer
+        self.stderr_tail: Callable[[], str] = lambda: ""  # the agent's last stderr lines
         self.surface: Surface | None = None
         self.client: Any = None
         self.agent: v2.AgentPeer | v1.AgentPeer | None = None
+        self._negotiated: V2Connection | V1Connection | None = None
         self._dispatch: Callable[[Call], Awaitable[Any] | None] = _not_initialized
         self._handles_updates = False
         self._update_spec: MethodSpec[Any, None] | None = None
-        self._subscribers: dict[str, list[UpdateStream]] = {}
+        self._subscribers: dict[str, list[UpdateStream[Any]]] = {}
+        self._gates: dict[RequestId, list[trio.Event]] = {}
         self.connection = Connection(
             stream,
             bootstrap_codec(Codec[msgspec.Raw](msgspec.Raw)),
@@ -122,53 +213,114 @@ class ClientConnection:
             cancelled_result=self._cancelled_result,
             **limits,
         )
+        self.connection.on_request = self._gate_behind_updates
 
     # ------------------------------------------------------------------ setup
 
-    async def initialize(self, params: v2.InitializeRequest | v1.InitializeRequest) -> Any:
-        """Send `initialize` and switch to the version the agent answers with."""
+    @overload
+    async def initialize(
+        self, params: v1.InitializeRequest, *, timeout: float | None = ...
+    ) -> v1.InitializeResponse: ...
+
+    @overload
+    async def initialize(
+        self, params: v2.InitializeRequest, *, timeout: float | None = ...
+    ) -> v2.InitializeResponse | v1.InitializeResponse: ...
+
+    async def initialize(
+        self,
+        params: v2.InitializeRequest | v1.InitializeRequest,
+        *,
+        timeout: float | None = INITIALIZE_TIMEOUT,
+    ) -> v2.InitializeResponse | v1.InitializeResponse:
+        """Send `initialize` and switch to the version the agent answers with.
+
+        The answer is of the version the agent chose (v1 when a v2 request fell back to v1;
+        `conn.v2` / `conn.v1` give it typed). Raises `InitializeTimeout` when the agent does
+        not answer within `timeout` seconds (None: wait as long as it takes).
+        """
         version = params.protocol_version
         if version not in self.factories:
-            raise ValueError(f"no client implementation for protocol version {version}")
-        requested = SURFACES[version]
-        raw: msgspec.Raw = await self.connection.request(requested.initialize, params)
+            raise ValueError(
+                f"no client implementation for protocol version {version}: pass "
+                f"v{version}=<factory> to open_agent/connect, or send the request of one of "
+                f"the versions given: {sorted(self.factories)}"
+            )
+        raw = await self._initialize_answer(SURFACES[version].initialize, params, timeout)
         answered = protocol_version_of(raw)
         if answered not in self.factories:
             raise ProtocolMismatch(
-                f"the agent speaks protocol version {answered}; this client speaks "
+                f"{self.peer} speaks protocol version {answered}; this client speaks "
                 f"{sorted(self.factories)}"
             )
         surface = SURFACES[answered]
         result = surface.initialize.result.decode(raw) if surface.initialize.result else raw
-        self.surface = surface
-        self.agent = surface.module.AgentPeer(self.connection)
-        self.client = self.factories[answered](self.agent)
-        self._dispatch = handler_dispatch(self.client, surface.client_base)
-        self._handles_updates = implemented(self.client, surface.client_base, "session_update")
+        self._switch_to(surface, result)
+        return cast("v2.InitializeResponse | v1.InitializeResponse", result)
+
+    async def _initialize_answer(
+        self, spec: MethodSpec[Any, Any], params: Any, timeout: float | None
+    ) -> msgspec.Raw:
+        with trio.move_on_after(timeout if timeout is not None else float("inf")):
+            raw: msgspec.Raw = await self.connection.request(spec, params)
+            return raw
+        tail = self.stderr_tail()
+        raise InitializeTimeout(
+            f"{self.peer} did not answer `initialize` within {timeout:g} s"
+            + (f"; stderr tail:\n{tail}\n" if tail else " and wrote nothing to stderr; ")
+            + "check that the command starts an ACP agent speaking on its stdout, or pass "
+            "a longer `timeout=` to initialize() if it is slow to start"
+        )
+
+    def _switch_to(self, surface: Surface, initialize_response: Any) -> None:
+        agent = surface.module.AgentPeer(self.connection)
+        client = self.factories[surface.version](agent)
+        if not isinstance(client, surface.client_base):
+            raise TypeError(
+                f"the v{surface.version}= factory returned {client!r}, not an instance of "
+                f"{surface.module.__name__}.ClientBase: pass your ClientBase subclass (or a "
+                "function returning an instance of it)"
+            )
+        self.surface, self.agent, self.client = surface, agent, client
+        self._negotiated = Negotiated(self, agent, initialize_response)
+        self._dispatch = handler_dispatch(client, surface.client_base)
+        self._handles_updates = implemented(client, surface.client_base, "session_update")
         self._update_spec = surface.client_codec.inbound[SESSION_UPDATE]
         self.connection.core.codec = surface.client_codec
         self.connection.dispatch = self._route
-        return result
 
     @property
     def protocol_version(self) -> int:
-        if self.surface is None:
-            raise RuntimeError("not initialized")
-        return self.surface.version
+        """The negotiated protocol version."""
+        return self._require_initialized().version
 
     @property
     def v2_agent(self) -> v2.AgentPeer:
-        """The agent's typed methods, when protocol version 2 was negotiated."""
-        if not isinstance(self.agent, v2.AgentPeer):
-            raise ProtocolMismatch(f"negotiated protocol version is not 2: {self.agent}")
-        return self.agent
+        """The agent's typed methods, when protocol version 2 was negotiated (`v2.peer`)."""
+        return self.v2.peer
 
     @property
     def v1_agent(self) -> v1.AgentPeer:
-        """The agent's typed methods, when protocol version 1 was negotiated."""
-        if not isinstance(self.agent, v1.AgentPeer):
-            raise ProtocolMismatch(f"negotiated protocol version is not 1: {self.agent}")
-        return self.agent
+        """The agent's typed methods, when protocol version 1 was negotiated (`v1.peer`)."""
+        return self.v1.peer
+
+    def _require_initialized(self) -> Surface:
+        if self.surface is None:
+            raise NotInitialized(
+                f"{self.peer} is not initialized yet: call `await conn.initialize(...)` "
+                "(and wait for it) before using the agent"
+            )
+        return self.surface
+
+    def _negotiated_as(self, version: int) -> V2Connection | V1Connection:
+        chosen = self._require_initialized().version
+        if chosen != version:
+            raise ProtocolMismatch(
+                f"{self.peer} negotiated protocol version {chosen}, not {version}: use "
+                f"`conn.v{chosen}`, or branch on `conn.protocol_version` to support both"
+            )
+        assert self._negotiated is not None  # set with the surface
+        return self._negotiated
 
     # ------------------------------------------------------------------ incoming
 
@@ -184,14 +336,34 @@ class ClientConnection:
                         return self._publish_waiting(streams, stream, update, call)
             if not self._handles_updates:
                 return None
+        elif self._gates and call.id in self._gates:
+            return self._after_gates(self._gates.pop(call.id), call)
         return self._dispatch(call)
 
     async def _publish_waiting(
-        self, streams: list[UpdateStream], full: UpdateStream, update: Any, call: Call
+        self, streams: list[UpdateStream[Any]], full: UpdateStream[Any], update: Any, call: Call
     ) -> Any:
         """Back-pressure: wait until `full` and the subscribers after it have room."""
         for stream in streams[streams.index(full) :]:
             await stream.put(update)
+        pending = self._dispatch(call)
+        return None if pending is None else await pending
+
+    def _gate_behind_updates(self, call: Call) -> None:
+        """On arrival of a request (on the reader, in wire order): when it belongs to a
+        session whose subscribers have not taken every earlier update, hold its handler."""
+        session_id = getattr(call.params, "session_id", None) if call.spec else None
+        streams = self._subscribers.get(session_id) if isinstance(session_id, str) else None
+        if not streams:
+            return
+        gates = [gate for stream in streams if (gate := stream.gate()) is not None]
+        if gates:
+            assert not isinstance(call.id, msgspec.UnsetType)
+            self._gates[call.id] = gates
+
+    async def _after_gates(self, gates: list[trio.Event], call: Call) -> Any:
+        for gate in gates:
+            await gate.wait()
         pending = self._dispatch(call)
         return None if pending is None else await pending
 
@@ -208,14 +380,18 @@ class ClientConnection:
     # ------------------------------------------------------------------ sessions
 
     @asynccontextmanager
-    async def subscribe(self, session_id: str) -> AsyncIterator[UpdateStream]:
+    async def subscribe(self, session_id: str) -> AsyncIterator[UpdateStream[Any]]:
         """Every `session/update` of a session, in order, while the block runs.
 
         Read it while the turn runs (e.g. in another task): once `UPDATE_BUFFER` updates are
         unread the connection waits for this reader (back-pressure, bounded memory), and
-        answers behind those updates, like v1's `session/prompt` response, wait too.
+        answers behind those updates, like v1's `session/prompt` response, wait too. The
+        agent's requests for this session (permission, fs, terminal) reach their handler
+        only once this reader took the updates received before them: so don't wait for such
+        a request in the task that should be reading. `conn.v2.subscribe` /
+        `conn.v1.subscribe` give the items their type.
         """
-        stream = UpdateStream()
+        stream: UpdateStream[Any] = UpdateStream()
         self._subscribers.setdefault(session_id, []).append(stream)
         self.connection.on_close(stream.close)
         try:
@@ -227,24 +403,79 @@ class ClientConnection:
     async def cancel(self, session_id: str) -> None:
         """`session/cancel`, after answering this session's pending permission requests with
         the `cancelled` outcome (the spec's MUST)."""
+        self._require_initialized()
         self.connection.cancel_requests(
             lambda call: (
                 call.method == PERMISSION and getattr(call.params, "session_id", None) == session_id
             )
         )
         agent = self.agent
-        if agent is None:
-            raise RuntimeError("not initialized")
         if isinstance(agent, v2.AgentPeer):
             await agent.session_cancel(v2.CancelSessionNotification(session_id=session_id))
-        else:
+        elif isinstance(agent, v1.AgentPeer):
             await agent.session_cancel(v1.CancelNotification(session_id=session_id))
+
+    # ------------------------------------------------------------------ typed views
+    # (last in the class: within it, the names v2 and v1 are these properties from here on)
+
+    @property
+    def v2(self) -> V2Connection:
+        """The connection typed for protocol version 2 (when the agent chose it)."""
+        negotiated = self._negotiated_as(2)
+        assert isinstance(negotiated.peer, v2.AgentPeer)
+        return negotiated  # narrowed by its peer
+
+    @property
+    def v1(self) -> V1Connection:
+        """The connection typed for protocol version 1 (when the agent chose it)."""
+        negotiated = self._negotiated_as(1)
+        assert isinstance(negotiated.peer, v1.AgentPeer)
+        return negotiated  # narrowed by its peer
 
 
 def _not_initialized(call: Call) -> None:
     """Nothing may arrive before `initialize` is answered."""
     if call.is_request:
         raise RpcError.invalid_request("the connection is not initialized yet")
+
+
+def checked_factories(
+    factories: dict[int, Callable[[Any], Any]],
+) -> dict[int, Callable[[Any], Any]]:
+    """`factories` ({version: factory}) when each builds a client; a TypeError naming the fix
+    for a client instance, a class of the wrong version, or anything not callable."""
+    if not factories:
+        raise ValueError(
+            "a client needs an implementation for at least one version: pass v2=MyClient "
+            "and/or v1=MyV1Client (ClientBase subclasses of acp_schema.v2 / acp_schema.v1)"
+        )
+    bases = {version: surface.client_base for version, surface in SURFACES.items()}
+    for version, factory in factories.items():
+        name = getattr(factory, "__name__", type(factory).__name__)
+        if isinstance(factory, tuple(bases.values())):
+            raise TypeError(
+                f"v{version}= takes a factory that builds the client from the agent's peer, not "
+                f"a client instance: pass the class (v{version}={name}) or a function "
+                f"(v{version}=lambda agent: {name}(agent, ...))"
+            )
+        if not callable(factory):
+            raise TypeError(
+                f"v{version}= takes a factory (a ClientBase subclass or a function), "
+                f"got {factory!r}"
+            )
+        if isinstance(factory, type) and not issubclass(factory, bases[version]):
+            other = [v for v, base in bases.items() if issubclass(factory, base)]
+            hint = f"it is a v{other[0]} client: pass it as v{other[0]}=" if other else ""
+            raise TypeError(
+                f"v{version}={name}: the class is not a subclass of "
+                f"{SURFACES[version].module.__name__}.ClientBase" + (f"; {hint}" if hint else "")
+            )
+    return factories
+
+
+def _factories(v2: V2Factory | None, v1: V1Factory | None) -> dict[int, Callable[[Any], Any]]:
+    given: dict[int, Callable[[Any], Any] | None] = {2: v2, 1: v1}
+    return checked_factories({version: f for version, f in given.items() if f is not None})
 
 
 @asynccontextmanager
@@ -254,22 +485,23 @@ async def connect(
     v2: V2Factory | None = None,
     v1: V1Factory | None = None,
     closed_reason: Callable[[], Any] | None = None,
+    peer: str = "the agent",
     **limits: Any,
 ) -> AsyncIterator[ClientConnection]:
-    """A client connection over any trio stream, served while the block runs."""
-    factories: dict[int, Callable[[Any], Any]] = {}
-    if v2 is not None:
-        factories[2] = v2
-    if v1 is not None:
-        factories[1] = v1
-    conn = ClientConnection(stream, factories, **limits)
+    """A client connection over any trio stream, served while the block runs.
+
+    An exception ending the block leaves it as itself, not in an ExceptionGroup.
+    """
+    conn = ClientConnection(stream, _factories(v2, v1), peer=peer, **limits)
     conn.connection.closed_reason = closed_reason
-    async with trio.open_nursery() as nursery:
-        await nursery.start(conn.connection.run)
-        try:
-            yield conn
-        finally:
-            nursery.cancel_scope.cancel()
+    with SingleException() as single:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(conn.connection.run)
+            try:
+                with single.callers_code():
+                    yield conn
+            finally:
+                nursery.cancel_scope.cancel()
 
 
 @asynccontextmanager
@@ -289,18 +521,40 @@ async def open_agent(
     When the agent dies, pending and later calls raise `PeerExited` with its exit code and
     the tail of its stderr. Leaving the block closes its stdin and waits for it to exit, then
     ends its process group (`spawn_agent` says how, and the longest this takes).
+    An exception ending the block (`PeerExited`, or one of the block's own) leaves it as
+    itself, not in an ExceptionGroup.
     """
-    async with spawn_agent(
-        command,
-        env=env,
-        cwd=cwd,
-        grace_period=grace_period,
-        terminate_grace_period=terminate_grace_period,
-    ) as agent:
-        async with connect(
-            agent.stream, v2=v2, v1=v1, closed_reason=agent.exited, **limits
-        ) as conn:
-            yield conn
+    _factories(v2, v1)  # misuse fails before anything is spawned
+    with SingleException() as single:
+        async with spawn_agent(
+            command,
+            env=env,
+            cwd=cwd,
+            grace_period=grace_period,
+            terminate_grace_period=terminate_grace_period,
+        ) as agent:
+            async with connect(
+                agent.stream,
+                v2=v2,
+                v1=v1,
+                closed_reason=agent.exited,
+                peer=f"agent `{shlex.join(command)}`",
+                **limits,
+            ) as conn:
+                conn.stderr_tail = lambda: "\n".join(agent.stderr_tail)
+                with single.callers_code():
+                    yield conn
 
 
-__all__ = ["ClientConnection", "ConnectionClosed", "connect", "open_agent"]
+__all__ = [
+    "ClientConnection",
+    "ConnectionClosed",
+    "InitializeTimeout",
+    "Negotiated",
+    "NotInitialized",
+    "UpdateStream",
+    "V1Connection",
+    "V2Connection",
+    "connect",
+    "open_agent",
+]

@@ -89,6 +89,7 @@ class Connection:
         self._closed: ConnectionClosed | None = None
         self._nursery: trio.Nursery | None = None
         self.initialize_response: Any = None  # what the agent answered `initialize` with
+        self.on_request: Callable[[Call], None] | None = None  # sees each request on arrival
 
     # ------------------------------------------------------------------ running
 
@@ -173,6 +174,8 @@ class Connection:
         request_id = call.id
         assert not isinstance(request_id, msgspec.UnsetType)
         self._handlers[request_id] = (trio.CancelScope(), call)  # cancellable from now on
+        if self.on_request is not None:  # on the reader: in wire order with notifications
+            self.on_request(call)
         if self._running < self.max_concurrent_requests:
             self._start(call)
         elif len(self._backlog) < self.max_concurrent_requests or await self._room_soon():

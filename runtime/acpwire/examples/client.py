@@ -141,8 +141,9 @@ async def initialize(conn: ClientConnection, protocol: int) -> None:
 
 async def v2_turn(conn: ClientConnection, session_id: str, text: str) -> str:
     """Prompt and follow the session until it is idle again; returns the stop reason."""
-    async with conn.subscribe(session_id) as updates:
-        accepted = await conn.v2_agent.session_prompt(
+    agent = conn.v2
+    async with agent.subscribe(session_id) as updates:
+        accepted = await agent.peer.session_prompt(
             v2.PromptRequest(session_id=session_id, prompt=[v2.TextContent(text=text)])
         )
         PRINTER.show(f"prompt accepted: messageId {accepted.message_id}")
@@ -155,7 +156,7 @@ async def v2_turn(conn: ClientConnection, session_id: str, text: str) -> str:
 
 
 async def v1_turn(conn: ClientConnection, session_id: str, text: str) -> str:
-    response = await conn.v1_agent.session_prompt(
+    response = await conn.v1.peer.session_prompt(
         v1.PromptRequest(session_id=session_id, prompt=[v1.TextContent(text=text)])
     )
     return str(response.stop_reason)
@@ -163,19 +164,37 @@ async def v1_turn(conn: ClientConnection, session_id: str, text: str) -> str:
 
 async def new_session(conn: ClientConnection) -> str:
     if conn.protocol_version == 2:
-        session2 = await conn.v2_agent.session_new(v2.NewSessionRequest(cwd=os.getcwd()))
+        session2 = await conn.v2.peer.session_new(v2.NewSessionRequest(cwd=os.getcwd()))
         return session2.session_id
-    session1 = await conn.v1_agent.session_new(
-        v1.NewSessionRequest(cwd=os.getcwd(), mcp_servers=[])
-    )
+    session1 = await conn.v1.peer.session_new(v1.NewSessionRequest(cwd=os.getcwd(), mcp_servers=[]))
     return session1.session_id
 
 
-async def close_session(conn: ClientConnection, session_id: str) -> None:
+def can_close_sessions(conn: ClientConnection) -> bool:
+    """Whether the agent advertised `session/close` (v2: any `session` capability; v1:
+    `sessionCapabilities.close`)."""
     if conn.protocol_version == 2:
-        await conn.v2_agent.session_close(v2.CloseSessionRequest(session_id=session_id))
+        capabilities = conn.v2.initialize_response.capabilities
+        return isinstance(capabilities, v2.AgentCapabilities) and isinstance(
+            capabilities.session, v2.SessionCapabilities
+        )
+    capabilities1 = conn.v1.initialize_response.agent_capabilities
+    return (
+        isinstance(capabilities1, v1.AgentCapabilities)
+        and isinstance(capabilities1.session_capabilities, v1.SessionCapabilities)
+        and isinstance(capabilities1.session_capabilities.close, v1.SessionCloseCapabilities)
+    )
+
+
+async def close_session(conn: ClientConnection, session_id: str) -> bool:
+    """`session/close` when the agent advertised it; whether it was sent."""
+    if not can_close_sessions(conn):
+        return False
+    if conn.protocol_version == 2:
+        await conn.v2.peer.session_close(v2.CloseSessionRequest(session_id=session_id))
     else:
-        await conn.v1_agent.session_close(v1.CloseSessionRequest(session_id=session_id))
+        await conn.v1.peer.session_close(v1.CloseSessionRequest(session_id=session_id))
+    return True
 
 
 WARM_UP_ROUNDTRIPS = 100
@@ -239,8 +258,11 @@ async def run(
         print("> please answer slowly so that I can cancel you", flush=True)
         second = await turn(conn, session_id, "please answer slowly so that I can cancel you " * 5)
         print(f"turn ended: {second}", flush=True)
-        await close_session(conn, session_id)
-        print("session closed", flush=True)
+        closed = await close_session(conn, session_id)
+        print(
+            "session closed" if closed else "session left open: the agent has no session/close",
+            flush=True,
+        )
         return {"protocol": conn.protocol_version, "first": first, "second": second}
 
 
