@@ -117,6 +117,20 @@ def _is_other_branch(node: Node) -> bool:
     return node.get("title") == "other" and node.get("type") == "object"
 
 
+def _takes_unknown_tags(member: Node, tag: str) -> bool:
+    """A default variant whose description says unknown tags decode into it (v1's
+    `SetSessionConfigOptionRequest`: "Unknown `type` values ... deserialize into this variant")."""
+    doc = " ".join(_doc(member).split())
+    return f"Unknown `{tag}` values" in doc and "into this variant" in doc
+
+
+def _unknown_tag_doc(tag: str) -> str:
+    return (
+        f"A variant whose `{tag}` this schema release does not know, kept as received.\n\n"
+        f"The default variant applies only when `{tag}` is absent."
+    )
+
+
 def _is_none_branch(node: Node, tag: str) -> bool:
     props = node.get("properties", {})
     return node.get("title") == "none" and props.get(tag) == {"type": "null"}
@@ -398,6 +412,9 @@ class Classifier:
                 raise ShapeError(
                     mp, f"union member of {name} is neither tagged, other nor a $ref", member
                 )
+        if unknown is None and untagged and not any(_takes_unknown_tags(m, tag) for m in members):
+            # The default variant is for an absent tag; a present unknown one is kept as is.
+            unknown = ir.UnknownVariant(self._unknown_name(name), _unknown_tag_doc(tag))
         self.children[name] = [*variants, *(t.name for t in untagged if isinstance(t, ir.Ref))]
         self.result[name] = ir.UnionDef(
             name, _doc(node), tag, tuple(variants), tuple(untagged), unknown

@@ -195,9 +195,11 @@ __all__ = [
     "ToolCallUpdate",
     "ToolCallUpdateSessionUpdate",
     "ToolKind",
+    "UnknownAuthMethod",
     "UnknownCreateElicitationRequest",
     "UnknownCreateElicitationResponse",
     "UnknownElicitationPropertySchema",
+    "UnknownMcpServer",
     "UnknownMultiSelectItems",
     "UnstructuredCommandInput",
     "UsageUpdate",
@@ -1095,12 +1097,28 @@ class AuthMethodAgent(msgspec.Struct, kw_only=True, gc=False):
     }
 
 
+class UnknownAuthMethod(OpenVariant):
+    """
+    A variant whose `type` this schema release does not know, kept as received.
+
+    The default variant applies only when `type` is absent.
+    """
+
+    tag_field: ClassVar[str] = "type"
+
+
 if TYPE_CHECKING:
-    AuthMethod: TypeAlias = Union[AuthMethodTerminal, AuthMethodAgent]
+    AuthMethod: TypeAlias = Union[AuthMethodTerminal, AuthMethodAgent, UnknownAuthMethod]
 else:
     AuthMethod = Annotated[
         Union[AuthMethodTerminal, tag_guard("type")],
-        UnionInfo("AuthMethod", "type", {"terminal": AuthMethodTerminal}, (AuthMethodAgent,), None),
+        UnionInfo(
+            "AuthMethod",
+            "type",
+            {"terminal": AuthMethodTerminal},
+            (AuthMethodAgent,),
+            UnknownAuthMethod,
+        ),
     ]
 """
 Describes an available authentication method.
@@ -3699,8 +3717,18 @@ class McpServerStdio(msgspec.Struct, kw_only=True, gc=False):
     }
 
 
+class UnknownMcpServer(OpenVariant):
+    """
+    A variant whose `type` this schema release does not know, kept as received.
+
+    The default variant applies only when `type` is absent.
+    """
+
+    tag_field: ClassVar[str] = "type"
+
+
 if TYPE_CHECKING:
-    McpServer: TypeAlias = Union[McpServerHttp, McpServerSse, McpServerStdio]
+    McpServer: TypeAlias = Union[McpServerHttp, McpServerSse, McpServerStdio, UnknownMcpServer]
 else:
     McpServer = Annotated[
         Union[McpServerHttp, McpServerSse],
@@ -3709,7 +3737,7 @@ else:
             "type",
             {"http": McpServerHttp, "sse": McpServerSse},
             (McpServerStdio,),
-            None,
+            UnknownMcpServer,
         ),
     ]
 """
