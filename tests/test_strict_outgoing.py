@@ -20,7 +20,8 @@ import acp_schema.v1 as v1
 import acp_schema.v2 as v2
 from acp_schema import UNSET, Codec, OutgoingCheckError, check_outgoing
 from acpwire.connection import Connection
-from acpwire.jsonrpc import Call, JsonRpcCore
+from acpwire.errors import RpcError
+from acpwire.jsonrpc import _CHECKED, Call, JsonRpcCore
 
 CODEX_ENV_VAR_AUTH = {
     "id": "openai-api-key",
@@ -125,8 +126,10 @@ def test_off_by_default_and_nothing_shadows_the_plain_methods() -> None:
     core = JsonRpcCore(v2.CLIENT_CODEC)
     assert not core.check_outgoing
     assert b'"runing"' in core.notify(v2.SESSION_UPDATE, state_update(state="runing"))
-    for name in ("request", "notify", "respond", "receive_line"):
+    for name in _CHECKED:
         assert getattr(core, name).__func__ is getattr(JsonRpcCore, name)
+    core.check_outgoing = True
+    assert all(getattr(core, name).__func__ is not getattr(JsonRpcCore, name) for name in _CHECKED)
 
 
 def test_core_checks_requests_and_notifications_before_encoding() -> None:
@@ -154,8 +157,10 @@ def test_core_checks_results_and_the_request_stays_answerable() -> None:
     ):
         core.respond(7, v2.NewSessionResponse(session_id=5))  # type: ignore[arg-type]
     assert core.in_flight == {7}
+    assert b'"code":-32603' in (core.respond_error(7, RpcError.internal_error("bad result")) or b"")
+    (call,) = core.receive_line(msgspec.json.encode(request(8, "session/new", {"cwd": "/tmp"})))
     assert b'"sessionId":"sess_1"' in (
-        core.respond(7, v2.NewSessionResponse(session_id="sess_1")) or b""
+        core.respond(8, v2.NewSessionResponse(session_id="sess_1")) or b""
     )
 
 

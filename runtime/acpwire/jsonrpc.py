@@ -123,6 +123,9 @@ def _error(id: RequestId, error: RpcError) -> bytes:
 
 # --------------------------------------------------------------------------- the core
 
+_CHECKED = ("request", "notify", "respond", "respond_error", "receive_line")
+"""The methods `JsonRpcCore.check_outgoing` shadows with `_checked_<name>` while it is on."""
+
 
 class JsonRpcCore:
     """One connection's JSON-RPC state. `codec` is swapped when `initialize` picks a version."""
@@ -142,13 +145,13 @@ class JsonRpcCore:
         """Check every request, notification and result we send against this schema release
         (`Codec.check_outgoing`) before it is encoded: `OutgoingCheckError` on a violation.
         For development and tests; set it before the connection runs. Off costs nothing:
-        while on, checked methods shadow `request`, `notify`, `respond` and `receive_line`."""
+        while on, checked methods shadow the plain ones (`_CHECKED`)."""
         return "respond" in self.__dict__
 
     @check_outgoing.setter
     def check_outgoing(self, on: bool) -> None:
         self._result_codecs: dict[RequestId, Codec[Any] | None] = {}  # their id -> result codec
-        for name in ("request", "notify", "respond", "receive_line"):
+        for name in _CHECKED:
             if on:
                 self.__dict__[name] = getattr(self, f"_checked_{name}")
             else:
@@ -167,6 +170,10 @@ class JsonRpcCore:
         if codec is not None:
             codec.check_outgoing(result, "$.result")
         return JsonRpcCore.respond(self, request_id, result)
+
+    def _checked_respond_error(self, request_id: RequestId, error: RpcError) -> bytes | None:
+        self._result_codecs.pop(request_id, None)
+        return JsonRpcCore.respond_error(self, request_id, error)
 
     def _checked_receive_line(self, line: bytes) -> list[Event]:
         events = JsonRpcCore.receive_line(self, line)
