@@ -256,13 +256,24 @@ def test_present_unknown_tag_is_not_the_default_variant(surface_name: str) -> No
     assert msgspec.json.encode(response) == line
 
 
-# Every tagged union with a default variant: the default decodes without the tag, a present
-# unknown tag gives the open variant. (v1's SetSessionConfigOptionRequest is the exception its
-# schema names: unknown `type` values with string payloads decode as `value_id`.)
+# Every tagged union with a default variant: the default decodes without the tag (and, where
+# the schema has no catch-all branch, with its own name as the tag, which v2 gives it), a
+# present unknown tag gives the open variant. (v1's SetSessionConfigOptionRequest is the
+# exception its schema names: unknown `type` values with string payloads decode as `value_id`.)
 DEFAULT_VARIANT_UNIONS = [
-    ("AuthMethod", "AuthMethodAgent", {"id": "a", "name": "A"}),
-    ("McpServer", "McpServerStdio", {"name": "fs", "command": "mcp-fs", "args": [], "env": []}),
-    ("MultiSelectItems", "TitledMultiSelectItems", {"anyOf": [{"const": "a", "title": "A"}]}),
+    ("AuthMethod", "AuthMethodAgent", "agent", {"id": "a", "name": "A"}),
+    (
+        "McpServer",
+        "McpServerStdio",
+        "stdio",
+        {"name": "fs", "command": "mcp-fs", "args": [], "env": []},
+    ),
+    (
+        "MultiSelectItems",
+        "TitledMultiSelectItems",
+        None,  # "titled items omit `type`": an explicit `titled` is the catch-all's
+        {"anyOf": [{"const": "a", "title": "A"}]},
+    ),
 ]
 
 
@@ -270,13 +281,16 @@ DEFAULT_VARIANT_UNIONS = [
 def test_every_default_variant_union_keeps_unknown_tags(surface_name: str) -> None:
     surface = SURFACES[surface_name]
     with_default = {u.name for u in surface.module.unions if u.tag_field and u.untagged}
-    checked = {name for name, _, _ in DEFAULT_VARIANT_UNIONS} & with_default
+    checked = {name for name, _, _, _ in DEFAULT_VARIANT_UNIONS} & with_default
     assert with_default - checked <= {"SetSessionConfigOptionRequest"}
-    for union, default, payload in DEFAULT_VARIANT_UNIONS:
+    for union, default, own_tag, payload in DEFAULT_VARIANT_UNIONS:
         if union not in checked:
             continue
         codec = Codec(getattr(surface.py, union))
         assert type(codec.decode(msgspec.json.encode(payload))).__name__ == default
+        if own_tag is not None:
+            tagged = codec.decode(msgspec.json.encode({**payload, "type": own_tag}))
+            assert type(tagged).__name__ == default
         raw = msgspec.json.encode({**payload, "type": "future_kind", "extra": [1]})
         decoded = codec.decode(raw)
         assert isinstance(decoded, OpenVariant), (union, decoded)

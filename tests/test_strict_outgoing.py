@@ -90,7 +90,7 @@ def test_an_invented_union_tag_is_rejected() -> None:
         v1.INITIALIZE.result.check_outgoing(received.result, "$.result")
     message = str(caught.value)
     assert "at `$.result.authMethods[0].type`" in message
-    assert "allows 'terminal', none (the default variant), or an `_`-prefixed" in message
+    assert "allows 'terminal', 'agent', none (the default variant), or an `_`-prefixed" in message
 
     typo_block = v2.UnknownContentBlock({"type": "imgae", "data": "AA=="})
     message = rejection(v2.PromptRequest(session_id="s", prompt=[typo_block]), "$.params")

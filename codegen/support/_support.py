@@ -118,7 +118,7 @@ class UnionInfo:
 
     name: str
     tag_field: str | None
-    variants: Mapping[str, type[Any]]
+    variants: Mapping[str, type[Any]]  # by tag; a default variant may answer to its name too
     alternatives: tuple[Any, ...]  # untagged members, tried in schema order
     unknown: type[OpenVariant] | None
 

@@ -1115,7 +1115,7 @@ else:
         UnionInfo(
             "AuthMethod",
             "type",
-            {"terminal": AuthMethodTerminal},
+            {"terminal": AuthMethodTerminal, "agent": AuthMethodAgent},
             (AuthMethodAgent,),
             UnknownAuthMethod,
         ),
@@ -3735,7 +3735,7 @@ else:
         UnionInfo(
             "McpServer",
             "type",
-            {"http": McpServerHttp, "sse": McpServerSse},
+            {"http": McpServerHttp, "sse": McpServerSse, "stdio": McpServerStdio},
             (McpServerStdio,),
             UnknownMcpServer,
         ),

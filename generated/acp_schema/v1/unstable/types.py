@@ -1681,7 +1681,7 @@ else:
         UnionInfo(
             "AuthMethod",
             "type",
-            {"terminal": AuthMethodTerminal},
+            {"terminal": AuthMethodTerminal, "agent": AuthMethodAgent},
             (AuthMethodAgent,),
             UnknownAuthMethod,
         ),
@@ -4384,7 +4384,12 @@ else:
         UnionInfo(
             "McpServer",
             "type",
-            {"http": McpServerHttp, "sse": McpServerSse, "acp": McpServerAcp},
+            {
+                "http": McpServerHttp,
+                "sse": McpServerSse,
+                "acp": McpServerAcp,
+                "stdio": McpServerStdio,
+            },
             (McpServerStdio,),
             UnknownMcpServer,
         ),
