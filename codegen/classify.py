@@ -117,6 +117,20 @@ def _is_other_branch(node: Node) -> bool:
     return node.get("title") == "other" and node.get("type") == "object"
 
 
+def _takes_unknown_tags(member: Node, tag: str) -> bool:
+    """A default variant whose description says unknown tags decode into it (v1's
+    `SetSessionConfigOptionRequest`: "Unknown `type` values ... deserialize into this variant")."""
+    doc = " ".join(_doc(member).split())
+    return f"Unknown `{tag}` values" in doc and "into this variant" in doc
+
+
+def _unknown_tag_doc(tag: str) -> str:
+    return (
+        f"A variant whose `{tag}` this schema release does not know, kept as received.\n\n"
+        f"The default variant applies only when `{tag}` is absent."
+    )
+
+
 def _is_none_branch(node: Node, tag: str) -> bool:
     props = node.get("properties", {})
     return node.get("title") == "none" and props.get(tag) == {"type": "null"}
@@ -382,25 +396,37 @@ class Classifier:
         key = "anyOf" if "anyOf" in node else "oneOf"
         variants: list[str] = []
         untagged: list[ir.TypeRef] = []
+        titles: list[tuple[str, str]] = []  # (title, struct) of the default variants
         unknown: ir.UnknownVariant | None = None
         for i, member in enumerate(members):
             mp = f"{pointer}/{key}/{i}"
             found = _variant_tag(member)
             if found is not None:
                 variants.append(self._variant(name, member, found[1], tag, base, mp))
-            elif _is_other_branch(member):
+                continue
+            if _is_other_branch(member):
                 unknown = ir.UnknownVariant(self._unknown_name(name), _doc(member))
-            elif set(member) - ANNOTATIONS == {"allOf"}:
-                untagged.append(ir.Ref(self._payload_ref(member, mp)))
+                continue
+            if set(member) - ANNOTATIONS == {"allOf"}:
+                default = self._payload_ref(member, mp)
             elif member.get("type") == "object" and "title" in member:
-                untagged.append(ir.Ref(self._untagged_variant(name, member, base, mp)))
+                default = self._untagged_variant(name, member, base, mp)
             else:
                 raise ShapeError(
                     mp, f"union member of {name} is neither tagged, other nor a $ref", member
                 )
+            untagged.append(ir.Ref(default))
+            if "title" in member:
+                titles.append((str(member["title"]), default))
+        named_defaults: tuple[tuple[str, str], ...] = ()
+        if unknown is None and untagged and not any(_takes_unknown_tags(m, tag) for m in members):
+            # The default variant is for an absent tag (or its own name, the tag v2 gives it);
+            # a present unknown tag is kept as is.
+            unknown = ir.UnknownVariant(self._unknown_name(name), _unknown_tag_doc(tag))
+            named_defaults = tuple(titles)
         self.children[name] = [*variants, *(t.name for t in untagged if isinstance(t, ir.Ref))]
         self.result[name] = ir.UnionDef(
-            name, _doc(node), tag, tuple(variants), tuple(untagged), unknown
+            name, _doc(node), tag, tuple(variants), tuple(untagged), unknown, named_defaults
         )
 
     def _variant(

@@ -161,7 +161,8 @@ class ModuleEmitter:
         static = f"Union[{', '.join(static_members)}]"
         if len(native) == len(u.members) and u.unknown is None and u.tag_field is None:
             return UnionView(u.name, docstring(u.doc, ""), static, static)
-        variants = ", ".join(f"{literal(self.defs_tag(v))}: {v}" for v in u.variants)
+        tags = [(self.defs_tag(v), v) for v in u.variants] + list(u.named_defaults)
+        variants = ", ".join(f"{literal(tag)}: {v}" for tag, v in tags)
         alternatives = "".join(self.types.annotation(m) + ", " for m in u.untagged)
         info = (
             f"UnionInfo({literal(u.name)}, {literal(u.tag_field)}, {{{variants}}}, "

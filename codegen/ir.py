@@ -155,6 +155,9 @@ class UnionDef:
     variants: tuple[str, ...]  # names of tagged StructDefs, in schema order
     untagged: tuple[TypeRef, ...]  # alternatives without a discriminator, tried in order
     unknown: UnknownVariant | None
+    # Beside a synthesized unknown variant: a default variant's title as a present tag
+    # (v1 `"type": "stdio"`, the tag v2 gives it) names that default variant, not an unknown one.
+    named_defaults: tuple[tuple[str, str], ...] = ()
 
     @property
     def members(self) -> tuple[TypeRef, ...]:

@@ -12,8 +12,9 @@ Sources, in order:
 - `message` of every row of `docs-examples.jsonl` (the ACP documentation examples);
 - the lines of `make_streams.py --version v2|v1 --messages 200 --seed 1` (both directions).
 
-The conformance folder is `$ACP_CONFORMANCE` (the folder, or the `docs-examples.jsonl` file
-in it) or `../shared/conformance` next to the repository; without it only `BUILTIN` is used.
+`docs-examples.jsonl` is `tests/data/conformance/` in the repository (or `$ACP_CONFORMANCE`,
+the folder or the file); it is required. `make_streams.py` is looked up in `$ACP_CONFORMANCE`,
+then `../shared/conformance` next to the repository; its lines are added when it is there.
 Stdlib only, apart from `acp_schema` for the dictionary's method names.
 """
 
@@ -74,13 +75,35 @@ def fuzzed_codecs() -> dict[str, Any]:
     }
 
 
-def conformance_dir() -> Path | None:
-    """The folder holding docs-examples.jsonl and make_streams.py, if there is one."""
+REPO_CONFORMANCE = ROOT / "tests" / "data" / "conformance"
+SHARED_CONFORMANCE = ROOT.parent / "shared" / "conformance"
+
+
+def _configured_dir() -> Path | None:
     configured = os.environ.get("ACP_CONFORMANCE")
-    base = Path(configured) if configured else ROOT.parent / "shared" / "conformance"
-    if base.is_file():
-        base = base.parent
-    return base if (base / "docs-examples.jsonl").is_file() else None
+    if not configured:
+        return None
+    base = Path(configured)
+    return base.parent if base.is_file() else base
+
+
+def docs_examples_file() -> Path:
+    """docs-examples.jsonl: `$ACP_CONFORMANCE` or the copy in tests/data/conformance."""
+    path = (_configured_dir() or REPO_CONFORMANCE) / "docs-examples.jsonl"
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"conformance examples missing: {path} (restore tests/data/conformance from git, "
+            "or point ACP_CONFORMANCE at a folder holding docs-examples.jsonl)"
+        )
+    return path
+
+
+def make_streams_script() -> Path | None:
+    """make_streams.py, if `$ACP_CONFORMANCE` or ../shared/conformance has it."""
+    for folder in (_configured_dir(), SHARED_CONFORMANCE):
+        if folder is not None and (folder / "make_streams.py").is_file():
+            return folder / "make_streams.py"
+    return None
 
 
 def _compact(value: object) -> bytes:
@@ -90,19 +113,15 @@ def _compact(value: object) -> bytes:
 @functools.cache
 def docs_messages() -> tuple[bytes, ...]:
     """The `message` of each documentation example, as one compact JSON line."""
-    folder = conformance_dir()
-    if folder is None:
-        return ()
-    rows = (json.loads(line) for line in (folder / "docs-examples.jsonl").open() if line.strip())
+    rows = (json.loads(line) for line in docs_examples_file().open() if line.strip())
     return tuple(_compact(row["message"]) for row in rows if "message" in row)
 
 
 @functools.cache
 def stream_lines(version: str, messages: int = 200, seed: int = 1) -> tuple[bytes, ...]:
     """The lines `make_streams.py` writes for one protocol version (empty without it)."""
-    folder = conformance_dir()
-    script = folder / "make_streams.py" if folder else None
-    if script is None or not script.is_file():
+    script = make_streams_script()
+    if script is None:
         return ()
     argv = [sys.executable, str(script), "--version", version]
     argv += ["--messages", str(messages), "--seed", str(seed)]
@@ -211,8 +230,9 @@ def main() -> None:
     parser.add_argument("--dict", type=Path, default=FUZZ / "corpus" / "acp.dict")
     args = parser.parse_args()
     n = write(args.out, args.dict)
-    source = conformance_dir() or "none (built-in seeds only)"
-    print(f"wrote {n} seeds to {args.out} and {args.dict} (conformance data: {source})")
+    streams = make_streams_script() or "none (no make_streams.py found)"
+    print(f"wrote {n} seeds to {args.out} and {args.dict}")
+    print(f"  examples: {docs_examples_file()}; streams: {streams}")
 
 
 if __name__ == "__main__":

@@ -166,9 +166,13 @@ class IRStrategies:
 
         The IR keeps no fields for the catch-all branch; what every known variant shares
         (the union's base object, e.g. `message` of `CreateElicitationRequest`) stands in for it.
+        Beside a default variant, that variant's object stands in: the schema accepts an
+        unknown tag there only as the default variant's object with an extra key.
         """
         assert u.tag_field is not None
-        base = self.struct(shared_base(u, self.defs), depth)
+        default = next((self.defs[t.name] for t in u.untagged if isinstance(t, ir.Ref)), None)
+        base_struct = default if isinstance(default, ir.StructDef) else shared_base(u, self.defs)
+        base = self.struct(base_struct, depth)
         extra = st.dictionaries(st.sampled_from(["vendorData", "vendorFlag"]), ANY_JSON, max_size=2)
         return st.builds(
             lambda obj, tag, more: {**obj, u.tag_field: tag, **more}, base, VENDOR_TAGS, extra

@@ -1,7 +1,7 @@
 """Fuzzing with hypothesis: framing, the JSON-RPC core, the codecs and a served agent.
 
-Inputs (built from real messages: `fuzz/seeds.py`, i.e. the ACP documentation examples and
-`make_streams.py` lines when the conformance folder is there, a few built-in ones otherwise):
+Inputs (built from real messages: `fuzz/seeds.py`, i.e. a few built-in ones, the ACP
+documentation examples in tests/data/conformance and `make_streams.py` lines when it is there):
 random bytes; valid messages truncated, cut and concatenated; invalid UTF-8 spliced in;
 arrays and objects nested up to 10^5 deep; huge numbers (1e400, 10**400, 5000 and 10^6
 digits); long strings; a value of another JSON type at any JSON path of a real message (and
@@ -88,7 +88,7 @@ from acpwire.jsonrpc import Answer, Call, JsonRpcCore, Reply
 from acpwire.versions import bootstrap_codec
 from codegen import ir
 from codegen.__main__ import load_modules
-from fuzz.seeds import conformance_dir, corpus, fuzzed_codecs
+from fuzz.seeds import corpus, docs_messages, fuzzed_codecs
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -189,6 +189,11 @@ for _line in SEEDS:
     except (msgspec.DecodeError, RecursionError):  # seeds past the depth msgspec reads
         pass
 MESSAGE_OBJECTS = [o for o in SEED_OBJECTS if isinstance(o, dict) and o.get("jsonrpc") == "2.0"]
+
+# The documentation examples hold 116 distinct JSON-RPC messages of 91 shapes: fewer means the
+# corpus lost its data, and the tests built on it would check next to nothing.
+MIN_DOC_MESSAGES = 100
+MIN_MESSAGE_SHAPES = 80
 
 seed_lines = st.sampled_from(SEEDS)
 seed_messages = st.sampled_from(MESSAGE_OBJECTS)
@@ -824,13 +829,18 @@ def _shape(message: Any) -> tuple[Any, ...]:
     )
 
 
+def test_corpus_holds_the_documentation_examples() -> None:
+    docs = {msgspec.json.encode(msgspec.json.decode(line)) for line in docs_messages()}
+    in_corpus = [o for o in MESSAGE_OBJECTS if msgspec.json.encode(o) in docs]
+    assert len(in_corpus) >= MIN_DOC_MESSAGES, f"only {len(in_corpus)} documentation messages"
+
+
 def test_wrong_type_at_every_path_of_every_real_message() -> None:
     """Exhaustive over the corpus: every path of every message shape, every other JSON type."""
-    if conformance_dir() is None:
-        pytest.skip("conformance data not found (ACP_CONFORMANCE or ../shared/conformance)")
     shapes: dict[tuple[Any, ...], Any] = {}
     for message in MESSAGE_OBJECTS:
         shapes.setdefault((message.get("method"), _shape(message)), message)
+    assert len(shapes) >= MIN_MESSAGE_SHAPES, f"only {len(shapes)} message shapes in the corpus"
     for message in shapes.values():
         codec = _codec_for(message, _version_of(message))
         for path in json_paths(message):

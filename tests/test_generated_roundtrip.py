@@ -234,6 +234,77 @@ def test_lone_tagged_variant_keeps_the_untagged_default(surface_name: str) -> No
     assert type(decoded) is py.AuthMethodAgent
 
 
+CODEX_ENV_VAR_AUTH = (
+    b'{"id":"openai-api-key","name":"Use OPENAI_API_KEY","description":"...",'
+    b'"type":"env_var","vars":[{"name":"OPENAI_API_KEY"}]}'
+)
+
+
+@pytest.mark.parametrize("surface_name", ["v1", "v1.unstable"])
+def test_present_unknown_tag_is_not_the_default_variant(surface_name: str) -> None:
+    """codex-acp's `env_var` auth method in a v1 initialize response: kept whole, not `agent`."""
+    py = _py(surface_name)
+    line = (
+        b'{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"authMethods":['
+        + CODEX_ENV_VAR_AUTH
+        + b"]}}"
+    )
+    response = py.CLIENT_CODEC.decode(line, lambda _id: "initialize")
+    (method,) = response.result.auth_methods
+    assert type(method) is py.UnknownAuthMethod
+    assert method.tag == "env_var"
+    assert msgspec.json.encode(response) == line
+
+
+# Every tagged union with a default variant: the default decodes without the tag (and, where
+# the schema has no catch-all branch, with its own name as the tag, which v2 gives it), a
+# present unknown tag gives the open variant. (v1's SetSessionConfigOptionRequest is the
+# exception its schema names: unknown `type` values with string payloads decode as `value_id`.)
+DEFAULT_VARIANT_UNIONS = [
+    ("AuthMethod", "AuthMethodAgent", "agent", {"id": "a", "name": "A"}),
+    (
+        "McpServer",
+        "McpServerStdio",
+        "stdio",
+        {"name": "fs", "command": "mcp-fs", "args": [], "env": []},
+    ),
+    (
+        "MultiSelectItems",
+        "TitledMultiSelectItems",
+        None,  # "titled items omit `type`": an explicit `titled` is the catch-all's
+        {"anyOf": [{"const": "a", "title": "A"}]},
+    ),
+]
+
+
+@pytest.mark.parametrize("surface_name", ["v1", "v1.unstable", "v2", "v2.unstable"])
+def test_every_default_variant_union_keeps_unknown_tags(surface_name: str) -> None:
+    surface = SURFACES[surface_name]
+    with_default = {u.name for u in surface.module.unions if u.tag_field and u.untagged}
+    checked = {name for name, _, _, _ in DEFAULT_VARIANT_UNIONS} & with_default
+    assert with_default - checked <= {"SetSessionConfigOptionRequest"}
+    for union, default, own_tag, payload in DEFAULT_VARIANT_UNIONS:
+        if union not in checked:
+            continue
+        codec = Codec(getattr(surface.py, union))
+        assert type(codec.decode(msgspec.json.encode(payload))).__name__ == default
+        if own_tag is not None:
+            tagged = codec.decode(msgspec.json.encode({**payload, "type": own_tag}))
+            assert type(tagged).__name__ == default
+        raw = msgspec.json.encode({**payload, "type": "future_kind", "extra": [1]})
+        decoded = codec.decode(raw)
+        assert isinstance(decoded, OpenVariant), (union, decoded)
+        assert codec.encode(decoded) == raw
+
+
+@pytest.mark.parametrize("surface_name", ["v1", "v1.unstable"])
+def test_set_config_option_unknown_type_is_value_id_as_its_schema_says(surface_name: str) -> None:
+    py = _py(surface_name)
+    raw = b'{"sessionId":"s","configId":"c","type":"future_kind","value":"v"}'
+    decoded = Codec(py.SetSessionConfigOptionRequest).decode(raw)
+    assert type(decoded) is py.ValueIdSetSessionConfigOptionRequest
+
+
 @pytest.mark.parametrize(
     ("surface_name", "type_name", "raw"),
     [

@@ -3,8 +3,9 @@
 Peers (tests/interop/README.md): TypeScript `@agentclientprotocol/sdk` 2.4.0 (v1 and the v2
 draft) and Python `agent-client-protocol` 0.12.1 (v1). Their clients run against
 `python -m acpwire.examples.echo_agent`; `python -m acpwire.examples.client` runs against their
-agents, including a v2 request to a v1-only agent (falls back to v1). Cases skip when node +
-tests/interop/ts/node_modules or the Python SDK (`import acp` in this interpreter) are missing.
+agents, including a v2 request to a v1-only agent (falls back to v1). The module fails (never
+skips) when node + tests/interop/ts/node_modules or the Python SDK (`import acp` in this
+interpreter) are missing: `nox -s tests` installs them.
 """
 
 from __future__ import annotations
@@ -34,8 +35,15 @@ HAVE_NODE = (
     and (INTEROP / "ts" / "node_modules" / "@agentclientprotocol" / "sdk").is_dir()
 )
 HAVE_PY_SDK = importlib.util.find_spec("acp") is not None
-TS = pytest.mark.skipif(not HAVE_NODE, reason="node or tests/interop/ts/node_modules missing")
-PY = pytest.mark.skipif(not HAVE_PY_SDK, reason="agent-client-protocol (`acp`) not installed")
+MISSING = [
+    *([] if HAVE_NODE else ["node or tests/interop/ts/node_modules"]),
+    *([] if HAVE_PY_SDK else ["the Python SDK agent-client-protocol (`import acp`)"]),
+]
+if MISSING:
+    pytest.fail(
+        f"interop peers missing: {' and '.join(MISSING)}; run `nox -s tests`, which installs them",
+        pytrace=False,
+    )
 
 OUR_AGENT = [sys.executable, "-m", "acpwire.examples.echo_agent"]
 OUR_CLIENT = [sys.executable, "-m", "acpwire.examples.client"]
@@ -91,9 +99,9 @@ def last_line(out: str) -> str:
 @pytest.mark.parametrize(
     ("client", "version"),
     [
-        pytest.param("ts-v1", 1, marks=TS),
-        pytest.param("ts-v2", 2, marks=TS),
-        pytest.param("py-v1", 1, marks=PY),
+        pytest.param("ts-v1", 1),
+        pytest.param("ts-v2", 2),
+        pytest.param("py-v1", 1),
     ],
 )
 def test_their_client_our_agent(client: str, version: int) -> None:
@@ -119,11 +127,11 @@ def test_their_client_our_agent(client: str, version: int) -> None:
 @pytest.mark.parametrize(
     ("protocol", "agent", "negotiated"),
     [
-        pytest.param(2, "ts-v2", 2, marks=TS, id="v2-ts-v2"),
-        pytest.param(1, "ts-v1", 1, marks=TS, id="v1-ts-v1"),
-        pytest.param(1, "py-v1", 1, marks=PY, id="v1-py-v1"),
-        pytest.param(2, "py-v1", 1, marks=PY, id="v2-fallback-py-v1"),
-        pytest.param(2, "ts-v1", 1, marks=TS, id="v2-fallback-ts-v1"),
+        pytest.param(2, "ts-v2", 2, id="v2-ts-v2"),
+        pytest.param(1, "ts-v1", 1, id="v1-ts-v1"),
+        pytest.param(1, "py-v1", 1, id="v1-py-v1"),
+        pytest.param(2, "py-v1", 1, id="v2-fallback-py-v1"),
+        pytest.param(2, "ts-v1", 1, id="v2-fallback-ts-v1"),
     ],
 )
 def test_our_client_their_agent(protocol: int, agent: str, negotiated: int) -> None:
@@ -143,11 +151,11 @@ STREAM_CHUNKS = 2000
 @pytest.mark.parametrize(
     ("client", "agent", "version"),
     [
-        pytest.param(THEIR_CLIENTS["ts-v1"], OUR_AGENT, 1, marks=TS, id="ts-v1-client"),
-        pytest.param(THEIR_CLIENTS["ts-v2"], OUR_AGENT, 2, marks=TS, id="ts-v2-client"),
-        pytest.param(THEIR_CLIENTS["py-v1"], OUR_AGENT, 1, marks=PY, id="py-v1-client"),
-        pytest.param(OUR_CLIENT, THEIR_AGENTS["ts-v2"], 2, marks=TS, id="ts-v2-agent"),
-        pytest.param(OUR_CLIENT, THEIR_AGENTS["py-v1"], 1, marks=PY, id="py-v1-agent"),
+        pytest.param(THEIR_CLIENTS["ts-v1"], OUR_AGENT, 1, id="ts-v1-client"),
+        pytest.param(THEIR_CLIENTS["ts-v2"], OUR_AGENT, 2, id="ts-v2-client"),
+        pytest.param(THEIR_CLIENTS["py-v1"], OUR_AGENT, 1, id="py-v1-client"),
+        pytest.param(OUR_CLIENT, THEIR_AGENTS["ts-v2"], 2, id="ts-v2-agent"),
+        pytest.param(OUR_CLIENT, THEIR_AGENTS["py-v1"], 1, id="py-v1-agent"),
     ],
 )
 def test_stream(client: list[str], agent: list[str], version: int) -> None:

@@ -13,9 +13,11 @@ from acp_schema._support import (
     MethodMessage,
     Notification,
     OpenVariant,
+    OutgoingCheckError,
     Request,
     Response,
     UnsetType,
+    check_outgoing,
     encode_message,
 )
 
@@ -27,9 +29,11 @@ __all__ = [
     "MethodMessage",
     "Notification",
     "OpenVariant",
+    "OutgoingCheckError",
     "Request",
     "Response",
     "UnsetType",
+    "check_outgoing",
     "encode_message",
 ]
 

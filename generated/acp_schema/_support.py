@@ -14,6 +14,10 @@ annotations and applies what msgspec alone cannot express:
 
 Valid input never reaches the fallback, so leniency costs nothing there. Anything
 still invalid raises `msgspec.ValidationError` naming the JSON path that failed.
+
+The same walk, strict, checks what we send (`check_outgoing`): no leniency, and an open
+enum's value or an open union's tag must be one this schema release knows or begin with `_`
+(other unknown values are reserved for future ACP versions: a sender must not invent them).
 """
 
 from __future__ import annotations
@@ -43,12 +47,14 @@ __all__ = [
     "OpenEnum",
     "OpenLiteral",
     "OpenVariant",
+    "OutgoingCheckError",
     "Raw",
     "Request",
     "Response",
     "UnionInfo",
     "UnsetType",
     "check_alternatives",
+    "check_outgoing",
     "convert",
     "decode_message",
     "encode_message",
@@ -113,7 +119,7 @@ class UnionInfo:
 
     name: str
     tag_field: str | None
-    variants: Mapping[str, type[Any]]
+    variants: Mapping[str, type[Any]]  # by tag; a default variant may answer to its name too
     alternatives: tuple[Any, ...]  # untagged members, tried in schema order
     unknown: type[OpenVariant] | None
 
@@ -189,9 +195,25 @@ def _rebase(exc: msgspec.ValidationError, path: str, root: str = "$") -> msgspec
     return _error(text, path)
 
 
-def convert(obj: Any, tp: Any, path: str = "$") -> Any:
-    """Convert parsed JSON to `tp`: msgspec first, the schema's fallback rules where it fails."""
-    target = _target(tp)
+def _unknown_value(
+    value: str, what: str, known: Any, path: str, default: bool = False
+) -> msgspec.ValidationError:
+    allowed = "".join(f"{k!r}, " for k in known) + (
+        "none (the default variant), " if default else ""
+    )
+    return _error(
+        f"Unknown {what} {value!r}: this schema release allows {allowed}or an `_`-prefixed "
+        "extension (other values are reserved for future ACP versions)",
+        path,
+    )
+
+
+def convert(obj: Any, tp: Any, path: str = "$", strict: bool = False) -> Any:
+    """Convert parsed JSON to `tp`: msgspec first, the schema's fallback rules where it fails.
+
+    `strict`: the fallback applies no leniency and accepts an unknown enum value or union tag
+    only when it begins with `_` (what a sender of this release may send)."""
+    target = _target(tp, strict)
     try:
         return msgspec.convert({"v": obj}, target.box).v
     except msgspec.ValidationError as exc:
@@ -207,10 +229,11 @@ class _Target:
     slower); errors therefore come out at `$.v...`, and `fail` puts the real path there.
     """
 
-    __slots__ = ("args", "box", "fields", "repair", "tp")
+    __slots__ = ("args", "box", "fields", "repair", "strict", "tp")
 
-    def __init__(self, tp: Any) -> None:
+    def __init__(self, tp: Any, strict: bool) -> None:
         self.tp = tp
+        self.strict = strict
         self.box: type[Any] = msgspec.defstruct("Box", [("v", tp)])
         self.args: Any = None
         self.fields: tuple[tuple[msgspec.structs.FieldInfo, int, _Target], ...] | None = None
@@ -223,11 +246,11 @@ class _Target:
             if info is not None:
                 self.args, self.repair = (info, inner), self._union
             elif open_enum is not None:
-                self.args, self.repair = open_enum.base, self._open_enum
+                self.args, self.repair = (open_enum.base, typing.get_args(inner)), self._open_enum
             elif typing.get_origin(inner) is list:
                 lengths = [m.min_length for m in metadata if isinstance(m, msgspec.Meta)]
                 min_length = next((n for n in lengths if n is not None), None)
-                self.args, self.repair = (_target(inner), min_length), self._bounded_list
+                self.args, self.repair = (_target(inner, strict), min_length), self._bounded_list
         elif isinstance(tp, type) and issubclass(tp, msgspec.Struct):
             fields = [
                 (f, getattr(tp, "__acp_lenient__", {}).get(f.name, 0))
@@ -255,13 +278,17 @@ class _Target:
             if variant is not None:  # a known tag with a bad payload stays an error
                 # msgspec already failed on exactly this variant (same error, same path):
                 # straight to its repair, without converting it again
-                return _target(variant).repair(obj, path, exc)
+                return _target(variant, self.strict).repair(obj, path, exc)
+            if self.strict and isinstance(tag, str) and not tag.startswith("_"):
+                what, where = f"`{info.tag_field}` of {info.name}", f"{path}.{info.tag_field}"
+                default = bool(info.alternatives)
+                raise _unknown_value(tag, what, info.variants, where, default)
             if info.unknown is not None and isinstance(tag, str):
                 return info.unknown(obj)
         failures: list[msgspec.ValidationError] = []
         for member in info.alternatives:
             try:
-                return convert(obj, member, path)
+                return convert(obj, member, path, self.strict)
             except msgspec.ValidationError as error:
                 failures.append(error)
         if len(failures) == 1 and isinstance(obj, dict):
@@ -274,7 +301,14 @@ class _Target:
         raise _error(f"Expected `{info.name}`, got `{type(obj).__name__}`", path)
 
     def _open_enum(self, obj: Any, path: str, exc: msgspec.ValidationError) -> Any:
-        return obj if type(obj) is self.args else self._fail(obj, path, exc)
+        base, known = self.args
+        if type(obj) is not base:
+            return self._fail(obj, path, exc)
+        # Unknown strings are reserved for future ACP versions; an integer one (an error code)
+        # is simply another value.
+        if self.strict and isinstance(obj, str) and not obj.startswith("_"):
+            raise _unknown_value(obj, "value", known, path)
+        return obj
 
     def _bounded_list(self, obj: Any, path: str, exc: msgspec.ValidationError) -> Any:
         items, min_length = self.args
@@ -288,7 +322,10 @@ class _Target:
             raise _error(f"Expected `object`, got `{type(obj).__name__}`", path)
         fields = self.fields
         if fields is None:  # on first use: a struct may contain itself, so not in __init__
-            fields = self.fields = tuple((f, flags, _target(f.type)) for f, flags in self.args)
+            fields = self.fields = tuple(
+                (f, 0 if self.strict else flags, _target(f.type, self.strict))
+                for f, flags in self.args
+            )
         kwargs: dict[str, Any] = {}
         for field, flags, target in fields:
             name = field.encode_name
@@ -321,10 +358,10 @@ class _Target:
         if obj is None and nullable:
             return None
         if len(candidates) == 1:  # msgspec just failed on it: straight to its repair
-            return _target(candidates[0]).repair(obj, path, exc)
+            return _target(candidates[0], self.strict).repair(obj, path, exc)
         for member in candidates:
             try:
-                return convert(obj, member, path)
+                return convert(obj, member, path, self.strict)
             except msgspec.ValidationError:
                 continue
         return self._fail(obj, path, exc)
@@ -332,23 +369,24 @@ class _Target:
     def _list(self, obj: Any, path: str, exc: msgspec.ValidationError) -> Any:
         if not isinstance(obj, list):
             return self._fail(obj, path, exc)
-        return [convert(v, self.args, f"{path}[{i}]") for i, v in enumerate(obj)]
+        return [convert(v, self.args, f"{path}[{i}]", self.strict) for i, v in enumerate(obj)]
 
     def _dict(self, obj: Any, path: str, exc: msgspec.ValidationError) -> Any:
         if not isinstance(obj, dict):
             return self._fail(obj, path, exc)
-        return {k: convert(v, self.args, f"{path}.{k}") for k, v in obj.items()}
+        return {k: convert(v, self.args, f"{path}.{k}", self.strict) for k, v in obj.items()}
 
 
-_TARGETS: dict[int, _Target] = {}
+_TARGETS: dict[bool, dict[int, _Target]] = {False: {}, True: {}}
 
 
-def _target(tp: Any) -> _Target:
+def _target(tp: Any, strict: bool = False) -> _Target:
     """The cached _Target of `tp`, looked up by identity (hashing typing objects is slow);
     the entry keeps `tp` alive, so its id is never reused."""
-    target = _TARGETS.get(id(tp))
+    targets = _TARGETS[strict]
+    target = targets.get(id(tp))
     if target is None or target.tp is not tp:
-        target = _TARGETS[id(tp)] = _Target(tp)
+        target = targets[id(tp)] = _Target(tp, strict)
     return target
 
 
@@ -366,6 +404,27 @@ def _skip_invalid(items: list[Any], tp: Any, path: str) -> list[Any]:
         except msgspec.ValidationError:
             continue
     return kept
+
+
+class OutgoingCheckError(ValueError):
+    """A value we were about to send is not one this schema release allows; the message
+    names the JSON path (and, for an open enum or union, the values it allows)."""
+
+
+def check_outgoing(value: Any, tp: Any = None, path: str = "$") -> None:
+    """Check a value before it is sent (development and tests; not on the hot path).
+
+    `value` is a message or any generated struct (checked as `tp`, default its own type) and
+    is checked as JSON, the way the peer will read it: required fields present, every value
+    of its schema type, and every open enum value / open union tag known to this schema
+    release or `_`-prefixed (receiving accepts any, for forward compatibility). Raises
+    `OutgoingCheckError` naming the JSON path (under `path`, e.g. `$.params`).
+    """
+    obj = msgspec.json.decode(Codec._encoder.encode(value))
+    try:
+        convert(obj, type(value) if tp is None else tp, path, strict=True)
+    except msgspec.ValidationError as exc:
+        raise OutgoingCheckError(f"outgoing value rejected by check_outgoing: {exc}") from None
 
 
 # --------------------------------------------------------------------------- codecs
@@ -415,6 +474,11 @@ class Codec(Generic[T]):
 
     def encode(self, value: T) -> bytes:
         return self._encoder.encode(value)
+
+    def check_outgoing(self, value: T, path: str = "$") -> None:
+        """`check_outgoing(value, self.type, path)`: raises `OutgoingCheckError` if this schema
+        release does not allow sending `value`."""
+        check_outgoing(value, self.type, path)
 
 
 # --------------------------------------------------------------------------- JSON-RPC envelopes

@@ -19,7 +19,7 @@ import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
 from acp_schema import ErrorResponse, MethodMessage, Notification, Request, Response
-from acp_schema._support import MessageCodec, MethodSpec
+from acp_schema._support import Codec, MessageCodec, MethodSpec
 
 from .errors import RpcError
 
@@ -123,16 +123,64 @@ def _error(id: RequestId, error: RpcError) -> bytes:
 
 # --------------------------------------------------------------------------- the core
 
+_CHECKED = ("request", "notify", "respond", "respond_error", "receive_line")
+"""The methods `JsonRpcCore.check_outgoing` shadows with `_checked_<name>` while it is on."""
+
 
 class JsonRpcCore:
     """One connection's JSON-RPC state. `codec` is swapped when `initialize` picks a version."""
 
-    def __init__(self, codec: MessageCodec) -> None:
+    def __init__(self, codec: MessageCodec, check_outgoing: bool = False) -> None:
         self._ids = itertools.count()
         self._pending: dict[RequestId, str] = {}  # our request id -> method
         self._result_method = self._pending.get
         self._in_flight: dict[RequestId, _Batch | None] = {}  # their request id -> its batch
         self.codec = codec
+        self.check_outgoing = check_outgoing
+
+    # ----------------------------------------------------------- opt-in outgoing check
+
+    @property
+    def check_outgoing(self) -> bool:
+        """Check every request, notification and result we send against this schema release
+        (`Codec.check_outgoing`) before it is encoded: `OutgoingCheckError` on a violation.
+        For development and tests; set it before the connection runs. Off costs nothing:
+        while on, checked methods shadow the plain ones (`_CHECKED`)."""
+        return "respond" in self.__dict__
+
+    @check_outgoing.setter
+    def check_outgoing(self, on: bool) -> None:
+        self._result_codecs: dict[RequestId, Codec[Any] | None] = {}  # their id -> result codec
+        for name in _CHECKED:
+            if on:
+                self.__dict__[name] = getattr(self, f"_checked_{name}")
+            else:
+                self.__dict__.pop(name, None)
+
+    def _checked_request(self, spec: MethodSpec[Any, Any], params: Any) -> tuple[int, bytes]:
+        spec.params.check_outgoing(params, "$.params")
+        return JsonRpcCore.request(self, spec, params)
+
+    def _checked_notify(self, spec: MethodSpec[Any, Any], params: Any) -> bytes:
+        spec.params.check_outgoing(params, "$.params")
+        return JsonRpcCore.notify(self, spec, params)
+
+    def _checked_respond(self, request_id: RequestId, result: Any) -> bytes | None:
+        codec = self._result_codecs.pop(request_id, None)
+        if codec is not None:
+            codec.check_outgoing(result, "$.result")
+        return JsonRpcCore.respond(self, request_id, result)
+
+    def _checked_respond_error(self, request_id: RequestId, error: RpcError) -> bytes | None:
+        self._result_codecs.pop(request_id, None)
+        return JsonRpcCore.respond_error(self, request_id, error)
+
+    def _checked_receive_line(self, line: bytes) -> list[Event]:
+        events = JsonRpcCore.receive_line(self, line)
+        for event in events:  # remember what each incoming request's result must be
+            if isinstance(event, Call) and event.is_request and event.spec is not None:
+                self._result_codecs[event.id] = event.spec.result  # type: ignore[index]
+        return events
 
     @property
     def codec(self) -> MessageCodec:

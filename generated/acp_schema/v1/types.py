@@ -195,9 +195,11 @@ __all__ = [
     "ToolCallUpdate",
     "ToolCallUpdateSessionUpdate",
     "ToolKind",
+    "UnknownAuthMethod",
     "UnknownCreateElicitationRequest",
     "UnknownCreateElicitationResponse",
     "UnknownElicitationPropertySchema",
+    "UnknownMcpServer",
     "UnknownMultiSelectItems",
     "UnstructuredCommandInput",
     "UsageUpdate",
@@ -1095,12 +1097,28 @@ class AuthMethodAgent(msgspec.Struct, kw_only=True, gc=False):
     }
 
 
+class UnknownAuthMethod(OpenVariant):
+    """
+    A variant whose `type` this schema release does not know, kept as received.
+
+    The default variant applies only when `type` is absent.
+    """
+
+    tag_field: ClassVar[str] = "type"
+
+
 if TYPE_CHECKING:
-    AuthMethod: TypeAlias = Union[AuthMethodTerminal, AuthMethodAgent]
+    AuthMethod: TypeAlias = Union[AuthMethodTerminal, AuthMethodAgent, UnknownAuthMethod]
 else:
     AuthMethod = Annotated[
         Union[AuthMethodTerminal, tag_guard("type")],
-        UnionInfo("AuthMethod", "type", {"terminal": AuthMethodTerminal}, (AuthMethodAgent,), None),
+        UnionInfo(
+            "AuthMethod",
+            "type",
+            {"terminal": AuthMethodTerminal, "agent": AuthMethodAgent},
+            (AuthMethodAgent,),
+            UnknownAuthMethod,
+        ),
     ]
 """
 Describes an available authentication method.
@@ -3699,17 +3717,27 @@ class McpServerStdio(msgspec.Struct, kw_only=True, gc=False):
     }
 
 
+class UnknownMcpServer(OpenVariant):
+    """
+    A variant whose `type` this schema release does not know, kept as received.
+
+    The default variant applies only when `type` is absent.
+    """
+
+    tag_field: ClassVar[str] = "type"
+
+
 if TYPE_CHECKING:
-    McpServer: TypeAlias = Union[McpServerHttp, McpServerSse, McpServerStdio]
+    McpServer: TypeAlias = Union[McpServerHttp, McpServerSse, McpServerStdio, UnknownMcpServer]
 else:
     McpServer = Annotated[
         Union[McpServerHttp, McpServerSse],
         UnionInfo(
             "McpServer",
             "type",
-            {"http": McpServerHttp, "sse": McpServerSse},
+            {"http": McpServerHttp, "sse": McpServerSse, "stdio": McpServerStdio},
             (McpServerStdio,),
-            None,
+            UnknownMcpServer,
         ),
     ]
 """

@@ -267,9 +267,11 @@ __all__ = [
     "ToolKind",
     "UnarchiveSessionRequest",
     "UnarchiveSessionResponse",
+    "UnknownAuthMethod",
     "UnknownCreateElicitationRequest",
     "UnknownCreateElicitationResponse",
     "UnknownElicitationPropertySchema",
+    "UnknownMcpServer",
     "UnknownMultiSelectItems",
     "UnknownStateUpdate",
     "UnstructuredCommandInput",
@@ -1661,12 +1663,28 @@ class AuthMethodAgent(msgspec.Struct, kw_only=True, gc=False):
     }
 
 
+class UnknownAuthMethod(OpenVariant):
+    """
+    A variant whose `type` this schema release does not know, kept as received.
+
+    The default variant applies only when `type` is absent.
+    """
+
+    tag_field: ClassVar[str] = "type"
+
+
 if TYPE_CHECKING:
-    AuthMethod: TypeAlias = Union[AuthMethodTerminal, AuthMethodAgent]
+    AuthMethod: TypeAlias = Union[AuthMethodTerminal, AuthMethodAgent, UnknownAuthMethod]
 else:
     AuthMethod = Annotated[
         Union[AuthMethodTerminal, tag_guard("type")],
-        UnionInfo("AuthMethod", "type", {"terminal": AuthMethodTerminal}, (AuthMethodAgent,), None),
+        UnionInfo(
+            "AuthMethod",
+            "type",
+            {"terminal": AuthMethodTerminal, "agent": AuthMethodAgent},
+            (AuthMethodAgent,),
+            UnknownAuthMethod,
+        ),
     ]
 """
 Describes an available authentication method.
@@ -4346,17 +4364,34 @@ class McpServerStdio(msgspec.Struct, kw_only=True, gc=False):
     }
 
 
+class UnknownMcpServer(OpenVariant):
+    """
+    A variant whose `type` this schema release does not know, kept as received.
+
+    The default variant applies only when `type` is absent.
+    """
+
+    tag_field: ClassVar[str] = "type"
+
+
 if TYPE_CHECKING:
-    McpServer: TypeAlias = Union[McpServerHttp, McpServerSse, McpServerAcp, McpServerStdio]
+    McpServer: TypeAlias = Union[
+        McpServerHttp, McpServerSse, McpServerAcp, McpServerStdio, UnknownMcpServer
+    ]
 else:
     McpServer = Annotated[
         Union[McpServerHttp, McpServerSse, McpServerAcp],
         UnionInfo(
             "McpServer",
             "type",
-            {"http": McpServerHttp, "sse": McpServerSse, "acp": McpServerAcp},
+            {
+                "http": McpServerHttp,
+                "sse": McpServerSse,
+                "acp": McpServerAcp,
+                "stdio": McpServerStdio,
+            },
             (McpServerStdio,),
-            None,
+            UnknownMcpServer,
         ),
     ]
 """
