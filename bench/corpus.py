@@ -8,8 +8,7 @@
 - `big_line(version)`: one ~1 MB `tool_call_update` (v2: a diff with a git patch; v1: a diff with
   oldText/newText), text made by make_streams' own generator (non-ASCII, emoji, code).
 
-make_streams.py is found through $ACP_CONFORMANCE or at ../shared/conformance next to the
-repository root. Everything is cached in bench/results/corpus/ (gitignored), keyed by the
+make_streams.py is the copy in tests/data/conformance (or $ACP_CONFORMANCE's). Everything is cached in bench/results/corpus/ (gitignored), keyed by the
 arguments and by make_streams.py's sha256, so a changed generator rebuilds the corpus.
 
     python bench/corpus.py --version v1 --messages 5000     # build (or reuse) and summarize
@@ -38,21 +37,12 @@ CACHE = RESULTS / "corpus"
 BIG_TARGET_BYTES = 1_000_000
 
 
-def conformance_dir() -> Path:
-    env = os.environ.get("ACP_CONFORMANCE")
-    candidates = [Path(env)] if env else []
-    candidates.append(ROOT.parent / "shared" / "conformance")
-    for candidate in candidates:
-        if (candidate / "make_streams.py").is_file():
-            return candidate
-    raise SystemExit(
-        "make_streams.py not found: set ACP_CONFORMANCE to the conformance folder "
-        f"(looked in: {', '.join(str(c) for c in candidates)})"
-    )
-
-
 def _script() -> Path:
-    return conformance_dir() / "make_streams.py"
+    folder = Path(os.environ.get("ACP_CONFORMANCE") or ROOT / "tests" / "data" / "conformance")
+    script = folder / "make_streams.py"
+    if not script.is_file():
+        raise SystemExit(f"make_streams.py not found at {script} (restore tests/data/conformance)")
+    return script
 
 
 def _generator_hash() -> str:

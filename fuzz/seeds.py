@@ -76,7 +76,6 @@ def fuzzed_codecs() -> dict[str, Any]:
 
 
 REPO_CONFORMANCE = ROOT / "tests" / "data" / "conformance"
-SHARED_CONFORMANCE = ROOT.parent / "shared" / "conformance"
 
 
 def _configured_dir() -> Path | None:
@@ -98,12 +97,15 @@ def docs_examples_file() -> Path:
     return path
 
 
-def make_streams_script() -> Path | None:
-    """make_streams.py, if `$ACP_CONFORMANCE` or ../shared/conformance has it."""
-    for folder in (_configured_dir(), SHARED_CONFORMANCE):
-        if folder is not None and (folder / "make_streams.py").is_file():
-            return folder / "make_streams.py"
-    return None
+def make_streams_script() -> Path:
+    """make_streams.py: `$ACP_CONFORMANCE` or the copy in tests/data/conformance."""
+    path = (_configured_dir() or REPO_CONFORMANCE) / "make_streams.py"
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"make_streams.py missing: {path} (restore tests/data/conformance from git, "
+            "or point ACP_CONFORMANCE at a folder holding it)"
+        )
+    return path
 
 
 def _compact(value: object) -> bytes:
@@ -119,11 +121,8 @@ def docs_messages() -> tuple[bytes, ...]:
 
 @functools.cache
 def stream_lines(version: str, messages: int = 200, seed: int = 1) -> tuple[bytes, ...]:
-    """The lines `make_streams.py` writes for one protocol version (empty without it)."""
-    script = make_streams_script()
-    if script is None:
-        return ()
-    argv = [sys.executable, str(script), "--version", version]
+    """The lines `make_streams.py` writes for one protocol version."""
+    argv = [sys.executable, str(make_streams_script()), "--version", version]
     argv += ["--messages", str(messages), "--seed", str(seed)]
     out = subprocess.run(argv, capture_output=True, check=True, timeout=60).stdout
     return tuple(line for line in out.splitlines() if line.strip())
@@ -230,7 +229,7 @@ def main() -> None:
     parser.add_argument("--dict", type=Path, default=FUZZ / "corpus" / "acp.dict")
     args = parser.parse_args()
     n = write(args.out, args.dict)
-    streams = make_streams_script() or "none (no make_streams.py found)"
+    streams = make_streams_script()
     print(f"wrote {n} seeds to {args.out} and {args.dict}")
     print(f"  examples: {docs_examples_file()}; streams: {streams}")
 
