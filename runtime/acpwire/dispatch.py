@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -15,6 +16,8 @@ from .errors import RpcError
 from .jsonrpc import Call
 
 Handler = Callable[[Any], Awaitable[Any]]
+
+log = logging.getLogger("acpwire")
 
 
 def implemented(impl: object, base: type, handler: str) -> bool:
@@ -59,12 +62,23 @@ def handler_dispatch(impl: Any, base: type, codec: MessageCodec | None = None) -
         name = spec.handler
         handler = handlers[name] if name in handlers else resolve(name)
         if handler is not None:
+            if spec.kind == "request" and call.id is UNSET:
+                return _request_without_id(call)
             return handler(call.message.params)  # type: ignore[union-attr]
         if call.id is not UNSET:
             raise RpcError.method_not_found(call.method)
         return None
 
     return dispatch
+
+
+def _request_without_id(call: Call) -> None:
+    """A request method sent as a notification is not run: nobody waits for its answer, and
+    its handler would block the reader, which runs notifications in order."""
+    log.warning(
+        "ignored %s sent without an id: it is a request, the peer must send an id", call.method
+    )
+    return None
 
 
 def retyped(call: Call, codec: MessageCodec) -> Call:
