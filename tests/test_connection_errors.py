@@ -13,6 +13,7 @@ import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +27,12 @@ import acp_schema
 import acp_schema.v2 as v2
 import acpwire
 from acp_schema._support import MessageCodec
+from acpwire.agent import serve_agent
+from acpwire.client import open_agent
 from acpwire.connection import Connection
 from acpwire.dispatch import handler_dispatch
 from acpwire.errors import ConnectionClosed, InvalidResponse, PeerError, RpcError
+from acpwire.examples.echo_agent import EchoAgentV2
 from acpwire.jsonrpc import Call
 
 WORKTREE_PATH = os.pathsep.join(
@@ -238,6 +242,28 @@ async def test_a_flood_of_non_json_lines_is_quoted_a_few_times_then_counted(
     assert all(len(m) < 400 for m in messages)  # quoted in part
     assert "10000 bytes" in messages[0]
     assert "1000 lines that are not JSON" in messages[-1]
+
+
+async def test_the_agent_side_calls_its_peer_the_client(caplog: pytest.LogCaptureFixture) -> None:
+    ours, theirs = trio.testing.memory_stream_pair()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(partial(serve_agent, EchoAgentV2, stream=ours))
+        peer = RawPeer(theirs)
+        await peer.send(b"Loading model weights...")
+        assert (await peer.receive())["error"]["code"] == -32700
+        nursery.cancel_scope.cancel()
+    (record,) = caplog.records
+    assert record.getMessage().startswith("the client wrote a line that is not JSON")
+
+
+async def test_the_client_side_names_the_agent_command(caplog: pytest.LogCaptureFixture) -> None:
+    command = [sys.executable, "-c", "print('Loading model weights...')"]
+    async with open_agent(command, v2=lambda agent: v2.ClientBase()) as conn:
+        with pytest.raises(ConnectionClosed):
+            info = v2.Implementation(name="t", version="1")
+            await conn.initialize(v2.InitializeRequest(protocol_version=2, info=info))
+    (record,) = [r for r in caplog.records if "not JSON" in r.getMessage()]
+    assert record.getMessage().startswith(f"{' '.join(command)} wrote a line that is not JSON")
 
 
 # --------------------------------------------------------------------------- wrong results, 9

@@ -40,7 +40,7 @@ class AgentEndpoint:
         if not factories:
             raise ValueError("serve_agent needs an agent implementation for at least one version")
         self.factories = factories
-        self.limits = limits
+        self.limits = {"peer": "the client", **limits}  # `peer`: the name in log messages
         self.surface: Surface | None = None
         self.agent: Any = None
         self.connection: Connection | None = None

@@ -287,6 +287,7 @@ async def open_agent(
     When the agent dies, pending and later calls raise `PeerExited` with its exit code and
     the tail of its stderr. Leaving the block closes its stdin and waits for it to exit.
     """
+    limits.setdefault("peer", " ".join(command))  # the name in log messages
     async with spawn_agent(command, env=env, cwd=cwd) as agent:
         async with connect(
             agent.stream, v2=v2, v1=v1, closed_reason=agent.exited, **limits

@@ -365,13 +365,7 @@ class Connection:
                     error = RpcError.internal_error(f"{type(exc).__name__}: {exc}")
                     reply = self.core.respond_error(request_id, error)
             if scope.cancelled_caught:
-                substitute = self.cancelled_result(call) if self.cancelled_result else None
-                if self._overdue is not None:
-                    reply = self.core.respond_error(request_id, self._overdue)
-                elif substitute is None:
-                    reply = self.core.respond_error(request_id, RpcError.request_cancelled())
-                else:
-                    reply = self.core.respond(request_id, substitute)
+                reply = self._cancelled_reply(call, request_id)
         finally:
             self._handlers.pop(request_id, None)
             self._running -= 1
@@ -380,6 +374,14 @@ class Connection:
         if reply is not None:
             await self._reply(reply)
         self._answered()
+
+    def _cancelled_reply(self, call: Call, request_id: RequestId) -> bytes | None:
+        if self._overdue is not None:  # cancelled because the input ended
+            return self.core.respond_error(request_id, self._overdue)
+        substitute = self.cancelled_result(call) if self.cancelled_result else None
+        if substitute is None:
+            return self.core.respond_error(request_id, RpcError.request_cancelled())
+        return self.core.respond(request_id, substitute)
 
     async def _reply(self, data: bytes) -> None:
         """Send an answer of ours; when the peer can't take it any more there is no one to tell."""
@@ -401,7 +403,11 @@ class Connection:
             raise
 
     async def request(self, spec: MethodSpec[P, R], params: P) -> R:
-        """Send a request and wait for its result; raises `RpcError` or `ConnectionClosed`."""
+        """Send a request and wait for its result.
+
+        Raises `PeerError` (an `RpcError`) when the peer answers with an error,
+        `InvalidResponse` when its result does not fit the method's result type, and
+        `ConnectionClosed` when no answer can come any more."""
         if self._closed is not None:
             raise await self._failure()
         request_id, data = self.core.request(spec, params)
