@@ -139,6 +139,17 @@ async def test_past_the_grace_period_the_rest_are_answered_the_input_ended() -> 
             await s.stopped.wait()
 
 
+async def test_when_no_answer_can_be_written_run_does_not_wait_for_the_grace_period() -> None:
+    async with gated(eof_grace_period=60) as (s, handlers):
+        await s.peer.send(request(1, "_wait"))
+        await until(lambda: handlers.started == [1])
+        await s.peer.stream.receive_stream.aclose()  # the peer stops reading
+        await s.peer.send(b"not json")  # so this answer cannot be written
+        await until(lambda: s.connection.closed)
+        await s.peer.stream.send_eof()
+        await until(s.stopped.is_set, seconds=1)
+
+
 async def test_a_nested_request_after_the_input_ended_fails_but_its_request_is_answered() -> None:
     async with gated() as (s, handlers):
         await s.peer.send(request(1, "_wait_then_ask"))

@@ -152,7 +152,8 @@ class Connection:
         self.eof_grace_period = eof_grace_period
         self.peer = peer
         self._unanswered = 0  # requests admitted whose answer is not queued yet
-        self._all_answered: trio.Event | None = None  # made when the input ends
+        # made when the input ends; set once every request is answered or none can be
+        self._all_answered: trio.Event | None = None
         self._overdue: RpcError | None = None  # the answer of handlers cancelled at the end
         self._unparsable_lines = 0
         self._next_unparsable_count = 10
@@ -214,6 +215,8 @@ class Connection:
         """The input ended: let the requests received get their answers, within the grace
         period; past it, cancel their handlers (answered with `RpcError.input_ended`)."""
         self._all_answered = trio.Event()
+        if self._outbox.error is not None:  # no answer can be written
+            self._all_answered.set()
         with trio.move_on_after(self.eof_grace_period):
             if self._unanswered:
                 await self._all_answered.wait()
