@@ -77,7 +77,7 @@ class Gated:
         self.connection = connection
         self.gate = trio.Event()
         self.started: list[Any] = []
-        self.asked: list[BaseException] = []
+        self.nested_errors: list[ConnectionClosed] = []
 
     async def __call__(self, call: Call) -> Any:
         self.started.append(call.id)
@@ -86,21 +86,16 @@ class Gated:
             try:
                 await self.connection.request(v2.SESSION_REQUEST_PERMISSION, PERMISSION_REQUEST)
             except ConnectionClosed as exc:
-                self.asked.append(exc)
+                self.nested_errors.append(exc)
                 raise
         return "released"
 
 
 @asynccontextmanager
 async def gated(**options: Any) -> AsyncIterator[tuple[Served, Gated]]:
-    handlers: list[Gated] = []
-
-    def make(connection: Connection) -> Gated:
-        handlers.append(Gated(connection))
-        return handlers[0]
-
-    async with serving(make, **options) as s:
-        yield s, handlers[0]
+    async with serving(Gated, **options) as s:
+        assert isinstance(s.connection.dispatch, Gated)
+        yield s, s.connection.dispatch
 
 
 def input_ended(id: Any, grace: float) -> dict[str, Any]:
@@ -160,7 +155,7 @@ async def test_a_nested_request_after_the_input_ended_fails_but_its_request_is_a
         with trio.fail_after(2):
             answer = await s.peer.receive()
             await s.stopped.wait()
-    assert len(handlers.asked) == 1
+    assert len(handlers.nested_errors) == 1
     assert answer["id"] == 1 and answer["error"]["code"] == -32603
     assert "ConnectionClosed" in answer["error"]["message"]
 
@@ -205,10 +200,8 @@ async def test_a_prompt_whose_permission_request_comes_after_the_input_ended_is_
     try:
         with trio.fail_after(8):
             assert (await peer.call(1, "initialize", {"protocolVersion": 1}))["id"] == 1
-            new_session = {"cwd": "/repo", "mcpServers": []}
-            assert (await peer.call(2, "session/new", new_session))["result"][
-                "sessionId"
-            ] == "sess_1"
+            created = await peer.call(2, "session/new", {"cwd": "/repo", "mcpServers": []})
+            assert created["result"]["sessionId"] == "sess_1"
             prompt = {"sessionId": "sess_1", "prompt": [{"type": "text", "text": "hi"}]}
             await peer.send(request(3, "session/prompt", prompt))
             await process.stdin.aclose()
@@ -332,10 +325,8 @@ async def test_a_handler_that_is_not_async_is_named_as_such(
     async with serving(wrong_agent) as s:
         answer = await s.peer.call(1, "session/delete", {"sessionId": "s"})
     assert answer["error"]["code"] == -32603
-    assert (
-        "`session_delete` of session/delete returned a DeleteSessionResponse; it must "
-        in (answer["error"]["message"])
-    )
+    message = answer["error"]["message"]
+    assert "`session_delete` of session/delete returned a DeleteSessionResponse" in message
     assert "make it `async def`" in caplog.records[0].getMessage()
 
 
