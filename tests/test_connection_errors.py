@@ -24,15 +24,16 @@ import trio.testing
 from conftest import PERMISSION_REQUEST, RawPeer, error_response, request, response, until
 
 import acp_schema
+import acp_schema.v1 as v1
 import acp_schema.v2 as v2
 import acpwire
 from acp_schema._support import MessageCodec
 from acpwire.agent import serve_agent
-from acpwire.client import open_agent
+from acpwire.client import PERMISSION, connect, open_agent
 from acpwire.connection import Connection
 from acpwire.dispatch import handler_dispatch
 from acpwire.errors import ConnectionClosed, InvalidResponse, PeerError, RpcError
-from acpwire.examples.echo_agent import EchoAgentV2
+from acpwire.examples.echo_agent import EchoAgentV1, EchoAgentV2
 from acpwire.jsonrpc import Call
 
 WORKTREE_PATH = os.pathsep.join(
@@ -414,3 +415,37 @@ async def test_the_caller_of_a_refused_request_gets_a_peer_error_that_is_an_rpc_
                 await s.connection.request(v2.SESSION_REQUEST_PERMISSION, PERMISSION_REQUEST)
     assert isinstance(caught.value, PeerError)
     assert caught.value.method == "session/request_permission" and caught.value.code == -32601
+
+
+class ClientWithoutPermissions(v1.ClientBase):
+    """Answers `session/request_permission` with -32601: it does not implement it."""
+
+    def __init__(self, agent: v1.AgentPeer) -> None:
+        self.agent = agent
+
+    async def session_update(self, params: v1.SessionNotification) -> None:
+        pass
+
+
+async def test_the_client_reads_the_prompt_failed_not_that_prompting_is_not_found() -> None:
+    """The issue's case end to end: the echo agent's prompt asks for permission, the client
+    answers "Method not found"; that was the prompt's error, verbatim."""
+    agent_end, client_end = trio.testing.memory_stream_pair()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(partial(serve_agent, v1=EchoAgentV1, stream=agent_end))
+        async with connect(client_end, v1=ClientWithoutPermissions) as conn:
+            init = v1.InitializeRequest(protocol_version=1)
+            await conn.initialize(init)
+            agent = conn.v1_agent
+            session = await agent.session_new(v1.NewSessionRequest(cwd="/repo", mcp_servers=[]))
+            prompt = v1.PromptRequest(
+                session_id=session.session_id, prompt=[v1.TextContent(text="hi")]
+            )
+            with pytest.raises(PeerError) as caught:
+                await agent.session_prompt(prompt)
+        nursery.cancel_scope.cancel()
+    assert caught.value.method == "session/prompt" and caught.value.code == -32603
+    assert caught.value.data == {
+        "method": "session/request_permission",
+        "error": {"code": -32601, "message": "Method not found", "data": {"method": PERMISSION}},
+    }
