@@ -277,11 +277,16 @@ async def test_peer_closing_fails_pending_requests_at_once() -> None:
         await until(s.stopped.is_set, seconds=0.5)
 
 
-async def test_peer_closing_cancels_running_handlers_and_run_returns() -> None:
-    async with serving() as s:
+async def test_peer_closing_cancels_handlers_past_the_grace_period_and_run_returns() -> None:
+    async with serving(eof_grace_period=0.05) as s:
         await s.peer.send(request(1, "_wait"))
         await until(lambda: s.handlers.started == [1])
         await s.peer.stream.send_eof()
+        assert await s.peer.receive() == {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "error": RpcError.input_ended(0.05).to_wire(),
+        }
         await until(s.stopped.is_set, seconds=0.5)
         assert s.handlers.cancelled == [1]
 

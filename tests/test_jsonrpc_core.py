@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import acp_schema.v2 as v2
 from acpwire.dispatch import handler_dispatch
-from acpwire.errors import RpcError
+from acpwire.errors import InvalidResponse, PeerError, RpcError
 from acpwire.jsonrpc import Answer, Call, JsonRpcCore, Reply
 from acpwire.versions import bootstrap_codec
 
@@ -85,6 +85,12 @@ def decode(data: bytes | None) -> Any:
 def test_bad_json_is_a_parse_error_with_null_id(data: bytes) -> None:
     message = assert_error(only_reply(agent_core(), data), None, -32700)
     assert message.startswith("Parse error")
+
+
+@pytest.mark.parametrize("data", [b"Loading model weights...", b"[INFO] ready", b"\xff\xfe"])
+def test_a_line_that_is_not_json_is_handed_over_for_the_log(data: bytes) -> None:
+    (reply,) = agent_core().receive_line(data)
+    assert isinstance(reply, Reply) and reply.unparsable == data
 
 
 @pytest.mark.parametrize("data", [b"1", b'"text"', b"null", b"true"])
@@ -286,14 +292,16 @@ def test_response_is_matched_to_its_request_with_a_typed_result() -> None:
     assert receive(core, response(request_id, selected)) == []
 
 
-def test_error_response_becomes_an_rpc_error() -> None:
+def test_error_response_becomes_a_peer_error_naming_the_method() -> None:
     core = agent_core()
     request_id, _ = core.request(v2.SESSION_REQUEST_PERMISSION, PERMISSION_REQUEST)
     error = error_response(request_id, -32002, "Resource not found", {"uri": "file:///x"})
     (answer,) = receive(core, error)
     assert isinstance(answer, Answer) and answer.result is None
-    assert answer.error is not None
+    assert isinstance(answer.error, PeerError) and isinstance(answer.error, RpcError)
     assert answer.error.to_wire() == error["error"]
+    assert answer.error.method == "session/request_permission"
+    assert str(answer.error) == "session/request_permission: Resource not found (-32002)"
 
 
 @pytest.mark.parametrize("id", [0, 99, "0", None])
@@ -303,12 +311,14 @@ def test_responses_to_unknown_ids_are_dropped(id: Any) -> None:
     assert receive(core, {"jsonrpc": "2.0", "id": id, "error": {"code": 1, "message": "x"}}) == []
 
 
-def test_result_of_the_wrong_shape_fails_the_pending_request() -> None:
+def test_result_of_the_wrong_shape_fails_the_pending_request_as_invalid_response() -> None:
     core = agent_core()
     request_id, _ = core.request(v2.SESSION_REQUEST_PERMISSION, PERMISSION_REQUEST)
     (answer,) = receive(core, response(request_id, {"outcome": 5}))
-    assert isinstance(answer, Answer) and answer.error is not None
-    assert answer.error.code == -32602
+    assert isinstance(answer, Answer)
+    assert isinstance(answer.error, InvalidResponse)  # not an RpcError: nothing said -32602
+    assert answer.error.method == "session/request_permission"
+    assert "`$.result.outcome`" in answer.error.reason
 
 
 def test_forgotten_request_drops_its_late_answer() -> None:

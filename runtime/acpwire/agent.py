@@ -37,8 +37,9 @@ import acp_schema.v1.unstable
 import acp_schema.v2.unstable
 from acp_schema import v1, v2
 
+from ._groups import SingleException
 from .capabilities import capability_mismatches, describe
-from .connection import Connection
+from .connection import DEFAULT_EOF_GRACE_PERIOD, Connection
 from .dispatch import handler_dispatch
 from .errors import RpcError
 from .framing import DEFAULT_MAX_LINE_BYTES
@@ -77,6 +78,7 @@ class AgentEndpoint:
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         max_concurrent_requests: int = 64,
         max_buffered_bytes: int = DEFAULT_MAX_BUFFERED_BYTES,
+        eof_grace_period: float = DEFAULT_EOF_GRACE_PERIOD,
     ) -> None:
         """`factories`: protocol version -> what builds the implementation from its
         `ClientPeer` (checked here: TypeError naming the fix when it cannot be served)."""
@@ -93,6 +95,7 @@ class AgentEndpoint:
         self.max_line_bytes = max_line_bytes
         self.max_concurrent_requests = max_concurrent_requests
         self.max_buffered_bytes = max_buffered_bytes
+        self.eof_grace_period = eof_grace_period
         self.surface: Surface | None = None
         self.agent: Any = None
         self.connection: Connection | None = None
@@ -107,8 +110,11 @@ class AgentEndpoint:
             max_line_bytes=self.max_line_bytes,
             max_concurrent_requests=self.max_concurrent_requests,
             max_buffered_bytes=self.max_buffered_bytes,
+            eof_grace_period=self.eof_grace_period,
+            peer="the client",
         )
-        await self.connection.run()
+        with SingleException():
+            await self.connection.run()
 
     async def _route(self, call: Call) -> Any:
         """Before initialize succeeded; then the connection dispatches to the agent directly."""
@@ -208,6 +214,7 @@ async def serve_agent(
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     max_concurrent_requests: int = 64,
     max_buffered_bytes: int = DEFAULT_MAX_BUFFERED_BYTES,
+    eof_grace_period: float = DEFAULT_EOF_GRACE_PERIOD,
 ) -> None:
     """Serve an agent until the client closes the connection.
 
@@ -217,6 +224,9 @@ async def serve_agent(
     this process's stdin/stdout. `max_line_bytes`: longest line accepted; longer ones get
     -32600 and are skipped. `max_concurrent_requests`: handlers running at once (as many
     more wait). `max_buffered_bytes`: send buffer bound; a slow reader slows the senders.
+    `eof_grace_period`: once the client closes its side, how long requests already received
+    may still run; their answers are written, then the rest are answered with an error.
+    An exception leaves it as itself, not wrapped in an ExceptionGroup.
     Raises TypeError before reading anything when an implementation cannot be served.
     """
     factories: dict[int, Callable[[Any], Any]] = {}
@@ -229,5 +239,6 @@ async def serve_agent(
         max_line_bytes=max_line_bytes,
         max_concurrent_requests=max_concurrent_requests,
         max_buffered_bytes=max_buffered_bytes,
+        eof_grace_period=eof_grace_period,
     )
     await endpoint.serve(stream if stream is not None else stdio_stream())

@@ -211,6 +211,7 @@ class ClientConnection:
             bootstrap_codec(Codec[msgspec.Raw](msgspec.Raw)),
             _not_initialized,
             cancelled_result=self._cancelled_result,
+            peer=peer,
             **limits,
         )
         self.connection.on_request = self._gate_behind_updates

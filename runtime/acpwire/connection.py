@@ -5,18 +5,25 @@
   stay bounded (the reader itself never waits: handlers may wait for answers only it reads).
   Each runs in its own cancel scope, created on arrival, so `$/cancel_request` can stop it. Whatever happens, the request gets
   exactly one response: its result, the handler's `RpcError`, -32603 for any other
-  exception, or -32800 when it was cancelled.
+  exception (a result of the wrong type, an error the peer answered a nested request of the
+  handler with: see `PeerError`), or -32800 when it was cancelled.
 - Notifications run in order on the reader task (session updates must arrive in order), so
   their handlers should be quick.
 - Sends go through a bounded outbox drained by one writer task (outbox.py): bursts are
   written together, and a slow reader slows the writer instead of growing memory.
-- When the peer closes the stream, requests still waiting fail with `ConnectionClosed`.
+- When the peer closes the stream, requests still waiting fail with `ConnectionClosed`, and
+  the requests it sent are still answered: their handlers get `eof_grace_period` seconds to
+  finish, then are cancelled and answered with an error saying the input ended.
 """
 
 from __future__ import annotations
 
 import collections
+import functools
+import inspect
 import logging
+import types
+import typing
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -26,7 +33,7 @@ from msgspec import UNSET
 
 from acp_schema._support import MessageCodec, MethodSpec
 
-from .errors import ConnectionClosed, RpcError
+from .errors import ConnectionClosed, PeerError, RpcError
 from .framing import DEFAULT_MAX_LINE_BYTES, LineReader, OversizedLine
 from .jsonrpc import Answer, Call, Event, JsonRpcCore, Reply, RequestId
 from .outbox import DEFAULT_MAX_BUFFERED_BYTES, Outbox
@@ -39,6 +46,9 @@ R = TypeVar("R")
 CANCEL_REQUEST = "$/cancel_request"
 READ_CHUNK = 64 * 1024
 ADMIT_PATIENCE = 8  # scheduler passes to wait for a free slot before refusing a request
+DEFAULT_EOF_GRACE_PERIOD = 3.0  # below spawn_agent's grace: an agent answers, then exits
+UNPARSABLE_QUOTED = 3  # non-JSON lines quoted in the log; past that, a count at 10, 100, ...
+SNIPPET_BYTES = 120
 
 Dispatch = Callable[[Call], Awaitable[Any] | None]
 """Starts one incoming call: returns what to await for its result (ignored for notifications),
@@ -55,6 +65,51 @@ class _Waiter:
         self.done = trio.Event()
 
 
+class _ResultShape(typing.NamedTuple):
+    """What a handler may return for a method: instances of `classes`, or None for `empty`."""
+
+    classes: tuple[type, ...]
+    empty: object | None  # the result with every field at its default, when there is one
+
+
+@functools.cache
+def _result_shape(result_type: Any) -> _ResultShape:
+    """The classes of a result type (a Struct, or a union of them under `Annotated`)."""
+    if typing.get_origin(result_type) is typing.Annotated:
+        return _result_shape(typing.get_args(result_type)[0])
+    if typing.get_origin(result_type) in (typing.Union, types.UnionType):
+        classes = tuple(c for arg in typing.get_args(result_type) for c in _result_shape(arg)[0])
+        return _ResultShape(classes, None)
+    if not isinstance(result_type, type):
+        return _ResultShape((object,), None)  # nothing checkable
+    try:
+        empty = result_type() if issubclass(result_type, msgspec.Struct) else None
+    except TypeError:  # a required field
+        empty = None
+    return _ResultShape((result_type,), empty)
+
+
+class _WrongResult(Exception):
+    """A handler returned something that is not its method's result: a bug on this side."""
+
+    def __init__(self, call: Call, got: object, expected: str) -> None:
+        handler = call.spec.handler if call.spec is not None else "extension"
+        what = "None" if got is None else f"a {type(got).__qualname__}"
+        super().__init__(
+            f"the handler `{handler}` of {call.method} returned {what}; it must return {expected}"
+        )
+
+
+def _checked(call: Call, shape: _ResultShape, result: Any) -> Any:
+    """The result to send: `result` when it is of the method's result type; the empty
+    result for None where the result has no required field (`{}`)."""
+    if isinstance(result, shape.classes):
+        return result
+    if result is None and shape.empty is not None:
+        return shape.empty
+    raise _WrongResult(call, result, " or ".join(f"a {c.__qualname__}" for c in shape.classes))
+
+
 class Connection:
     def __init__(
         self,
@@ -67,11 +122,17 @@ class Connection:
         max_buffered_bytes: int = DEFAULT_MAX_BUFFERED_BYTES,
         cancelled_result: Callable[[Call], Any] | None = None,
         closed_reason: Callable[[], Awaitable[ConnectionClosed]] | None = None,
+        eof_grace_period: float = DEFAULT_EOF_GRACE_PERIOD,
+        peer: str = "the peer",
     ) -> None:
         """`cancelled_result(call)`: what to answer a cancelled request with instead of -32800
         (None keeps -32800); ACP answers a cancelled permission request with `cancelled`.
         `closed_reason()`: the error pending requests fail with once the peer's stream ends
-        (a subprocess transport reports the exit code and stderr)."""
+        (a subprocess transport reports the exit code and stderr).
+        `eof_grace_period`: seconds the handlers of requests already received get to finish
+        once the input ended (`printf '<request>\\n' | agent`); then they are cancelled and
+        answered with an error saying so, and `run` returns.
+        `peer`: who is at the other end, for log messages (the agent command, "client")."""
         self.stream = stream
         self.core = JsonRpcCore(codec)
         self.dispatch = dispatch
@@ -90,6 +151,14 @@ class Connection:
         self._nursery: trio.Nursery | None = None
         self.initialize_response: Any = None  # what the agent answered `initialize` with
         self.on_request: Callable[[Call], None] | None = None  # sees each request on arrival
+        self.eof_grace_period = eof_grace_period
+        self.peer = peer
+        self._unanswered = 0  # requests admitted whose answer is not queued yet
+        # made when the input ends; set once every request is answered or none can be
+        self._all_answered: trio.Event | None = None
+        self._overdue: RpcError | None = None  # the answer of handlers cancelled at the end
+        self._unparsable_lines = 0
+        self._next_unparsable_count = 10
 
     # ------------------------------------------------------------------ running
 
@@ -101,8 +170,9 @@ class Connection:
             task_status.started()
             try:
                 await self._read_loop()
-                self._close(ConnectionClosed("the peer closed the connection"))
+                self._end_input(ConnectionClosed("the peer closed the connection"))
                 await self._failure()  # resolve the better reason (exit code, stderr) now
+                await self._answer_the_rest()
             finally:
                 self._close(ConnectionClosed("the connection was shut down"))
                 nursery.cancel_scope.cancel()
@@ -143,12 +213,60 @@ class Connection:
             if not data:
                 return
 
+    async def _answer_the_rest(self) -> None:
+        """The input ended: let the requests received get their answers, within the grace
+        period; past it, cancel their handlers (answered with `RpcError.input_ended`)."""
+        self._all_answered = trio.Event()
+        if self._outbox.error is not None:  # no answer can be written
+            self._all_answered.set()
+        with trio.move_on_after(self.eof_grace_period):
+            if self._unanswered:
+                await self._all_answered.wait()
+        if self._unanswered:
+            self._overdue = RpcError.input_ended(self.eof_grace_period)
+            self.cancel_requests(lambda call: True)  # the backlog starts cancelled
+        with trio.move_on_after(self.eof_grace_period):  # answers wait for room in the outbox
+            if self._unanswered:
+                await self._all_answered.wait()
+            await self._outbox.flush()
+
+    def _answered(self) -> None:
+        self._unanswered -= 1
+        if self._all_answered is not None and not self._unanswered:
+            self._all_answered.set()
+
+    def _report_unparsable(self, line: bytes) -> None:
+        """Warn about a line that is not JSON: quote the first few, then count them at 10,
+        100, 1000, ... (a flood of garbage must not flood the log too)."""
+        self._unparsable_lines += 1
+        count = self._unparsable_lines
+        if count <= UNPARSABLE_QUOTED:
+            snippet = line[:SNIPPET_BYTES].decode("utf-8", "replace")
+            more = f" ... ({len(line)} bytes)" if len(line) > SNIPPET_BYTES else ""
+            log.warning(
+                "%s wrote a line that is not JSON: %r%s. Only JSON-RPC messages may be written "
+                "to the protocol stream (stdout): agents must log to stderr.",
+                self.peer,
+                snippet,
+                more,
+            )
+        elif count == self._next_unparsable_count:
+            self._next_unparsable_count *= 10
+            log.warning(
+                "%s has written %d lines that are not JSON (the first %d are quoted above)",
+                self.peer,
+                count,
+                UNPARSABLE_QUOTED,
+            )
+
     def _oversized(self, item: OversizedLine) -> list[Event]:
         error = RpcError.invalid_request(f"message of {item.size} bytes is over the line limit")
         return [Reply(self.core.unsolicited_error(error))]
 
     async def _handle(self, event: Event) -> None:
         if isinstance(event, Reply):
+            if event.unparsable is not None:
+                self._report_unparsable(event.unparsable)
             await self._reply(event.data)
         elif isinstance(event, Answer):
             waiter = self._waiting.pop(event.id, None)
@@ -176,12 +294,14 @@ class Connection:
         self._handlers[request_id] = (trio.CancelScope(), call)  # cancellable from now on
         if self.on_request is not None:  # on the reader: in wire order with notifications
             self.on_request(call)
+        self._unanswered += 1
         if self._running < self.max_concurrent_requests:
             self._start(call)
         elif len(self._backlog) < self.max_concurrent_requests or await self._room_soon():
             self._backlog.append(call)
         else:
             del self._handlers[request_id]
+            self._unanswered -= 1
             error = RpcError.internal_error(
                 f"overloaded: {self._running} requests running, {len(self._backlog)} queued"
             )
@@ -236,20 +356,27 @@ class Connection:
             with scope:
                 try:
                     pending = self.dispatch(call)
+                    if pending is not None and not inspect.isawaitable(pending):
+                        raise _WrongResult(call, pending, "an awaitable: make it `async def`")
                     result = None if pending is None else await pending
+                    spec = call.spec
+                    if spec is not None and spec.result is not None:
+                        result = _checked(call, _result_shape(spec.result.type), result)
                     reply = self.core.respond(request_id, result)
+                except PeerError as exc:
+                    log.warning("the handler of %s failed: %s", call.method, exc)
+                    reply = self.core.respond_error(request_id, exc.nested_failure())
                 except RpcError as exc:
                     reply = self.core.respond_error(request_id, exc)
+                except _WrongResult as exc:
+                    log.error("%s", exc)
+                    reply = self.core.respond_error(request_id, RpcError.internal_error(str(exc)))
                 except Exception as exc:
                     log.exception("handler for %s failed", call.method)
                     error = RpcError.internal_error(f"{type(exc).__name__}: {exc}")
                     reply = self.core.respond_error(request_id, error)
             if scope.cancelled_caught:
-                substitute = self.cancelled_result(call) if self.cancelled_result else None
-                if substitute is None:
-                    reply = self.core.respond_error(request_id, RpcError.request_cancelled())
-                else:
-                    reply = self.core.respond(request_id, substitute)
+                reply = self._cancelled_reply(call, request_id)
         finally:
             self._handlers.pop(request_id, None)
             self._running -= 1
@@ -257,6 +384,15 @@ class Connection:
                 self._start(self._backlog.popleft())
         if reply is not None:
             await self._reply(reply)
+        self._answered()
+
+    def _cancelled_reply(self, call: Call, request_id: RequestId) -> bytes | None:
+        if self._overdue is not None:  # cancelled because the input ended
+            return self.core.respond_error(request_id, self._overdue)
+        substitute = self.cancelled_result(call) if self.cancelled_result else None
+        if substitute is None:
+            return self.core.respond_error(request_id, RpcError.request_cancelled())
+        return self.core.respond(request_id, substitute)
 
     async def _reply(self, data: bytes) -> None:
         """Send an answer of ours; when the peer can't take it any more there is no one to tell."""
@@ -278,7 +414,11 @@ class Connection:
             raise
 
     async def request(self, spec: MethodSpec[P, R], params: P) -> R:
-        """Send a request and wait for its result; raises `RpcError` or `ConnectionClosed`."""
+        """Send a request and wait for its result.
+
+        Raises `PeerError` (an `RpcError`) when the peer answers with an error,
+        `InvalidResponse` when its result does not fit the method's result type, and
+        `ConnectionClosed` when no answer can come any more."""
         if self._closed is not None:
             raise await self._failure()
         request_id, data = self.core.request(spec, params)
@@ -341,12 +481,19 @@ class Connection:
             self._on_close.append(callback)
 
     def _close(self, reason: ConnectionClosed) -> None:
+        """Nothing more can be read or written (writing failed, or `run` is ending)."""
+        self._end_input(reason)
+        self._outbox.fail(reason)
+        if self._all_answered is not None:
+            self._all_answered.set()  # no answer can be written any more
+
+    def _end_input(self, reason: ConnectionClosed) -> None:
+        """Nothing more can be read: our requests will never be answered (ours still can be)."""
         if self._closed is not None:
             return
         self._closed = reason
         for callback in self._on_close:
             callback()
-        self._outbox.fail(reason)
         self.core.abandon_all()
         for waiter in self._waiting.values():
             waiter.done.set()  # with no answer

@@ -63,7 +63,8 @@ def handler_dispatch(impl: Any, base: type, codec: MessageCodec | None = None) -
         handler = handlers[name] if name in handlers else resolve(name)
         if handler is not None:
             if spec.kind == "request" and call.id is UNSET:
-                return _request_without_id(call)
+                _request_without_id(call)
+                return None
             return handler(call.message.params)  # type: ignore[union-attr]
         if call.id is not UNSET:
             raise RpcError.method_not_found(call.method)
@@ -78,7 +79,6 @@ def _request_without_id(call: Call) -> None:
     log.warning(
         "ignored %s sent without an id: it is a request, the peer must send an id", call.method
     )
-    return None
 
 
 def retyped(call: Call, codec: MessageCodec) -> Call:

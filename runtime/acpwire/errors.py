@@ -39,8 +39,15 @@ class RpcError(Exception):
         return cls(Codes.INVALID_PARAMS, f"Invalid params: {detail}")
 
     @classmethod
-    def internal_error(cls, detail: str) -> RpcError:
-        return cls(Codes.INTERNAL_ERROR, f"Internal error: {detail}")
+    def internal_error(cls, detail: str, data: Any = None) -> RpcError:
+        return cls(Codes.INTERNAL_ERROR, f"Internal error: {detail}", data)
+
+    @classmethod
+    def input_ended(cls, grace_period: float) -> RpcError:
+        """The answer to a request still running `grace_period` seconds after the input ended."""
+        return cls.internal_error(
+            f"the input ended and the request did not finish within {grace_period:g} s"
+        )
 
     @classmethod
     def request_cancelled(cls) -> RpcError:
@@ -61,6 +68,41 @@ class RpcError(Exception):
             "Unsupported protocol version",
             {"requested": requested, "supported": supported},
         )
+
+
+class PeerError(RpcError):
+    """The error the peer answered one of our requests (`method`) with.
+
+    Still an `RpcError` for those who catch that; a handler it escapes from answers its own
+    request with -32603 and this error in `data` (`nested_failure`), not with it verbatim:
+    the peer's "Method not found" for a permission request is not the prompt's error. To
+    forward it on purpose, raise `RpcError(e.code, e.message, e.data)`.
+    """
+
+    def __init__(self, method: str, code: int, message: str, data: Any = None) -> None:
+        super().__init__(code, message, data)
+        self.args = (f"{method}: {message} ({code})",)
+        self.method = method
+
+    def nested_failure(self) -> RpcError:
+        """The -32603 answer to the request whose handler this error escaped from."""
+        return RpcError.internal_error(
+            f"{self.method} failed: {self.message} ({self.code})",
+            {"method": self.method, "error": self.to_wire()},
+        )
+
+
+class InvalidResponse(Exception):
+    """The peer answered our request (`method`) with a result that does not fit its type.
+
+    `reason` is the decoder's message (with the JSON path). Not an `RpcError`: nothing on the
+    wire said -32602; the peer has a bug (its log should name it).
+    """
+
+    def __init__(self, method: str, reason: str) -> None:
+        super().__init__(f"invalid response to {method}: {reason}")
+        self.method = method
+        self.reason = reason
 
 
 class ConnectionClosed(Exception):

@@ -21,7 +21,7 @@ from msgspec import UNSET, Raw, UnsetType
 from acp_schema import ErrorResponse, MethodMessage, Notification, Request, Response
 from acp_schema._support import Codec, MessageCodec, MethodSpec
 
-from .errors import RpcError
+from .errors import InvalidResponse, PeerError, RpcError
 
 RequestId = int | str | None
 
@@ -66,9 +66,13 @@ class Call(msgspec.Struct, gc=False, eq=False):
 
 @dataclass(frozen=True, slots=True)
 class Reply:
-    """Bytes to send as they are (an error answer the core produced itself)."""
+    """Bytes to send as they are (an error answer the core produced itself).
+
+    `unparsable`: the line that was not JSON at all, when that is what is answered (-32700).
+    """
 
     data: bytes
+    unparsable: bytes | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +81,7 @@ class Answer:
 
     id: RequestId
     result: Any = None
-    error: RpcError | None = None
+    error: PeerError | InvalidResponse | None = None
 
 
 Event = Call | Reply | Answer
@@ -111,6 +115,10 @@ def _encode(message: Any) -> bytes:
     if b"\n" in data:  # msgspec escapes newlines in strings; only a msgspec.Raw can hold one
         raise ValueError("an ACP message must not contain a raw newline (stdio frames by line)")
     return data
+
+
+def _unparsable(line: bytes, exc: BaseException) -> Reply:
+    return Reply(_error(None, RpcError.parse_error(_describe(exc))), unparsable=line)
 
 
 def _response(id: RequestId, result: Any) -> bytes:
@@ -211,7 +219,7 @@ class JsonRpcCore:
         try:
             items = msgspec.json.decode(line, type=list[Raw])
         except UNPARSABLE as exc:
-            return [Reply(_error(None, RpcError.parse_error(_describe(exc))))]
+            return [_unparsable(line, exc)]
         if not items:
             return [Reply(_error(None, RpcError.invalid_request("empty batch")))]
         batch = _Batch()
@@ -235,7 +243,7 @@ class JsonRpcCore:
         except msgspec.ValidationError as exc:  # (a subclass of DecodeError: check it first)
             return self._invalid(data, exc, in_batch=batch is not None)
         except UNPARSABLE as exc:
-            return [Reply(_error(None, RpcError.parse_error(_describe(exc))))]
+            return [_unparsable(data, exc)]
         cls = type(message)
         spec = self._spec_of.get(cls)  # a class lookup: cheaper than isinstance chains
         if spec is not None:
@@ -278,19 +286,20 @@ class JsonRpcCore:
             return [Reply(_error(probe.id, error))]
         if has_id and probe.id in self._pending:
             # A response to our request that does not fit the result type.
-            self._pending.pop(probe.id)
-            return [Answer(probe.id, error=RpcError.invalid_params(f"invalid result: {exc}"))]
+            method = self._pending.pop(probe.id)
+            return [Answer(probe.id, error=InvalidResponse(method, str(exc)))]
         reply_id = probe.id if has_id and not in_batch else None
         return [Reply(_error(reply_id, RpcError.invalid_request(str(exc))))]
 
     def _answer(self, message: Response[Any] | ErrorResponse[Any]) -> list[Event]:
-        if self._pending.pop(message.id, None) is None:
+        method = self._pending.pop(message.id, None)
+        if method is None:
             return []  # an answer to nothing we asked (late, duplicate or bogus): drop it
         if isinstance(message, Response):
             return [Answer(message.id, result=message.result)]
         error = message.error
         data = error.data if error.data is not UNSET else None
-        return [Answer(message.id, error=RpcError(error.code, error.message, data))]
+        return [Answer(message.id, error=PeerError(method, error.code, error.message, data))]
 
     # ----------------------------------------------------------- our answers
 
