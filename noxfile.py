@@ -31,6 +31,7 @@ PINS = {
     "msgspec": "0.22.0",
     "mypy": "2.4.1",
     "orjson": "3.13.0",
+    "packaging": "26.4",
     "pytest": "9.0.3",
     "ruff": "0.17.6",
     "trio": "0.35.0",
@@ -38,7 +39,10 @@ PINS = {
 CODEGEN = ("jinja2", "ruff", "msgspec")
 TOOLS = {
     "codegen": CODEGEN,
-    "test": (*CODEGEN, "pytest", "hypothesis", "jsonschema", "datamodel-code-generator", "trio"),
+    "test": (
+        *CODEGEN,
+        *("pytest", "hypothesis", "jsonschema", "datamodel-code-generator", "trio", "packaging"),
+    ),
     "bench": ("msgspec", "trio", "orjson", "agent-client-protocol"),
     "lint": (*CODEGEN, "mypy", "trio", "pytest", "hypothesis", "jsonschema"),
     "dist": (*CODEGEN, "hatchling"),
