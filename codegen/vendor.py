@@ -388,7 +388,9 @@ def packaged_schema_dir(extracted: Path, label: str) -> Path:
     missing = [name for name in SCHEMA_FILES if not (schema_dir / name).is_file()]
     if missing:
         raise VendorError(
-            f"{label} does not ship {', '.join(f'{PACKAGE_SCHEMA_DIR}/{m}' for m in missing)}"
+            f"{label} does not ship {', '.join(f'{PACKAGE_SCHEMA_DIR}/{m}' for m in missing)}; "
+            f"bindings need all of {', '.join(SCHEMA_FILES)} "
+            "(@agentclientprotocol/sdk ships them from 2.0.0 on)"
         )
     return schema_dir
 
