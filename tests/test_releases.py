@@ -22,7 +22,7 @@ import pytest
 
 from codegen.__main__ import main as codegen_main
 from codegen.lock import SCHEMA_FILES, write_lock
-from codegen.patch_fields import FIRST_RELEASE
+from codegen.patch_fields import FIRST_RELEASE, release_key
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "@agentclientprotocol/sdk"
@@ -254,7 +254,7 @@ def test_patch_entry_does_not_apply_before_its_type_existed(tmp_path: Path) -> N
     """v1 CompactionUpdate first shipped in 1.4.0: a release before it generates without it."""
     first = FIRST_RELEASE["v1"]["CompactionUpdate"]
     older = "1.3.0"
-    assert older < first
+    assert release_key(older) < release_key(first)
     result = generate_and_probe(
         synthetic_release(tmp_path, older, without_v1_compaction),
         tmp_path,
