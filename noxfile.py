@@ -1,8 +1,10 @@
-"""Everything acpwire does, as nox sessions: generate, check_generated, tests, lint, demo, bench."""
+"""Everything acpwire does, as nox sessions: generate, check_generated, tests, lint, demo, bench,
+dist (the two wheels) and smoke (the wheels in a clean environment)."""
 
 from __future__ import annotations
 
 import filecmp
+import re
 import tempfile
 from pathlib import Path
 
@@ -11,14 +13,46 @@ import nox
 ROOT = Path(__file__).parent
 GENERATED = ROOT / "generated" / "acp_schema"
 INTEROP_TS = ROOT / "tests" / "interop" / "ts"
+BUILD = ROOT / "build"
+DIST = ROOT / "dist"
 
 nox.options.default_venv_backend = "venv"
 nox.options.reuse_existing_virtualenvs = True
 nox.options.sessions = ["check_generated", "lint", "tests"]
 
+# The exact tool versions of development and CI runs (never in published metadata).
+PINS = {
+    "agent-client-protocol": "0.12.1",
+    "datamodel-code-generator": "0.89.0",
+    "hatchling": "1.27.0",
+    "hypothesis": "6.170.17",
+    "jinja2": "3.1.6",
+    "jsonschema": "4.26.0",
+    "msgspec": "0.22.0",
+    "mypy": "2.4.1",
+    "orjson": "3.13.0",
+    "packaging": "26.4",
+    "pytest": "9.0.3",
+    "ruff": "0.17.6",
+    "trio": "0.35.0",
+}
+CODEGEN = ("jinja2", "ruff", "msgspec")
+TOOLS = {
+    "codegen": CODEGEN,
+    "test": (
+        *CODEGEN,
+        *("pytest", "hypothesis", "jsonschema", "datamodel-code-generator", "trio", "packaging"),
+    ),
+    "bench": ("msgspec", "trio", "orjson", "agent-client-protocol"),
+    "lint": (*CODEGEN, "mypy", "trio", "pytest", "hypothesis", "jsonschema"),
+    "dist": (*CODEGEN, "hatchling"),
+}
 
-def _install(session: nox.Session, extra: str) -> None:
-    session.install("--quiet", "-e", f".[{extra}]")
+
+def _install(session: nox.Session, tools: str) -> None:
+    """The development project (editable) and the pinned tools of one TOOLS entry."""
+    pinned = [f"{name}=={PINS[name]}" for name in TOOLS[tools]]
+    session.install("--quiet", "-e", ".", *pinned)
 
 
 @nox.session
@@ -55,7 +89,7 @@ def check_generated(session: nox.Session) -> None:
 
 def _interop_deps(session: nox.Session) -> None:
     """The official SDKs our interop tests run as real peers."""
-    session.install("--quiet", "agent-client-protocol==0.12.1")
+    session.install("--quiet", f"agent-client-protocol=={PINS['agent-client-protocol']}")
     if not (INTEROP_TS / "node_modules").exists():
         session.run("npm", "ci", "--silent", "--prefix", str(INTEROP_TS), external=True)
 
@@ -73,6 +107,7 @@ def lint(session: nox.Session) -> None:
     """ruff (lint + format check) and mypy --strict over generated/, codegen/ and runtime/."""
     _install(session, "lint")
     paths = ["codegen", "runtime", "tests", "generated", "noxfile.py", "bench", "fuzz"]
+    paths += ["distributions", ".ci/smoke_schema.py"]
     session.run("ruff", "check", *paths)
     session.run("ruff", "format", "--check", *paths)
     session.run("mypy", "--strict", "generated/acp_schema", "codegen", "runtime/acpwire")
@@ -146,3 +181,68 @@ def fuzz(session: nox.Session) -> None:
         "-print_final_stats=1",
         *flags,
     )
+
+
+def _build_wheel(session: nox.Session, project: Path, wheel_dir: Path) -> None:
+    session.run(
+        *("python", "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation"),
+        *("--wheel-dir", str(wheel_dir), str(project)),
+    )
+
+
+@nox.session
+def dist(session: nox.Session) -> None:
+    """`nox -s dist`: the acp-schema and acpwire wheels for schema/ into dist/.
+
+    `nox -s dist -- <npm version>`: the acp-schema wheel for that release of
+    @agentclientprotocol/sdk (fetched with npm pack, checked against the registry's integrity
+    hash, generated under build/) into dist/schema-<version>/; schema/ is not touched."""
+    _install(session, "dist")
+    release = session.posargs[0] if session.posargs else None
+    if release is None:
+        schema_dir, wheel_dir = ROOT / "schema", DIST
+        for old in DIST.glob("*.whl"):
+            old.unlink()
+    else:
+        schema_dir, wheel_dir = BUILD / f"schema-{release}", DIST / f"schema-{release}"
+        session.run("python", "-m", "codegen.vendor", "fetch", release, str(schema_dir))
+    stage = ["python", "-m", "codegen.release"]
+    session.run(*stage, "stage-schema", str(schema_dir), str(BUILD / "acp-schema"))
+    _build_wheel(session, BUILD / "acp-schema", wheel_dir)
+    if release is None:
+        session.run(*stage, "stage-runtime", str(BUILD / "acpwire"))
+        _build_wheel(session, BUILD / "acpwire", wheel_dir)
+    for wheel in sorted(wheel_dir.glob("*.whl")):
+        session.log(f"{wheel.relative_to(ROOT)}: {wheel.stat().st_size} bytes")
+
+
+def _only_wheel(pattern: str) -> Path:
+    wheels = sorted(DIST.glob(pattern))
+    if len(wheels) != 1:
+        raise RuntimeError(f"expected one {pattern} in {DIST}, found {wheels}; run `nox -s dist`")
+    return wheels[0]
+
+
+def _wheel_version(wheel: Path) -> str:
+    match = re.fullmatch(r"[^-]+-([^-]+)-.*\.whl", wheel.name)
+    assert match, wheel.name
+    return match.group(1)
+
+
+@nox.session(reuse_venv=False, requires=["dist"])
+def smoke(session: nox.Session) -> None:
+    """The wheels from `nox -s dist` in this fresh venv, run with `python -I` from a temporary
+    directory (no source tree on sys.path): acp-schema alone (trio absent) decodes and encodes
+    v1 and v2 lines; then acpwire's example client talks to its example agent over stdio."""
+    schema_wheel, runtime_wheel = _only_wheel("acp_schema-*.whl"), _only_wheel("acpwire-*.whl")
+    smoke_schema = ROOT / ".ci" / "smoke_schema.py"
+    with tempfile.TemporaryDirectory(prefix="acp-smoke-") as tmp:
+        session.chdir(tmp)
+        session.install("--quiet", str(schema_wheel))
+        session.run("python", "-I", str(smoke_schema), _wheel_version(schema_wheel))
+        session.install("--quiet", str(runtime_wheel))
+        session.run("python", "-I", "-m", "pip", "show", "acpwire", "acp-schema")
+        agent = ["python", "-I", "-m", "acpwire.examples.echo_agent"]
+        for protocol in ("2", "1"):
+            client = ["python", "-I", "-m", "acpwire.examples.client", "--protocol", protocol]
+            session.run(*client, "--", *agent)

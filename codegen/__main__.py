@@ -11,8 +11,9 @@ from pathlib import Path
 from .classify import ShapeError, classify
 from .emit import emit
 from .ir import Module
-from .lock import LockMismatch, verify_lock
-from .patch_fields import PATCH_FIELDS
+from .lock import LockMismatch, read_lock, verify_lock
+from .patch_fields import patch_fields_for
+from .release import ReleaseError, schema_package_version
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -20,6 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def load_modules(schema_dir: Path) -> list[Module]:
     """Verify the lock, then classify every vendored schema file into IR."""
     lock = verify_lock(schema_dir)
+    schema_package_version(lock.version)  # a release we can version, before any work
     modules = []
     for name in sorted(lock.files):
         version, filename = name.split("/")
@@ -32,6 +34,7 @@ def load_modules(schema_dir: Path) -> list[Module]:
                 unstable=filename == "schema.unstable.json",
                 source=source,
                 sha256=lock.files[name],
+                patch=patch_fields_for(version, lock.version),
             )
         except ShapeError as exc:
             raise ShapeError(f"schema/{name}", str(exc)) from None
@@ -39,8 +42,8 @@ def load_modules(schema_dir: Path) -> list[Module]:
     return modules
 
 
-def summary(m: Module) -> str:
-    patch_types = PATCH_FIELDS.get(m.version, {})
+def summary(m: Module, release: str) -> str:
+    patch_types = patch_fields_for(m.version, release)
     three_state = sum(f.three_state for s in m.structs if s.name in patch_types for f in s.fields)
     return (
         f"structs={len(m.structs):3} unions={len(m.unions):2} "
@@ -58,13 +61,14 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     try:
         modules = load_modules(args.schema_dir)
-    except (ShapeError, LockMismatch) as exc:
+    except (ShapeError, LockMismatch, ReleaseError) as exc:
         print(f"codegen: {exc}", file=sys.stderr)
         return 1
-    written = emit(modules, args.out)
+    release = read_lock(args.schema_dir).version
+    written = emit(modules, args.out, version=schema_package_version(release))
     elapsed = time.perf_counter() - started
     for m in modules:
-        print(f"{m.version}{'.unstable' if m.unstable else '':9} {summary(m)}")
+        print(f"{m.version}{'.unstable' if m.unstable else '':9} {summary(m, release)}")
     print(f"wrote {len(written)} files to {args.out} in {elapsed:.2f}s")
     return 0
 

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from . import ir
 from .naming import camel_case, snake_case
-from .patch_fields import ALL, PATCH_FIELDS
+from .patch_fields import ALL, PatchSpec
 
 Node = Mapping[str, Any]
 
@@ -138,12 +138,19 @@ def _is_none_branch(node: Node, tag: str) -> bool:
 
 class Classifier:
     def __init__(
-        self, schema: Node, *, version: str, unstable: bool, source: str, sha256: str
+        self,
+        schema: Node,
+        *,
+        version: str,
+        unstable: bool,
+        source: str,
+        sha256: str,
+        patch: PatchSpec,
     ) -> None:
         self.root = schema
         self.defs: Mapping[str, Node] = schema["$defs"]
         self.module = ir.Module(version, unstable, source, sha256)
-        self.patch = PATCH_FIELDS.get(version, {})
+        self.patch = patch
         self.envelopes = {n for n, node in self.defs.items() if node.get("x-docs-ignore")}
         self.ref_counts = Counter(
             name
@@ -789,7 +796,21 @@ def _identifier(name: str) -> str:
     return camel_case(name)
 
 
-def classify(schema: Node, *, version: str, unstable: bool, source: str, sha256: str) -> ir.Module:
+def classify(
+    schema: Node,
+    *,
+    version: str,
+    unstable: bool,
+    source: str,
+    sha256: str,
+    patch: PatchSpec | None = None,
+) -> ir.Module:
+    """`patch`: the three-state patch fields of this release (patch_fields.patch_fields_for)."""
     return Classifier(
-        python_def_names(schema), version=version, unstable=unstable, source=source, sha256=sha256
+        python_def_names(schema),
+        version=version,
+        unstable=unstable,
+        source=source,
+        sha256=sha256,
+        patch=patch or {},
     ).run()

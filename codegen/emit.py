@@ -290,8 +290,9 @@ def package_dir(out: Path, module: ir.Module) -> Path:
     return out / module.version / ("unstable" if module.unstable else "")
 
 
-def emit(modules: list[ir.Module], out: Path) -> list[Path]:
-    """Write the acp_schema package for `modules` under `out` (the acp_schema directory)."""
+def emit(modules: list[ir.Module], out: Path, *, version: str) -> list[Path]:
+    """Write the acp_schema package for `modules` under `out` (the acp_schema directory);
+    `version` is its `__version__` (codegen.release.schema_package_version)."""
     env = _environment()
     if out.exists():
         shutil.rmtree(out)
@@ -309,7 +310,10 @@ def emit(modules: list[ir.Module], out: Path) -> list[Path]:
         + SUPPORT.read_text(),
     )
     write(out / "py.typed", "")
-    write(out / "__init__.py", env.get_template("package.py.j2").render(modules=modules))
+    write(
+        out / "__init__.py",
+        env.get_template("package.py.j2").render(modules=modules, version=version),
+    )
     for module in modules:
         emitter = ModuleEmitter(module, env)
         pkg = package_dir(out, module)

@@ -1,12 +1,16 @@
 """Vendor the ACP JSON Schema from an npm release of the SDK, and report what changed.
 
     python -m codegen.vendor update <npm-version> [--schema-dir schema] [--package NAME]
+    python -m codegen.vendor fetch <npm-version> <dest-dir> [--package NAME]
     python -m codegen.vendor report <old-dir> <new-dir>
 
-`update` packs `<package>@<version>` with npm, copies the schema files it ships
-under `package/schema/` into the schema dir, rewrites the lock and prints a
-change report (computed before anything is overwritten). `report` compares two
-schema dirs and writes nothing.
+`update` packs `<package>@<version>` with npm, checks the tarball against the
+registry's integrity hash, copies the schema files it ships under
+`package/schema/` into the schema dir, rewrites the lock and prints a change
+report (computed before anything is overwritten). `fetch` does the same into a
+new directory (for building another release's bindings, schema/ untouched) and
+prints the report against schema/. `report` compares two schema dirs and writes
+nothing.
 
 The report functions are pure (`schema_report`, `format_reports`, ...) so they
 can be used without npm.
@@ -15,6 +19,8 @@ can be used without npm.
 from __future__ import annotations
 
 import argparse
+import base64
+import hashlib
 import json
 import shutil
 import subprocess
@@ -382,7 +388,9 @@ def packaged_schema_dir(extracted: Path, label: str) -> Path:
     missing = [name for name in SCHEMA_FILES if not (schema_dir / name).is_file()]
     if missing:
         raise VendorError(
-            f"{label} does not ship {', '.join(f'{PACKAGE_SCHEMA_DIR}/{m}' for m in missing)}"
+            f"{label} does not ship {', '.join(f'{PACKAGE_SCHEMA_DIR}/{m}' for m in missing)}; "
+            f"bindings need all of {', '.join(SCHEMA_FILES)} "
+            "(@agentclientprotocol/sdk ships them from 2.0.0 on)"
         )
     return schema_dir
 
@@ -394,19 +402,70 @@ def install_schema_files(source_dir: Path, schema_dir: Path) -> None:
         shutil.copyfile(source_dir / name, target)
 
 
-def update(version: str, schema_dir: Path, package: str = DEFAULT_PACKAGE) -> list[Report]:
-    """Vendor package@version into schema_dir, rewrite the lock, return the change report."""
+def registry_integrity(package: str, version: str) -> str:
+    """The registry's Subresource Integrity string for package@version ('sha512-...')."""
+    command = ["npm", "view", "--json", f"{package}@{version}", "dist.integrity"]
+    try:
+        result = subprocess.run(command, check=True, capture_output=True, text=True)
+    except (FileNotFoundError, subprocess.CalledProcessError) as exc:
+        raise VendorError(f"`{' '.join(command)}` failed: {exc}") from exc
+    integrity = json.loads(result.stdout) if result.stdout.strip() else None
+    if not isinstance(integrity, str) or not integrity.startswith("sha512-"):
+        raise VendorError(f"the registry has no sha512 integrity for {package}@{version}")
+    return integrity
+
+
+def tarball_integrity(tarball: Path) -> str:
+    digest = hashlib.sha512(tarball.read_bytes()).digest()
+    return "sha512-" + base64.b64encode(digest).decode("ascii")
+
+
+def verify_integrity(tarball: Path, expected: str) -> None:
+    actual = tarball_integrity(tarball)
+    if actual != expected:
+        raise VendorError(
+            f"{tarball.name}: integrity {actual} does not match the registry's {expected}; "
+            "clear the npm cache (`npm cache clean --force`) and retry"
+        )
+
+
+def install_release(
+    version: str,
+    schema_dir: Path,
+    package: str = DEFAULT_PACKAGE,
+    compare_with: Path | None = None,
+) -> list[Report]:
+    """Pack package@version, verify it, copy its schema files into schema_dir and lock them.
+
+    Returns the change report against `compare_with` (default: schema_dir as it was).
+    """
     with tempfile.TemporaryDirectory(prefix="acp-vendor-") as tmp:
         tmp_dir = Path(tmp)
         pack_dir, extract_dir = tmp_dir / "pack", tmp_dir / "extract"
         pack_dir.mkdir()
         extract_dir.mkdir()
         tarball = npm_pack(package, version, pack_dir)
+        verify_integrity(tarball, registry_integrity(package, version))
         source_dir = packaged_schema_dir(extract_tarball(tarball, extract_dir), tarball.name)
-        reports = dir_reports(schema_dir, source_dir)
+        reports = dir_reports(compare_with or schema_dir, source_dir)
         install_schema_files(source_dir, schema_dir)
     write_lock(schema_dir, package, version)
     return reports
+
+
+def update(version: str, schema_dir: Path, package: str = DEFAULT_PACKAGE) -> list[Report]:
+    """Vendor package@version into schema_dir, rewrite the lock, return the change report."""
+    return install_release(version, schema_dir, package)
+
+
+def fetch(
+    version: str, dest: Path, package: str = DEFAULT_PACKAGE, compare_with: Path = Path("schema")
+) -> list[Report]:
+    """package@version's schema files, verified and locked, into a new directory `dest`."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    return install_release(version, dest, package, compare_with)
 
 
 # --- CLI --------------------------------------------------------------------
@@ -431,6 +490,13 @@ def build_parser() -> argparse.ArgumentParser:
     update_cmd.add_argument("--schema-dir", type=Path, default=Path("schema"))
     update_cmd.add_argument("--package", default=DEFAULT_PACKAGE)
 
+    fetch_cmd = commands.add_parser(
+        "fetch", help="fetch, verify and lock a release's schema files into a new directory"
+    )
+    fetch_cmd.add_argument("version", help="npm version of the package, e.g. 2.0.0")
+    fetch_cmd.add_argument("dest", type=Path)
+    fetch_cmd.add_argument("--package", default=DEFAULT_PACKAGE)
+
     report_cmd = commands.add_parser("report", help="compare two schema dirs, write nothing")
     report_cmd.add_argument("old_dir", type=Path)
     report_cmd.add_argument("new_dir", type=Path)
@@ -443,6 +509,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "update":
             reports = update(args.version, args.schema_dir, args.package)
             print(f"vendored {args.package}@{args.version} into {args.schema_dir}")
+        elif args.command == "fetch":
+            reports = fetch(args.version, args.dest, args.package)
+            print(f"fetched {args.package}@{args.version} into {args.dest}; compared with schema/:")
         else:
             reports = compare_dirs(args.old_dir, args.new_dir)
     except VendorError as exc:

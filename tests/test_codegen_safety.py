@@ -101,7 +101,7 @@ def nasty_schema() -> dict[str, Any]:
 def test_hostile_schema_generates_safe_working_code(tmp_path: Path) -> None:
     module = classify(nasty_schema(), version="v3", unstable=False, source=NASTY, sha256="0" * 64)
     out = tmp_path / "acp_schema"
-    emit([module], out)
+    emit([module], out, version="0.0.0.0")
     probe = textwrap.dedent(
         f"""
         import inspect, json, msgspec

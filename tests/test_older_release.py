@@ -1,8 +1,9 @@
-"""The generator on an older upstream release: @agentclientprotocol/sdk 2.0.0.
+"""The generator on older upstream releases: @agentclientprotocol/sdk 2.0.0 and 2.2.0.
 
-Its schema files are vendored under tests/data/sdk-2.0.0 (copied from the npm tarball's
-package/schema/{v1,v2}, tarball checked against the registry's sha512 integrity; lock.json written
-by `codegen.lock.write_lock`), so no test needs the network.
+Their schema files are vendored under tests/data/sdk-<version> (written by `python -m
+codegen.vendor fetch <version> tests/data/sdk-<version>`: the npm tarball checked against the
+registry's sha512 integrity, package/schema/{v1,v2} copied, lock.json written), so no test needs
+the network. (2.3.0 ships the same four files as 2.4.0, byte for byte, so it adds nothing.)
 
 The generated package is imported in a fresh interpreter whose path holds only the temporary
 output, so the committed generated/acp_schema cannot stand in for it.
@@ -17,22 +18,24 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from codegen.lock import SCHEMA_FILES, verify_lock
+from codegen.release import BINDINGS_REVISION
 
 ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT / "tests" / "data" / "sdk-2.0.0"
 PACKAGE = "@agentclientprotocol/sdk"
-VERSION = "2.0.0"
+RELEASES = ("2.0.0", "2.2.0")
 
 V2_LINE = (
     '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess_1",'
     '"update":{"sessionUpdate":"agent_message_chunk","messageId":"msg_1",'
-    '"content":{"type":"text","text":"Hello from 2.0.0"}}}}'
+    '"content":{"type":"text","text":"Hello"}}}}'
 )
 V1_LINE = (
     '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess_1",'
     '"update":{"sessionUpdate":"agent_message_chunk",'
-    '"content":{"type":"text","text":"Hello from 2.0.0"}}}}'
+    '"content":{"type":"text","text":"Hello"}}}}'
 )
 
 # Runs in the fresh interpreter; prints one JSON object.
@@ -57,6 +60,7 @@ PROBE = textwrap.dedent(
     v2_line, v1_line = sys.argv[1], sys.argv[2]
     print(json.dumps({
         "package_file": acp_schema.__file__,
+        "version": acp_schema.__version__,
         "v2": describe(acp_schema.v2.decode_message(v2_line.encode())),
         "v1": describe(acp_schema.v1.decode_message(v1_line.encode())),
         "v1_unstable": type(acp_schema.v1.unstable.decode_message(v1_line.encode()).params).__name__,
@@ -70,16 +74,28 @@ class GenerationGap(AssertionError):
     """`python -m codegen` stopped on a schema shape the classifier does not know (a ShapeError)."""
 
 
-def test_vendored_release_matches_its_lock() -> None:
-    lock = verify_lock(DATA)
-    assert (lock.package, lock.version) == (PACKAGE, VERSION)
+def data_dir(version: str) -> Path:
+    return ROOT / "tests" / "data" / f"sdk-{version}"
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_vendored_release_matches_its_lock(version: str) -> None:
+    lock = verify_lock(data_dir(version))
+    assert (lock.package, lock.version) == (PACKAGE, version)
     assert sorted(lock.files) == sorted(SCHEMA_FILES)
 
 
-def test_generate_and_decode_sdk_2_0_0(tmp_path: Path) -> None:
-    out = tmp_path / "acp_schema"
+def generate(version: str, out: Path) -> None:
     gen = subprocess.run(
-        [sys.executable, "-m", "codegen", "--schema-dir", str(DATA), "--out", str(out)],
+        [
+            sys.executable,
+            "-m",
+            "codegen",
+            "--schema-dir",
+            str(data_dir(version)),
+            "--out",
+            str(out),
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -89,9 +105,25 @@ def test_generate_and_decode_sdk_2_0_0(tmp_path: Path) -> None:
         raise GenerationGap(gen.stderr.strip())
     assert gen.returncode == 0, f"codegen failed:\n{gen.stdout}\n{gen.stderr}"
 
+
+def field_docstring(types_py: str, class_name: str, field: str) -> str | None:
+    """The docstring under `field` in class `class_name` of a generated types.py, or None."""
+    body = types_py.split(f"\nclass {class_name}(", 1)[1].split("\nclass ", 1)[0]
+    lines = body.splitlines()
+    for index, line in enumerate(lines):
+        if line.strip().startswith(f"{field}:"):
+            return "\n".join(lines[index + 1 : index + 8])
+    return None
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_generate_and_decode_release(version: str, tmp_path: Path) -> None:
+    out = tmp_path / "acp_schema"
+    generate(version, out)
+
     # The output names the release it came from.
     header = (out / "v2" / "types.py").read_text().splitlines()[0]
-    assert header.endswith(f"{PACKAGE}@{VERSION} schema/v2/schema.json"), header
+    assert header.endswith(f"{PACKAGE}@{version} schema/v2/schema.json"), header
 
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
     env["PYTHONPATH"] = str(tmp_path)
@@ -107,6 +139,7 @@ def test_generate_and_decode_sdk_2_0_0(tmp_path: Path) -> None:
     result = json.loads(probe.stdout)
 
     assert Path(result["package_file"]).resolve() == (out / "__init__.py").resolve()
+    assert result["version"] == f"{version}.{BINDINGS_REVISION}"
     assert result["v2"] == {
         "message": "SessionUpdateMessage",
         "method": "session/update",
@@ -114,7 +147,7 @@ def test_generate_and_decode_sdk_2_0_0(tmp_path: Path) -> None:
         "session_id": "sess_1",
         "update": "AgentMessageChunk",
         "content": "TextContent",
-        "text": "Hello from 2.0.0",
+        "text": "Hello",
         "message_id": "msg_1",
     }
     assert result["v1"] == {
@@ -124,8 +157,25 @@ def test_generate_and_decode_sdk_2_0_0(tmp_path: Path) -> None:
         "session_id": "sess_1",
         "update": "AgentMessageChunk",
         "content": "TextContent",
-        "text": "Hello from 2.0.0",
+        "text": "Hello",
         "message_id": None,
     }
     assert result["v1_unstable"] == "SessionNotification"
     assert result["v2_unstable"] == "UpdateSessionNotification"
+
+
+def test_release_specific_patch_fields(tmp_path: Path) -> None:
+    """v2 TerminalUpdate.size arrived in 2.2.0 as a patch field (ALL picks it up); 2.0.0 has
+    no such field, and its TerminalUpdate's other patch fields are the same."""
+    docs = {}
+    for version in RELEASES:
+        generate(version, tmp_path / version / "acp_schema")
+        types_py = (tmp_path / version / "acp_schema" / "v2" / "types.py").read_text()
+        docs[version] = {
+            field: field_docstring(types_py, "TerminalUpdate", field)
+            for field in ("size", "cwd", "output")
+        }
+    assert docs["2.0.0"]["size"] is None
+    for version in RELEASES:
+        assert "Three-state patch field" in (docs[version]["cwd"] or ""), docs[version]
+    assert "Three-state patch field" in (docs["2.2.0"]["size"] or ""), docs["2.2.0"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 import tarfile
 from pathlib import Path
 from typing import Any
@@ -369,6 +370,66 @@ def test_missing_schema_file_in_package_fails_clearly(tmp_path: Path) -> None:
         vendor.packaged_schema_dir(extracted, "pkg.tgz")
 
 
+def fake_registry(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    docs: dict[str, dict[str, Any]],
+    integrity: str | None = None,
+) -> None:
+    """npm faked: @scope/pkg@2.0.0 packs to a tarball of `docs`; the registry reports
+    `integrity`, by default the tarball's own."""
+    published = make_tarball(tmp_path / "published.tgz", package_files(docs))
+
+    def fake_npm_pack(package: str, version: str, dest: Path) -> Path:
+        assert (package, version) == ("@scope/pkg", "2.0.0")
+        return Path(shutil.copy(published, dest / "scope-pkg-2.0.0.tgz"))
+
+    def fake_registry_integrity(package: str, version: str) -> str:
+        assert (package, version) == ("@scope/pkg", "2.0.0")
+        return integrity or vendor.tarball_integrity(published)
+
+    monkeypatch.setattr(vendor, "npm_pack", fake_npm_pack)
+    monkeypatch.setattr(vendor, "registry_integrity", fake_registry_integrity)
+
+
+def test_tarball_integrity_is_the_npm_sri_string(tmp_path: Path) -> None:
+    tarball = tmp_path / "t.tgz"
+    tarball.write_bytes(b"abc")
+    # sha512("abc") in base64, as npm writes it in dist.integrity
+    assert vendor.tarball_integrity(tarball) == (
+        "sha512-3a81oZNherrMQXNJriBBMRLm+k6JqX6iCp7u5ktV05ohkpkqJ0/BqDa6PCOj/uu9RU1EI2Q86A4qmslPpUyknw=="
+    )
+
+
+def test_fetch_refuses_a_tarball_that_does_not_match_the_registry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    docs = {name: schema(A={"type": "string"}) for name in SCHEMA_FILES}
+    fake_registry(monkeypatch, tmp_path, docs, integrity="sha512-bm90IHRoaXMgdGFyYmFsbA==")
+    dest = tmp_path / "fetched"
+
+    with pytest.raises(VendorError, match=r"does not match the registry's sha512-bm90"):
+        vendor.fetch("2.0.0", dest, "@scope/pkg", compare_with=tmp_path / "absent")
+    assert not (dest / "lock.json").exists()
+    assert not any(dest.rglob("*.json"))
+
+
+def test_fetch_writes_a_locked_release_into_a_new_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    current = write_schemas(tmp_path / "schema", {n: schema() for n in SCHEMA_FILES})
+    write_lock(current, "@scope/pkg", "1.0.0")
+    docs = {name: schema(A={"type": "string"}) for name in SCHEMA_FILES}
+    fake_registry(monkeypatch, tmp_path, docs)
+
+    reports = vendor.fetch("2.0.0", tmp_path / "build" / "schema-2.0.0", "@scope/pkg", current)
+
+    assert [report.section(DEFS).added for report in reports] == [("A",)] * len(SCHEMA_FILES)
+    lock = verify_lock(tmp_path / "build" / "schema-2.0.0")
+    assert (lock.package, lock.version) == ("@scope/pkg", "2.0.0")
+    assert read_lock(current).version == "1.0.0"  # the vendored schema is untouched
+
+
 def test_update_reports_then_installs_and_locks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -377,11 +438,7 @@ def test_update_reports_then_installs_and_locks(
     write_lock(schema_dir, "@scope/pkg", "1.0.0")
     new_docs = {name: schema(A={"type": "string"}, B={"type": "null"}) for name in SCHEMA_FILES}
 
-    def fake_npm_pack(package: str, version: str, dest: Path) -> Path:
-        assert (package, version) == ("@scope/pkg", "2.0.0")
-        return make_tarball(dest / "scope-pkg-2.0.0.tgz", package_files(new_docs))
-
-    monkeypatch.setattr(vendor, "npm_pack", fake_npm_pack)
+    fake_registry(monkeypatch, tmp_path, new_docs)
 
     reports = vendor.update("2.0.0", schema_dir, "@scope/pkg")
 

@@ -2,7 +2,8 @@
 """Typed msgspec bindings for the Agent Client Protocol, generated from its JSON Schema.
 
 Protocol surfaces: `acp_schema.v1`, `acp_schema.v2` and their `.unstable` modules;
-`SCHEMA_RELEASES` says which schema release each was generated from.
+`SCHEMA_RELEASES` says which schema release each was generated from, and `__version__`
+(`<schema release>.<bindings revision>`, e.g. 2.4.0.0) is the acp-schema distribution's version.
 """
 
 from acp_schema._support import (
@@ -33,9 +34,13 @@ __all__ = [
     "Request",
     "Response",
     "UnsetType",
+    "__version__",
     "check_outgoing",
     "encode_message",
 ]
+
+__version__ = "2.4.0.0"
+"""`<schema release>.<bindings revision>`: pin one schema release with `acp-schema==X.Y.Z.*`."""
 
 SCHEMA_RELEASES: dict[str, tuple[str, str]] = {
     "v1": (

@@ -1,3 +1,3 @@
 """acpwire: a thin trio runtime for the Agent Client Protocol on top of the generated acp_schema bindings."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -1,0 +1,21 @@
+"""acpwire's dependencies: the acp-schema range staged from schema/lock.json, plus its own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from hatchling.metadata.plugin.interface import MetadataHookInterface
+
+REQUIREMENT_FILE = "acp-schema-requirement.txt"  # written by codegen.release.stage_runtime
+OWN_DEPENDENCIES = ["msgspec>=0.19", "trio>=0.25"]
+
+
+class AcpSchemaRequirement(MetadataHookInterface):
+    def update(self, metadata: dict[str, Any]) -> None:
+        staged = Path(self.root) / REQUIREMENT_FILE
+        if not staged.is_file():
+            raise FileNotFoundError(
+                f"{staged} is missing: build acpwire with `nox -s dist`, which stages it"
+            )
+        metadata["dependencies"] = [staged.read_text().strip(), *OWN_DEPENDENCIES]
