@@ -287,9 +287,12 @@ async def test_the_v1_peer_on_a_v2_connection_says_to_use_v2() -> None:
 @pytest.mark.parametrize(
     ("factories", "fix"),
     [
-        ({"v2": ClientV2(None)}, r"not a client instance: pass the class \(v2=ClientV2\)"),
-        ({"v2": ClientV1}, r"not a subclass of acp_schema\.v2\.ClientBase; it is a v1 client"),
-        ({"v1": "ClientV1"}, r"takes a factory"),
+        (
+            {"v2": ClientV2(None)},
+            r"got an instance of ClientV2.*pass the class itself \(v2=ClientV2\)",
+        ),
+        ({"v2": ClientV1}, r"ClientV1 is a v1 implementation.*pass it as v1=ClientV1"),
+        ({"v1": "ClientV1"}, r"pass a acp_schema\.v1\.ClientBase subclass"),
         ({}, r"pass v2=MyClient"),
     ],
     ids=["instance", "wrong-version", "not-callable", "none"],
@@ -313,5 +316,42 @@ async def test_a_factory_returning_something_else_fails_initialize() -> None:
                 await peer.send(response(init["id"], INIT_RESULT))
 
             nursery.start_soon(answer)
-            with pytest.raises(TypeError, match=r"returned <object .*not an instance of"):
+            with pytest.raises(
+                TypeError, match=r"factory returned a object: .*subclass acp_schema"
+            ):
                 await conn.initialize(INIT_V2)
+
+
+# --------------------------------------------------------------------------- unstable surfaces
+
+
+async def test_a_client_on_the_unstable_surface_is_served_its_draft_methods() -> None:
+    """A ClientBase of acp_schema.v2.unstable gets its draft methods (mcp/message) routed,
+    not -32601; the surface is read from the class it subclasses."""
+    import acp_schema.v2.unstable as v2u
+
+    seen: list[str] = []
+
+    class UnstableClient(v2u.ClientBase):
+        def __init__(self, agent: v2u.AgentPeer) -> None:
+            self.agent = agent
+
+        async def mcp_message(self, params: v2u.MessageMcpRequest) -> v2u.MessageMcpResponse:
+            seen.append(params.method)
+            return v2u.MessageMcpResponse(result={"ok": True})
+
+    agent_end, client_end = trio.testing.memory_stream_pair()
+    peer = RawPeer(agent_end)
+    async with connect(client_end, v2=UnstableClient) as conn:
+        async with trio.open_nursery() as nursery:
+
+            async def answer() -> None:
+                init = await peer.receive()
+                await peer.send(response(init["id"], INIT_RESULT))
+
+            nursery.start_soon(answer)
+            await conn.initialize(INIT_V2)
+        mcp = {"serverId": "srv", "requestId": "r1", "method": "tools/list"}
+        await peer.send(request(9, "mcp/message", mcp))
+        assert await peer.receive() == response(9, {"result": {"ok": True}})
+    assert seen == ["tools/list"]

@@ -41,7 +41,14 @@ from .dispatch import handler_dispatch, implemented
 from .errors import ConnectionClosed, ProtocolMismatch, RpcError
 from .jsonrpc import Call, RequestId
 from .transport import GRACE_PERIOD, TERMINATE_GRACE_PERIOD, spawn_agent
-from .versions import SURFACES, Surface, bootstrap_codec, protocol_version_of
+from .versions import (
+    SURFACES,
+    Surface,
+    bootstrap_codec,
+    check_built,
+    check_factory,
+    protocol_version_of,
+)
 
 V2Factory = Callable[[v2.AgentPeer], v2.ClientBase]
 V1Factory = Callable[[v1.AgentPeer], v1.ClientBase]
@@ -194,7 +201,13 @@ class ClientConnection:
         **limits: Any,
     ) -> None:
         """`peer`: how error messages name the agent (`open_agent`: its command line)."""
-        self.factories = checked_factories(factories)
+        self.factories = factories
+        # what each version's implementation subclasses (stable or unstable); TypeError naming
+        # the fix for a client instance, a class of the wrong version, anything not callable
+        self.surfaces = {
+            version: check_factory(factory, version, "client") or SURFACES[version]
+            for version, factory in factories.items()
+        }
         self.peer = peer
         self.stderr_tail: Callable[[], str] = lambda: ""  # the agent's last stderr lines
         self.surface: Surface | None = None
@@ -247,14 +260,14 @@ class ClientConnection:
                 f"v{version}=<factory> to open_agent/connect, or send the request of one of "
                 f"the versions given: {sorted(self.factories)}"
             )
-        raw = await self._initialize_answer(SURFACES[version].initialize, params, timeout)
+        raw = await self._initialize_answer(self.surfaces[version].initialize, params, timeout)
         answered = protocol_version_of(raw)
         if answered not in self.factories:
             raise ProtocolMismatch(
                 f"{self.peer} speaks protocol version {answered}; this client speaks "
                 f"{sorted(self.factories)}"
             )
-        surface = SURFACES[answered]
+        surface = self.surfaces[answered]
         result = surface.initialize.result.decode(raw) if surface.initialize.result else raw
         self._switch_to(surface, result)
         return cast("v2.InitializeResponse | v1.InitializeResponse", result)
@@ -276,12 +289,7 @@ class ClientConnection:
     def _switch_to(self, surface: Surface, initialize_response: Any) -> None:
         agent = surface.module.AgentPeer(self.connection)
         client = self.factories[surface.version](agent)
-        if not isinstance(client, surface.client_base):
-            raise TypeError(
-                f"the v{surface.version}= factory returned {client!r}, not an instance of "
-                f"{surface.module.__name__}.ClientBase: pass your ClientBase subclass (or a "
-                "function returning an instance of it)"
-            )
+        check_built(client, surface.version, "client", surface)
         self.surface, self.agent, self.client = surface, agent, client
         self._negotiated = Negotiated(self, agent, initialize_response)
         self._dispatch = handler_dispatch(client, surface.client_base)
@@ -421,17 +429,16 @@ class ClientConnection:
 
     @property
     def v2(self) -> V2Connection:
-        """The connection typed for protocol version 2 (when the agent chose it)."""
-        negotiated = self._negotiated_as(2)
-        assert isinstance(negotiated.peer, v2.AgentPeer)
-        return negotiated  # narrowed by its peer
+        """The connection typed for protocol version 2 (when the agent chose it). A client
+        built on `acp_schema.v2.unstable` gets the unstable peer here, typed as the stable one:
+        `cast(acp_schema.v2.unstable.AgentPeer, conn.v2.peer)` types its draft methods."""
+        return cast("V2Connection", self._negotiated_as(2))
 
     @property
     def v1(self) -> V1Connection:
-        """The connection typed for protocol version 1 (when the agent chose it)."""
-        negotiated = self._negotiated_as(1)
-        assert isinstance(negotiated.peer, v1.AgentPeer)
-        return negotiated  # narrowed by its peer
+        """The connection typed for protocol version 1 (when the agent chose it; unstable
+        peers as for `v2`)."""
+        return cast("V1Connection", self._negotiated_as(1))
 
 
 def _not_initialized(call: Call) -> None:
@@ -440,43 +447,17 @@ def _not_initialized(call: Call) -> None:
         raise RpcError.invalid_request("the connection is not initialized yet")
 
 
-def checked_factories(
-    factories: dict[int, Callable[[Any], Any]],
-) -> dict[int, Callable[[Any], Any]]:
-    """`factories` ({version: factory}) when each builds a client; a TypeError naming the fix
-    for a client instance, a class of the wrong version, or anything not callable."""
+def _factories(v2: V2Factory | None, v1: V1Factory | None) -> dict[int, Callable[[Any], Any]]:
+    given: dict[int, Callable[[Any], Any] | None] = {2: v2, 1: v1}
+    factories = {version: f for version, f in given.items() if f is not None}
     if not factories:
         raise ValueError(
             "a client needs an implementation for at least one version: pass v2=MyClient "
             "and/or v1=MyV1Client (ClientBase subclasses of acp_schema.v2 / acp_schema.v1)"
         )
-    bases = {version: surface.client_base for version, surface in SURFACES.items()}
     for version, factory in factories.items():
-        name = getattr(factory, "__name__", type(factory).__name__)
-        if isinstance(factory, tuple(bases.values())):
-            raise TypeError(
-                f"v{version}= takes a factory that builds the client from the agent's peer, not "
-                f"a client instance: pass the class (v{version}={name}) or a function "
-                f"(v{version}=lambda agent: {name}(agent, ...))"
-            )
-        if not callable(factory):
-            raise TypeError(
-                f"v{version}= takes a factory (a ClientBase subclass or a function), "
-                f"got {factory!r}"
-            )
-        if isinstance(factory, type) and not issubclass(factory, bases[version]):
-            other = [v for v, base in bases.items() if issubclass(factory, base)]
-            hint = f"it is a v{other[0]} client: pass it as v{other[0]}=" if other else ""
-            raise TypeError(
-                f"v{version}={name}: the class is not a subclass of "
-                f"{SURFACES[version].module.__name__}.ClientBase" + (f"; {hint}" if hint else "")
-            )
+        check_factory(factory, version, "client")  # misuse fails before anything is spawned
     return factories
-
-
-def _factories(v2: V2Factory | None, v1: V1Factory | None) -> dict[int, Callable[[Any], Any]]:
-    given: dict[int, Callable[[Any], Any] | None] = {2: v2, 1: v1}
-    return checked_factories({version: f for version, f in given.items() if f is not None})
 
 
 @asynccontextmanager
