@@ -183,3 +183,45 @@ async def test_connection_answers_a_bad_result_with_internal_error_and_logs_it(
     assert "OutgoingCheckError" in answer["error"]["message"]
     assert "at `$.result.configOptions[0]" in answer["error"]["message"]
     assert any("OutgoingCheckError" in r.getMessage() + str(r.exc_info) for r in caplog.records)
+
+
+async def test_serve_agent_checks_what_the_agent_sends_when_asked() -> None:
+    """serve_agent(check_outgoing=True): a typo in an update fails the send in the handler
+    (so its request is answered -32603) and never reaches the wire; off, it goes out."""
+    from functools import partial
+
+    from acpwire.agent import serve_agent
+
+    class TypoAgent(v2.AgentBase):
+        def __init__(self, client: v2.ClientPeer) -> None:
+            self.client = client
+
+        async def initialize(self, params: v2.InitializeRequest) -> v2.InitializeResponse:
+            info = v2.Implementation(name="typo", version="1")
+            caps = v2.AgentCapabilities(session=v2.SessionCapabilities())
+            return v2.InitializeResponse(protocol_version=2, info=info, capabilities=caps)
+
+        async def session_new(self, params: v2.NewSessionRequest) -> v2.NewSessionResponse:
+            typo = v2.StateUpdate(state="runing")  # type: ignore[arg-type]
+            await self.client.session_update(
+                v2.UpdateSessionNotification(session_id="s1", update=typo)
+            )
+            return v2.NewSessionResponse(session_id="s1")
+
+    init = {"protocolVersion": 2, "info": {"name": "t", "version": "1"}}
+    for check in (False, True):
+        ours, theirs = trio.testing.memory_stream_pair()
+        peer = RawPeer(theirs)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(partial(serve_agent, TypoAgent, stream=ours, check_outgoing=check))
+            await peer.send(request(1, "initialize", init))
+            assert "result" in await peer.receive()
+            await peer.send(request(2, "session/new", {"cwd": "/", "mcpServers": []}))
+            first = await peer.receive()
+            if check:
+                assert first["id"] == 2 and first["error"]["code"] == -32603
+                assert "'runing'" in first["error"]["message"]
+            else:
+                assert first["params"]["update"]["state"] == "runing"
+                assert (await peer.receive())["result"] == {"sessionId": "s1"}
+            nursery.cancel_scope.cancel()

@@ -79,6 +79,7 @@ class AgentEndpoint:
         max_concurrent_requests: int = 64,
         max_buffered_bytes: int = DEFAULT_MAX_BUFFERED_BYTES,
         eof_grace_period: float = DEFAULT_EOF_GRACE_PERIOD,
+        check_outgoing: bool = False,
     ) -> None:
         """`factories`: protocol version -> what builds the implementation from its
         `ClientPeer` (checked here: TypeError naming the fix when it cannot be served)."""
@@ -96,6 +97,7 @@ class AgentEndpoint:
         self.max_concurrent_requests = max_concurrent_requests
         self.max_buffered_bytes = max_buffered_bytes
         self.eof_grace_period = eof_grace_period
+        self.check_outgoing = check_outgoing
         self.surface: Surface | None = None
         self.agent: Any = None
         self.connection: Connection | None = None
@@ -112,6 +114,7 @@ class AgentEndpoint:
             max_buffered_bytes=self.max_buffered_bytes,
             eof_grace_period=self.eof_grace_period,
             peer="the client",
+            check_outgoing=self.check_outgoing,
         )
         with SingleException():
             await self.connection.run()
@@ -215,6 +218,7 @@ async def serve_agent(
     max_concurrent_requests: int = 64,
     max_buffered_bytes: int = DEFAULT_MAX_BUFFERED_BYTES,
     eof_grace_period: float = DEFAULT_EOF_GRACE_PERIOD,
+    check_outgoing: bool = False,
 ) -> None:
     """Serve an agent until the client closes the connection.
 
@@ -226,6 +230,9 @@ async def serve_agent(
     more wait). `max_buffered_bytes`: send buffer bound; a slow reader slows the senders.
     `eof_grace_period`: once the client closes its side, how long requests already received
     may still run; their answers are written, then the rest are answered with an error.
+    `check_outgoing`: check what the agent sends against the schema first (development and
+    tests: a typo such as `"end_trun"` fails the send, and a bad result is answered -32603
+    and logged here).
     An exception leaves it as itself, not wrapped in an ExceptionGroup.
     Raises TypeError before reading anything when an implementation cannot be served.
     """
@@ -240,5 +247,6 @@ async def serve_agent(
         max_concurrent_requests=max_concurrent_requests,
         max_buffered_bytes=max_buffered_bytes,
         eof_grace_period=eof_grace_period,
+        check_outgoing=check_outgoing,
     )
     await endpoint.serve(stream if stream is not None else stdio_stream())

@@ -124,6 +124,7 @@ class Connection:
         closed_reason: Callable[[], Awaitable[ConnectionClosed]] | None = None,
         eof_grace_period: float = DEFAULT_EOF_GRACE_PERIOD,
         peer: str = "the peer",
+        check_outgoing: bool = False,
     ) -> None:
         """`cancelled_result(call)`: what to answer a cancelled request with instead of -32800
         (None keeps -32800); ACP answers a cancelled permission request with `cancelled`.
@@ -132,9 +133,12 @@ class Connection:
         `eof_grace_period`: seconds the handlers of requests already received get to finish
         once the input ended (`printf '<request>\\n' | agent`); then they are cancelled and
         answered with an error saying so, and `run` returns.
-        `peer`: who is at the other end, for log messages (the agent command, "client")."""
+        `peer`: who is at the other end, for log messages (the agent command, "client").
+        `check_outgoing`: check every message this side sends against this schema release
+        first (`acp_schema.check_outgoing`: open enum values and union tags must be known or
+        `_`-prefixed; required fields, types); for development and tests, off by default."""
         self.stream = stream
-        self.core = JsonRpcCore(codec)
+        self.core = JsonRpcCore(codec, check_outgoing=check_outgoing)
         self.dispatch = dispatch
         self._reader = LineReader(max_line_bytes)
         self._outbox = Outbox(stream, max_buffered_bytes, on_failure=self._close)
