@@ -42,6 +42,7 @@ TOOLS = {
     "test": (
         *CODEGEN,
         *("pytest", "hypothesis", "jsonschema", "datamodel-code-generator", "trio", "packaging"),
+        "mypy",  # tests type-check user code against the public API (mypy --strict)
     ),
     "bench": ("msgspec", "trio", "orjson", "agent-client-protocol"),
     "lint": (*CODEGEN, "mypy", "trio", "pytest", "hypothesis", "jsonschema"),
