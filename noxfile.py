@@ -1,5 +1,6 @@
-"""Everything acpwire does, as nox sessions: generate, check_generated, tests, lint, demo, bench,
-dist (the two wheels) and smoke (the wheels in a clean environment)."""
+"""Everything acpwire does, as nox sessions: generate, check_generated, tests, lint, docs (the
+API reference), demo, bench, dist (the two wheels) and smoke (the wheels in a clean
+environment)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,10 @@ GENERATED = ROOT / "generated" / "acp_schema"
 INTEROP_TS = ROOT / "tests" / "interop" / "ts"
 BUILD = ROOT / "build"
 DIST = ROOT / "dist"
+
+HELLO_AGENT = ("python", "-m", "acpwire.examples.hello_agent")
+ECHO_AGENT = ("python", "-m", "acpwire.fixtures.echo_agent")
+FIXTURE_CLIENT = ("python", "-m", "acpwire.fixtures.client")
 
 nox.options.default_venv_backend = "venv"
 nox.options.reuse_existing_virtualenvs = True
@@ -32,6 +37,7 @@ PINS = {
     "mypy": "2.4.1",
     "orjson": "3.13.0",
     "packaging": "26.4",
+    "pdoc": "16.0.0",
     "pytest": "9.0.3",
     "ruff": "0.17.6",
     "trio": "0.35.0",
@@ -47,6 +53,7 @@ TOOLS = {
     "bench": ("msgspec", "trio", "orjson", "agent-client-protocol"),
     "lint": (*CODEGEN, "mypy", "trio", "pytest", "hypothesis", "jsonschema"),
     "dist": (*CODEGEN, "hatchling"),
+    "docs": ("msgspec", "trio", "pdoc"),
 }
 
 
@@ -107,7 +114,7 @@ def tests(session: nox.Session) -> None:
 def lint(session: nox.Session) -> None:
     """ruff (lint + format check) and mypy --strict over generated/, codegen/ and runtime/."""
     _install(session, "lint")
-    paths = ["codegen", "runtime", "tests", "generated", "noxfile.py", "bench", "fuzz"]
+    paths = ["codegen", "runtime", "tests", "generated", "noxfile.py", "bench", "fuzz", "docs"]
     paths += ["distributions", ".ci/smoke_schema.py"]
     session.run("ruff", "check", *paths)
     session.run("ruff", "format", "--check", *paths)
@@ -115,15 +122,27 @@ def lint(session: nox.Session) -> None:
 
 
 @nox.session
+def docs(session: nox.Session) -> None:
+    """The API reference (pdoc) of acpwire and acp_schema from the docstrings into docs/_build
+    (`nox -s docs -- <dir>` for another directory). A pdoc warning, or a public object of
+    acpwire without a docstring, fails the build."""
+    _install(session, "docs")
+    session.run("python", "docs/build.py", *session.posargs)
+
+
+@nox.session
 def demo(session: nox.Session) -> None:
-    """The main job: regenerate the bindings from schema/ and show them working."""
+    """The main job: regenerate the bindings from schema/ and show them working: the schema
+    tour, the README's example client and agent over stdio (v2), then the interop fixtures
+    (echo agent and client: permission, cancellation, session/close) over v2 and v1."""
     _install(session, "codegen")
     session.run("python", "-m", "codegen")
     session.run("python", "-m", "acpwire.examples.schema_tour")
-    agent = ["python", "-m", "acpwire.examples.echo_agent"]
+    session.log("the README's example client <-> example agent over stdio, protocol v2")
+    session.run("python", "-m", "acpwire.examples.hello_client", "--", *HELLO_AGENT)
     for protocol in ("2", "1"):
         session.log(f"acpwire client <-> acpwire echo agent over stdio, protocol v{protocol}")
-        session.run("python", "-m", "acpwire.examples.client", "--protocol", protocol, "--", *agent)
+        session.run(*FIXTURE_CLIENT, "--protocol", protocol, "--", *ECHO_AGENT)
 
 
 @nox.session
@@ -234,7 +253,8 @@ def _wheel_version(wheel: Path) -> str:
 def smoke(session: nox.Session) -> None:
     """The wheels from `nox -s dist` in this fresh venv, run with `python -I` from a temporary
     directory (no source tree on sys.path): acp-schema alone (trio absent) decodes and encodes
-    v1 and v2 lines; then acpwire's example client talks to its example agent over stdio."""
+    v1 and v2 lines; then acpwire's example client talks to its example agent over stdio (v2),
+    and the fixture client to the echo agent over v1."""
     schema_wheel, runtime_wheel = _only_wheel("acp_schema-*.whl"), _only_wheel("acpwire-*.whl")
     smoke_schema = ROOT / ".ci" / "smoke_schema.py"
     with tempfile.TemporaryDirectory(prefix="acp-smoke-") as tmp:
@@ -243,7 +263,8 @@ def smoke(session: nox.Session) -> None:
         session.run("python", "-I", str(smoke_schema), _wheel_version(schema_wheel))
         session.install("--quiet", str(runtime_wheel))
         session.run("python", "-I", "-m", "pip", "show", "acpwire", "acp-schema")
-        agent = ["python", "-I", "-m", "acpwire.examples.echo_agent"]
-        for protocol in ("2", "1"):
-            client = ["python", "-I", "-m", "acpwire.examples.client", "--protocol", protocol]
-            session.run(*client, "--", *agent)
+        isolated = ("python", "-I", "-m")
+        hello_client = (*isolated, "acpwire.examples.hello_client", "--")
+        session.run(*hello_client, *isolated, "acpwire.examples.hello_agent")
+        echo_agent = (*isolated, "acpwire.fixtures.echo_agent")
+        session.run(*isolated, "acpwire.fixtures.client", "--protocol", "1", "--", *echo_agent)

@@ -48,8 +48,8 @@ HAVE_NODE = (
     and (INTEROP / "ts" / "node_modules" / "@agentclientprotocol" / "sdk").is_dir()
 )
 HAVE_PY_SDK = importlib.util.find_spec("acp") is not None
-ACPWIRE_CLIENT = [PY, "-m", "acpwire.examples.client"]
-ACPWIRE_AGENT = [PY, "-m", "acpwire.examples.echo_agent"]
+ACPWIRE_CLIENT = [PY, "-m", "acpwire.fixtures.client"]
+ACPWIRE_AGENT = [PY, "-m", "acpwire.fixtures.echo_agent"]
 
 
 @dataclass

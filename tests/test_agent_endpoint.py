@@ -35,7 +35,7 @@ from acpwire.capabilities import (
     gates,
 )
 from acpwire.errors import RpcError
-from acpwire.examples.echo_agent import EchoAgentV1, EchoAgentV2
+from acpwire.fixtures.echo_agent import EchoAgentV1, EchoAgentV2
 from acpwire.versions import ALL_SURFACES, Surface, check_factory, surface_of
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -281,7 +281,7 @@ TS_DIR = ROOT / "tests" / "interop" / "ts"
     reason="node or tests/interop/ts/node_modules missing",
 )
 def test_typescript_v2_client_sees_session_and_uses_list_and_resume() -> None:
-    agent = [sys.executable, "-m", "acpwire.examples.echo_agent"]
+    agent = [sys.executable, "-m", "acpwire.fixtures.echo_agent"]
     paths = [ROOT / "generated", ROOT / "runtime", ROOT]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(map(str, paths))}
     done = subprocess.run(

@@ -121,8 +121,8 @@ async def test_a_request_of_another_session_is_not_held() -> None:
 
 
 def test_example_client_prints_the_permission_after_the_tool_call_before_it() -> None:
-    command = [sys.executable, "-m", "acpwire.examples.client", "--"]
-    agent = [sys.executable, "-m", "acpwire.examples.echo_agent"]
+    command = [sys.executable, "-m", "acpwire.fixtures.client", "--"]
+    agent = [sys.executable, "-m", "acpwire.fixtures.echo_agent"]
     out = subprocess.run(
         [*command, *agent],
         env={**PYTHONPATH, "PATH": "/usr/bin:/bin"},

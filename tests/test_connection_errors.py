@@ -34,7 +34,7 @@ from acpwire.client import PERMISSION, connect, open_agent
 from acpwire.connection import Connection
 from acpwire.dispatch import handler_dispatch
 from acpwire.errors import ConnectionClosed, InvalidResponse, PeerError, RpcError
-from acpwire.examples.echo_agent import EchoAgentV1, EchoAgentV2
+from acpwire.fixtures.echo_agent import EchoAgentV1, EchoAgentV2
 from acpwire.jsonrpc import Call
 
 WORKTREE_PATH = os.pathsep.join(
@@ -167,9 +167,9 @@ def agent_lines(*messages: Any) -> bytes:
 
 
 def run_echo_agent(stdin: bytes) -> list[Any]:
-    """What `printf <stdin> | python -m acpwire.examples.echo_agent` prints, decoded."""
+    """What `printf <stdin> | python -m acpwire.fixtures.echo_agent` prints, decoded."""
     done = subprocess.run(
-        [sys.executable, "-m", "acpwire.examples.echo_agent"],
+        [sys.executable, "-m", "acpwire.fixtures.echo_agent"],
         input=stdin,
         capture_output=True,
         timeout=20,
@@ -192,7 +192,7 @@ async def test_a_prompt_whose_permission_request_comes_after_the_input_ended_is_
     after its stdin closed: that request fails at once (no answer could be read), the prompt
     is still answered, and the process exits."""
     process = await trio.lowlevel.open_process(
-        [sys.executable, "-m", "acpwire.examples.echo_agent"],
+        [sys.executable, "-m", "acpwire.fixtures.echo_agent"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         env={**os.environ, "PYTHONPATH": WORKTREE_PATH},

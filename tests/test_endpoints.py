@@ -25,7 +25,7 @@ from acp_schema import UNSET
 from acpwire.agent import AgentEndpoint, serve_agent
 from acpwire.client import ClientConnection, connect, open_agent
 from acpwire.errors import PeerExited, ProtocolMismatch, RpcError
-from acpwire.examples.echo_agent import EchoAgentV1, EchoAgentV2
+from acpwire.fixtures.echo_agent import EchoAgentV1, EchoAgentV2
 
 INIT_V2 = v2.InitializeRequest(protocol_version=2, info=v2.Implementation(name="t", version="0"))
 INIT_V1 = v1.InitializeRequest(
@@ -511,7 +511,7 @@ async def test_echo_agent_subprocess_runs_a_v2_turn_over_stdio() -> None:
 
     paths = [Path(acpwire.__file__).parents[1], Path(acp_schema.__file__).parents[1]]
     env = {"PYTHONPATH": ":".join(str(p) for p in paths)}
-    command = [sys.executable, "-m", "acpwire.examples.echo_agent"]
+    command = [sys.executable, "-m", "acpwire.fixtures.echo_agent"]
     async with open_agent(command, v2=ClientV2, env=env) as conn:
         session_id = await new_v2_session(conn)
         async with conn.subscribe(session_id) as updates:

@@ -44,7 +44,7 @@ from acpwire.agent import serve_agent
 from acpwire.client import connect, open_agent
 from acpwire.connection import Connection
 from acpwire.errors import ConnectionClosed, PeerExited
-from acpwire.examples.echo_agent import EchoAgentV2
+from acpwire.fixtures.echo_agent import EchoAgentV2
 from acpwire.transport import spawn_agent
 
 PYTHONPATH = {
@@ -262,7 +262,7 @@ async def test_peer_closing_while_a_large_write_is_in_flight() -> None:
 CRASHES_MID_TURN = """
 import os, signal, sys, trio
 from acpwire.agent import serve_agent
-from acpwire.examples.echo_agent import EchoAgentV1, EchoAgentV2
+from acpwire.fixtures.echo_agent import EchoAgentV1, EchoAgentV2
 
 def die():
     for i in range(100):

@@ -82,7 +82,7 @@ import acp_schema.v2 as v2
 from acp_schema import encode_message
 from acp_schema._support import MessageCodec
 from acpwire.agent import AgentEndpoint
-from acpwire.examples.echo_agent import EchoAgentV1, EchoAgentV2
+from acpwire.fixtures.echo_agent import EchoAgentV1, EchoAgentV2
 from acpwire.framing import LineReader, OversizedLine
 from acpwire.jsonrpc import Answer, Call, JsonRpcCore, Reply
 from acpwire.versions import bootstrap_codec

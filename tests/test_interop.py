@@ -2,7 +2,7 @@
 
 Peers (tests/interop/README.md): TypeScript `@agentclientprotocol/sdk` 2.4.0 (v1 and the v2
 draft) and Python `agent-client-protocol` 0.12.1 (v1). Their clients run against
-`python -m acpwire.examples.echo_agent`; `python -m acpwire.examples.client` runs against their
+`python -m acpwire.fixtures.echo_agent`; `python -m acpwire.fixtures.client` runs against their
 agents, including a v2 request to a v1-only agent (falls back to v1). The module fails (never
 skips) when node + tests/interop/ts/node_modules or the Python SDK (`import acp` in this
 interpreter) are missing: `nox -s tests` installs them.
@@ -45,8 +45,8 @@ if MISSING:
         pytrace=False,
     )
 
-OUR_AGENT = [sys.executable, "-m", "acpwire.examples.echo_agent"]
-OUR_CLIENT = [sys.executable, "-m", "acpwire.examples.client"]
+OUR_AGENT = [sys.executable, "-m", "acpwire.fixtures.echo_agent"]
+OUR_CLIENT = [sys.executable, "-m", "acpwire.fixtures.client"]
 THEIR_CLIENTS = {
     "ts-v1": ["node", "ts/client_v1.mjs"],
     "ts-v2": ["node", "ts/client_v2.mjs"],

@@ -22,7 +22,7 @@ from conftest import RawPeer, error_response, notification, request, response
 import acp_schema.v1 as v1
 import acp_schema.v2 as v2
 from acpwire.agent import serve_agent
-from acpwire.examples.echo_agent import EchoAgentV1, EchoAgentV2
+from acpwire.fixtures.echo_agent import EchoAgentV1, EchoAgentV2
 from acpwire.lifecycle import (
     CustomStopReason,
     PromptTurns,

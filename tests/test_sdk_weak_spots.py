@@ -34,7 +34,7 @@ import acp_schema
 import acp_schema.v2 as v2
 import acpwire
 from acpwire.client import ClientConnection, connect, open_agent
-from acpwire.examples.echo_agent import EchoAgentV2
+from acpwire.fixtures.echo_agent import EchoAgentV2
 from acpwire.transport import spawn_agent
 
 PARSE_ERROR = -32700
@@ -321,7 +321,7 @@ ENV_AGENT = """
 import os, sys, trio
 import acp_schema.v2 as v2
 from acpwire.agent import serve_agent
-from acpwire.examples.echo_agent import EchoAgentV2
+from acpwire.fixtures.echo_agent import EchoAgentV2
 
 found = [os.environ.get(name, "-") for name in ("ACPWIRE_UNIQUE", "ACPWIRE_OVERRIDDEN")]
 print("env " + " ".join(found), file=sys.stderr, flush=True)

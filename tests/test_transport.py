@@ -223,7 +223,7 @@ CHATTY_AGENT = """
 import os, sys
 import trio
 from acpwire.agent import serve_agent
-from acpwire.examples.echo_agent import EchoAgentV2
+from acpwire.fixtures.echo_agent import EchoAgentV2
 from acpwire.transport import stdio_stream
 
 class Chatty(EchoAgentV2):

@@ -39,7 +39,7 @@ from acp_schema import v1, v2
 
 from ._groups import SingleException
 from .capabilities import capability_mismatches, describe
-from .connection import DEFAULT_EOF_GRACE_PERIOD, Connection
+from .connection import DEFAULT_EOF_GRACE_PERIOD, DEFAULT_MAX_CONCURRENT_REQUESTS, Connection
 from .dispatch import handler_dispatch
 from .errors import RpcError
 from .framing import DEFAULT_MAX_LINE_BYTES
@@ -76,7 +76,7 @@ class AgentEndpoint:
         factories: dict[int, Callable[[Any], Any]],
         *,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-        max_concurrent_requests: int = 64,
+        max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
         max_buffered_bytes: int = DEFAULT_MAX_BUFFERED_BYTES,
         eof_grace_period: float = DEFAULT_EOF_GRACE_PERIOD,
         check_outgoing: bool = False,
@@ -215,7 +215,7 @@ async def serve_agent(
     v1: V1Factory | None = None,
     stream: trio.abc.Stream | None = None,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-    max_concurrent_requests: int = 64,
+    max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
     max_buffered_bytes: int = DEFAULT_MAX_BUFFERED_BYTES,
     eof_grace_period: float = DEFAULT_EOF_GRACE_PERIOD,
     check_outgoing: bool = False,

@@ -36,10 +36,12 @@ from acp_schema import v1, v2
 from acp_schema._support import Codec, MethodSpec
 
 from ._groups import SingleException
-from .connection import Connection
+from .connection import DEFAULT_EOF_GRACE_PERIOD, DEFAULT_MAX_CONCURRENT_REQUESTS, Connection
 from .dispatch import handler_dispatch, implemented
 from .errors import ConnectionClosed, ProtocolMismatch, RpcError
+from .framing import DEFAULT_MAX_LINE_BYTES
 from .jsonrpc import Call, RequestId
+from .outbox import DEFAULT_MAX_BUFFERED_BYTES
 from .transport import GRACE_PERIOD, TERMINATE_GRACE_PERIOD, spawn_agent
 from .versions import (
     SURFACES,
@@ -198,21 +200,33 @@ class ClientConnection:
         factories: dict[int, Callable[[Any], Any]],
         *,
         peer: str = "the agent",
-        **limits: Any,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
+        max_buffered_bytes: int = DEFAULT_MAX_BUFFERED_BYTES,
+        eof_grace_period: float = DEFAULT_EOF_GRACE_PERIOD,
+        check_outgoing: bool = False,
     ) -> None:
-        """`peer`: how error messages name the agent (`open_agent`: its command line)."""
+        """`peer`: how error messages name the agent (`open_agent`: its command line); the
+        other options as for `connect`."""
         self.factories = factories
+        """Protocol version -> what builds the client implementation from its agent peer."""
         # what each version's implementation subclasses (stable or unstable); TypeError naming
         # the fix for a client instance, a class of the wrong version, anything not callable
         self.surfaces = {
             version: check_factory(factory, version, "client") or SURFACES[version]
             for version, factory in factories.items()
         }
+        """Protocol version -> the surface (stable or unstable) its implementation serves."""
         self.peer = peer
-        self.stderr_tail: Callable[[], str] = lambda: ""  # the agent's last stderr lines
+        """How log and error messages name the agent."""
+        self.stderr_tail: Callable[[], str] = lambda: ""
+        """The agent's last stderr lines (`open_agent`; empty over other streams)."""
         self.surface: Surface | None = None
+        """The negotiated surface, once `initialize` succeeded."""
         self.client: Any = None
+        """The client implementation built for the negotiated version."""
         self.agent: v2.AgentPeer | v1.AgentPeer | None = None
+        """The agent's typed peer, untyped as to version: prefer `conn.v2.peer` / `conn.v1.peer`."""
         self._negotiated: V2Connection | V1Connection | None = None
         self._dispatch: Callable[[Call], Awaitable[Any] | None] = _not_initialized
         self._handles_updates = False
@@ -225,8 +239,13 @@ class ClientConnection:
             _not_initialized,
             cancelled_result=self._cancelled_result,
             peer=peer,
-            **limits,
+            max_line_bytes=max_line_bytes,
+            max_concurrent_requests=max_concurrent_requests,
+            max_buffered_bytes=max_buffered_bytes,
+            eof_grace_period=eof_grace_period,
+            check_outgoing=check_outgoing,
         )
+        """The JSON-RPC connection underneath."""
         self.connection.on_request = self._gate_behind_updates
 
     # ------------------------------------------------------------------ setup
@@ -468,13 +487,37 @@ async def connect(
     v1: V1Factory | None = None,
     closed_reason: Callable[[], Any] | None = None,
     peer: str = "the agent",
-    **limits: Any,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
+    max_buffered_bytes: int = DEFAULT_MAX_BUFFERED_BYTES,
+    eof_grace_period: float = DEFAULT_EOF_GRACE_PERIOD,
+    check_outgoing: bool = False,
 ) -> AsyncIterator[ClientConnection]:
     """A client connection over any trio stream, served while the block runs.
 
+    `v2` / `v1`: build the client implementation for that protocol version from the typed
+    peer it calls the agent through: the `ClientBase` subclass itself, or a function
+    returning an instance; at least one. `closed_reason()`: the error pending calls fail with
+    once the stream ends. `peer`: how log and error messages name the agent.
+    `max_line_bytes`: longest line accepted; longer ones are answered -32600 and skipped.
+    `max_concurrent_requests`: the agent's requests handled at once (as many more wait).
+    `max_buffered_bytes`: send buffer bound; a slow reader slows the senders.
+    `eof_grace_period`: once the agent closes its side, how long its requests already
+    received may still run before they are answered with an error. `check_outgoing`: check
+    what this client sends against the schema first (development and tests: a typo in an
+    enum value or a union tag fails the send).
     An exception ending the block leaves it as itself, not in an ExceptionGroup.
     """
-    conn = ClientConnection(stream, _factories(v2, v1), peer=peer, **limits)
+    conn = ClientConnection(
+        stream,
+        _factories(v2, v1),
+        peer=peer,
+        max_line_bytes=max_line_bytes,
+        max_concurrent_requests=max_concurrent_requests,
+        max_buffered_bytes=max_buffered_bytes,
+        eof_grace_period=eof_grace_period,
+        check_outgoing=check_outgoing,
+    )
     conn.connection.closed_reason = closed_reason
     with SingleException() as single:
         async with trio.open_nursery() as nursery:
@@ -496,9 +539,18 @@ async def open_agent(
     cwd: str | None = None,
     grace_period: float = GRACE_PERIOD,
     terminate_grace_period: float = TERMINATE_GRACE_PERIOD,
-    **limits: Any,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
+    max_buffered_bytes: int = DEFAULT_MAX_BUFFERED_BYTES,
+    eof_grace_period: float = DEFAULT_EOF_GRACE_PERIOD,
+    check_outgoing: bool = False,
 ) -> AsyncIterator[ClientConnection]:
     """Spawn an agent subprocess and connect to it over its stdio.
+
+    `command`: the program and its arguments (no shell). `env`: the agent's environment
+    (default: this process's). `cwd`: its working directory. `grace_period`: seconds the
+    agent gets to exit once its stdin is closed, then SIGTERM; `terminate_grace_period`:
+    seconds after SIGTERM before SIGKILL. The other options as for `connect`.
 
     When the agent dies, pending and later calls raise `PeerExited` with its exit code and
     the tail of its stderr. Leaving the block closes its stdin and waits for it to exit, then
@@ -521,7 +573,11 @@ async def open_agent(
                 v1=v1,
                 closed_reason=agent.exited,
                 peer=f"agent `{shlex.join(command)}`",
-                **limits,
+                max_line_bytes=max_line_bytes,
+                max_concurrent_requests=max_concurrent_requests,
+                max_buffered_bytes=max_buffered_bytes,
+                eof_grace_period=eof_grace_period,
+                check_outgoing=check_outgoing,
             ) as conn:
                 conn.stderr_tail = lambda: "\n".join(agent.stderr_tail)
                 with single.callers_code():

@@ -46,6 +46,7 @@ R = TypeVar("R")
 CANCEL_REQUEST = "$/cancel_request"
 READ_CHUNK = 64 * 1024
 ADMIT_PATIENCE = 8  # scheduler passes to wait for a free slot before refusing a request
+DEFAULT_MAX_CONCURRENT_REQUESTS = 64
 DEFAULT_EOF_GRACE_PERIOD = 3.0  # below spawn_agent's grace: an agent answers, then exits
 UNPARSABLE_QUOTED = 3  # non-JSON lines quoted in the log; past that, a count at 10, 100, ...
 SNIPPET_BYTES = 120
@@ -118,7 +119,7 @@ class Connection:
         dispatch: Dispatch,
         *,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-        max_concurrent_requests: int = 64,
+        max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
         max_buffered_bytes: int = DEFAULT_MAX_BUFFERED_BYTES,
         cancelled_result: Callable[[Call], Any] | None = None,
         closed_reason: Callable[[], Awaitable[ConnectionClosed]] | None = None,

@@ -13,10 +13,14 @@ class RpcError(Exception):
     def __init__(self, code: int, message: str, data: Any = None) -> None:
         super().__init__(f"{message} ({code})")
         self.code = code
+        """The JSON-RPC error code (ACP's are in `acp_schema.v2.ErrorCodeValues`)."""
         self.message = message
+        """The error message."""
         self.data = data
+        """Optional details (any JSON value); None sends no `data`."""
 
     def to_wire(self) -> dict[str, Any]:
+        """The JSON-RPC `error` object: `{"code", "message"[, "data"]}`."""
         error: dict[str, Any] = {"code": self.code, "message": self.message}
         if self.data is not None:
             error["data"] = self.data
@@ -24,22 +28,27 @@ class RpcError(Exception):
 
     @classmethod
     def parse_error(cls, detail: str) -> RpcError:
+        """-32700: the line is not JSON."""
         return cls(Codes.PARSE_ERROR, f"Parse error: {detail}")
 
     @classmethod
     def invalid_request(cls, detail: str) -> RpcError:
+        """-32600: not a valid request (or not one allowed now)."""
         return cls(Codes.INVALID_REQUEST, f"Invalid request: {detail}")
 
     @classmethod
     def method_not_found(cls, method: str) -> RpcError:
+        """-32601 with `data: {"method": method}`."""
         return cls(Codes.METHOD_NOT_FOUND, "Method not found", {"method": method})
 
     @classmethod
     def invalid_params(cls, detail: str) -> RpcError:
+        """-32602: the params do not fit the method (`detail` says where)."""
         return cls(Codes.INVALID_PARAMS, f"Invalid params: {detail}")
 
     @classmethod
     def internal_error(cls, detail: str, data: Any = None) -> RpcError:
+        """-32603: the handler failed."""
         return cls(Codes.INTERNAL_ERROR, f"Internal error: {detail}", data)
 
     @classmethod
@@ -51,18 +60,22 @@ class RpcError(Exception):
 
     @classmethod
     def request_cancelled(cls) -> RpcError:
+        """`REQUEST_CANCELLED` (-32800): the request was cancelled (`$/cancel_request`, `session/cancel`)."""
         return cls(Codes.REQUEST_CANCELLED, "Request cancelled")
 
     @classmethod
     def auth_required(cls) -> RpcError:
+        """`AUTHENTICATION_REQUIRED`: the client must authenticate first."""
         return cls(Codes.AUTHENTICATION_REQUIRED, "Authentication required")
 
     @classmethod
     def resource_not_found(cls, what: str) -> RpcError:
+        """`RESOURCE_NOT_FOUND`: e.g. an unknown session id or file."""
         return cls(Codes.RESOURCE_NOT_FOUND, f"Resource not found: {what}")
 
     @classmethod
     def unsupported_protocol_version(cls, requested: int, supported: list[int]) -> RpcError:
+        """The `initialize` error when no protocol version is shared (`data` lists them)."""
         return cls(
             Codes.UNSUPPORTED_PROTOCOL_VERSION,
             "Unsupported protocol version",
@@ -82,7 +95,9 @@ class PeerError(RpcError):
     def __init__(self, method: str, code: int, message: str, data: Any = None) -> None:
         super().__init__(code, message, data)
         self.args = (f"{method}: {message} ({code})",)
+        """The exception's text: `method: message (code)`."""
         self.method = method
+        """The method of our request the peer answered with this error."""
 
     def nested_failure(self) -> RpcError:
         """The -32603 answer to the request whose handler this error escaped from."""
@@ -102,7 +117,9 @@ class InvalidResponse(Exception):
     def __init__(self, method: str, reason: str) -> None:
         super().__init__(f"invalid response to {method}: {reason}")
         self.method = method
+        """The method of our request."""
         self.reason = reason
+        """What does not fit, with the JSON path."""
 
 
 class ConnectionClosed(Exception):
@@ -116,7 +133,9 @@ class PeerExited(ConnectionClosed):
         tail = f"; stderr tail:\n{stderr_tail}" if stderr_tail else ""
         super().__init__(f"agent exited with code {exit_code}{tail}")
         self.exit_code = exit_code
+        """The agent's exit code (negative: the signal that ended it; None: unknown)."""
         self.stderr_tail = stderr_tail
+        """The agent's last stderr lines."""
 
 
 class ProtocolMismatch(Exception):

@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias, get_args
 
@@ -115,10 +115,14 @@ class Turn:
     """One prompt's foreground work in a session, with helpers that send the right updates."""
 
     client: acp.ClientPeer
+    """The client's typed peer, for requests beyond the helpers (files, terminals)."""
     session_id: str
+    """The session the turn runs in."""
     prompt: list[acp.ContentBlock]
+    """The prompt's content blocks."""
     user_message_id: str
-    _ids: itertools.count[int] = field(default_factory=itertools.count)
+    """The messageId the prompt was inserted with (the `session/prompt` response's)."""
+    _ids: Iterator[int] = field(default_factory=itertools.count)
     _message_id: str | None = None
     _scope: trio.CancelScope = field(default_factory=trio.CancelScope)
     _ended: trio.Event = field(default_factory=trio.Event)
@@ -131,6 +135,7 @@ class Turn:
         )
 
     def new_message_id(self, prefix: str = "msg") -> str:
+        """A fresh id, unique within the turn (for a tool call, a message, ...)."""
         return f"{prefix}_{self.user_message_id}_{next(self._ids)}"
 
     def say(self, text: str) -> Coroutine[Any, Any, None]:
@@ -146,6 +151,8 @@ class Turn:
     async def state(
         self, state: SessionState, stop_reason: StopReason | CustomStopReason | None = None
     ) -> None:
+        """Send a `state_update` (the helpers send `running`, `requires_action` and the final
+        `idle` themselves)."""
         update = acp.StateUpdate(state=state)
         if stop_reason is not None:
             update.stop_reason = stop_reason
@@ -201,8 +208,11 @@ class PromptTurns:
         if not isinstance(client.caller, Connection):
             raise TypeError("PromptTurns needs the ClientPeer of an acpwire connection")
         self.client = client
+        """The client's typed peer the turns send their updates through."""
         self.connection: Connection = client.caller
+        """The connection the turns run on (its nursery holds them)."""
         self.prompt_capabilities = prompt_capabilities
+        """What prompt content the agent accepts beyond text and resource links."""
         self._sessions: dict[str, _Session] = {}
         self._ids = itertools.count(1)
 
@@ -366,11 +376,14 @@ class V1PromptTurns:
 
     def __init__(self, client: v1.ClientPeer | None = None) -> None:
         self.connection = client.caller if client is not None else None
+        """The connection whose queued prompts `cancel` answers (None without a client)."""
         self._active: dict[str, tuple[trio.CancelScope, trio.Event]] = {}
 
     async def run(
         self, session_id: str, work: Callable[[], Awaitable[v1.StopReason]]
     ) -> v1.StopReason:
+        """Run `work` as the session's turn and return its stop reason (`cancelled` when
+        `cancel` or `close` stopped it). Return it in the `session/prompt` response."""
         if _is_cancelled():  # a session/cancel read with this prompt cancelled its request
             return "cancelled"
         ended = trio.Event()
@@ -390,6 +403,7 @@ class V1PromptTurns:
         return "cancelled"
 
     def cancel(self, session_id: str) -> bool:
+        """`session/cancel`: stop the session's turn; whether there was anything to cancel."""
         active = self._active.get(session_id)
         if active is not None:
             active[0].cancel()
@@ -403,6 +417,7 @@ class V1PromptTurns:
         )
 
     async def close(self, session_id: str) -> v1.CloseSessionResponse:
+        """`session/close`: cancel the turn, wait until its work ended, then the response."""
         active = self._active.get(session_id)
         self.cancel(session_id)
         if active is not None:

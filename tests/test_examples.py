@@ -1,0 +1,71 @@
+"""The README's code runs as written: its example agent and client are the files in
+`acpwire/examples` verbatim, they talk over stdio and print what the README shows, and its
+other Python blocks run."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_faults import PYTHONPATH
+
+ROOT = Path(__file__).parents[1]
+README = (ROOT / "README.md").read_text()
+EXAMPLES = ("runtime/acpwire/examples/hello_agent.py", "runtime/acpwire/examples/hello_client.py")
+
+# A block shown as a file is preceded by an HTML comment naming it.
+FILE_BLOCK = re.compile(r"<!-- (\S+) -->\n```python\n(.*?)```\n", re.S)
+PYTHON_BLOCK = re.compile(r"```python\n(.*?)```\n", re.S)
+CONSOLE_BLOCK = re.compile(r"```console\n\$ (.*?)\n(.*?)```\n", re.S)
+
+
+def test_the_readme_shows_the_example_files_verbatim() -> None:
+    shown = dict(FILE_BLOCK.findall(README))
+    assert set(shown) == set(EXAMPLES)
+    for path, code in shown.items():
+        assert code == (ROOT / path).read_text(), f"README.md and {path} differ"
+
+
+def test_the_readme_python_blocks_that_are_no_file_run(capsys: pytest.CaptureFixture[str]) -> None:
+    files = {code for _, code in FILE_BLOCK.findall(README)}
+    snippets = [code for code in PYTHON_BLOCK.findall(README) if code not in files]
+    assert snippets, "the README's bindings example"
+    for code in snippets:
+        exec(compile(code, "README.md", "exec"), {})
+    assert "agent: hi" in capsys.readouterr().out
+
+
+def _run(command: str, cwd: Path) -> str:
+    """A README command line, run from `cwd` with this tree on PYTHONPATH."""
+    argv = [sys.executable if word == "python" else word for word in command.split()]
+    env = {**os.environ, **PYTHONPATH}
+    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_the_example_client_and_agent_print_what_the_readme_shows(tmp_path: Path) -> None:
+    [(command, output)] = CONSOLE_BLOCK.findall(README)
+    assert command == "python -m acpwire.examples.hello_client"
+    assert _run(command, tmp_path) == output
+
+
+def test_the_example_client_runs_a_turn_with_any_v2_agent(tmp_path: Path) -> None:
+    command = "python -m acpwire.examples.hello_client -- python -m acpwire.fixtures.echo_agent"
+    output = _run(command, tmp_path)
+    assert "permission: Echo the prompt back? -> Allow" in output
+    assert "turn ended: end_turn" in output
+
+
+def test_the_examples_pass_mypy_strict_as_a_user_writes_them(tmp_path: Path) -> None:
+    """Checked as standalone files (the way a user copies them), not as package modules."""
+    for path in EXAMPLES:
+        (tmp_path / Path(path).name).write_text((ROOT / path).read_text())
+    mypy = [sys.executable, "-m", "mypy", "--strict", "--no-incremental", str(tmp_path)]
+    env = {**os.environ, "MYPYPATH": PYTHONPATH["PYTHONPATH"]}
+    done = subprocess.run(mypy, cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout
