@@ -52,17 +52,19 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias, get_args
+from typing import Any, Literal, NamedTuple, Protocol, TypeAlias, get_args
 
 import msgspec
 import trio
 
 import acp_schema.v1 as v1
 import acp_schema.v2 as acp
+from acp_schema import UNSET, UnsetType
 
 from .connection import Connection
+from .diffs import v2_diff
 from .errors import ConnectionClosed, RpcError
 
 log = logging.getLogger("acpwire.lifecycle")
@@ -99,6 +101,103 @@ class CustomStopReason(str):
 
 Work = Callable[["Turn"], Awaitable[StopReason | CustomStopReason]]
 """A turn's work: returns its stop reason (`"end_turn"`, ... or a `CustomStopReason`)."""
+
+ToolKind: TypeAlias = v1.ToolKind
+"""The tool kinds both versions know (v2's open enum starts with the same values)."""
+
+ToolCallStatus: TypeAlias = v1.ToolCallStatus
+"""The tool call statuses both versions know (v2 adds `paused` and `cancelled`)."""
+
+Location: TypeAlias = str | tuple[str, int]
+"""A file a tool call touches: its absolute path, or (path, 1-based line)."""
+
+
+class PermissionChoice(NamedTuple):
+    """One option of a permission request, for either version."""
+
+    option_id: str
+    name: str
+    kind: v1.PermissionOptionKind
+
+
+ALLOW_OR_REJECT = (
+    PermissionChoice("allow", "Allow", "allow_once"),
+    PermissionChoice("reject", "Reject", "reject_once"),
+)
+
+
+class ToolCallHandle(Protocol):
+    """A tool call of a turn, v1 or v2: every change of it is one call."""
+
+    @property
+    def tool_call_id(self) -> str: ...
+
+    def update(
+        self,
+        *,
+        title: str | UnsetType = UNSET,
+        kind: ToolKind | UnsetType = UNSET,
+        status: ToolCallStatus | UnsetType = UNSET,
+        locations: Sequence[Location] | UnsetType = UNSET,
+        raw_input: object = UNSET,
+        raw_output: object = UNSET,
+    ) -> Awaitable[None]:
+        """Change the given fields; the others stay as they are."""
+        ...
+
+    def stream(self, text: str) -> Awaitable[None]:
+        """Add a text to the tool call's content."""
+        ...
+
+    def diff(self, path: str, old: str | None, new: str) -> Awaitable[None]:
+        """Add the diff of a file (absolute `path`; `old` None: a new file) to its content."""
+        ...
+
+    async def request_permission(
+        self, title: str, options: Sequence[PermissionChoice] = ALLOW_OR_REJECT
+    ) -> str | None:
+        """Ask the user for this tool call: the chosen option's id, None when cancelled."""
+        ...
+
+
+class AgentTurn(Protocol):
+    """What a turn's work uses, whichever protocol version the client speaks."""
+
+    @property
+    def session_id(self) -> str: ...
+
+    @property
+    def prompt_text(self) -> str:
+        """The prompt's text blocks, joined by newlines."""
+        ...
+
+    def say(self, text: str) -> Awaitable[None]: ...
+
+    async def tool_call(
+        self,
+        title: str,
+        *,
+        kind: ToolKind = "other",
+        locations: Sequence[Location] = (),
+        raw_input: object = UNSET,
+    ) -> ToolCallHandle:
+        """Announce a new tool call (status `pending`) and return its handle."""
+        ...
+
+
+AnyWork = Callable[[AgentTurn], Awaitable[StopReason | CustomStopReason]]
+"""A turn's work written once for both versions (`PromptTurns` and `V1PromptTurns` run it)."""
+
+
+def _prompt_text(blocks: Sequence[acp.ContentBlock] | Sequence[v1.ContentBlock]) -> str:
+    return "\n".join(b.text for b in blocks if isinstance(b, acp.TextContent | v1.TextContent))
+
+
+def _choice(answer: acp.RequestPermissionOutcome | v1.RequestPermissionOutcome) -> str | None:
+    if isinstance(answer, acp.SelectedPermissionOutcome | v1.SelectedPermissionOutcome):
+        return answer.option_id
+    return None
+
 
 # Content blocks beyond the baseline (text, resource links) and the prompt capability that
 # admits each (the schema's PromptCapabilities description).
@@ -167,6 +266,107 @@ class Turn:
             if self._blocked == 0 and not _is_cancelled():
                 with trio.CancelScope(shield=True):
                     await self.state("running")
+
+    @property
+    def prompt_text(self) -> str:
+        return _prompt_text(self.prompt)
+
+    async def tool_call(
+        self,
+        title: str,
+        *,
+        kind: acp.ToolKind = "other",
+        locations: Sequence[Location] = (),
+        raw_input: object = UNSET,
+    ) -> TurnToolCall:
+        """Announce a new tool call (a first `tool_call_update`, status `pending`)."""
+        call = TurnToolCall(self, self.new_message_id("call"))
+        await self.update(
+            acp.ToolCallUpdateSessionUpdate(
+                tool_call_id=call.tool_call_id,
+                title=title,
+                kind=kind,
+                status="pending",
+                locations=_v2_locations(locations) if locations else UNSET,
+                raw_input=raw_input,
+            )
+        )
+        return call
+
+
+@dataclass(eq=False)
+class TurnToolCall:
+    """A v2 tool call of a turn (see `ToolCallHandle`)."""
+
+    turn: Turn
+    tool_call_id: str
+
+    def update(
+        self,
+        *,
+        title: str | UnsetType | None = UNSET,
+        kind: acp.ToolKind | UnsetType | None = UNSET,
+        status: acp.ToolCallStatus | UnsetType | None = UNSET,
+        locations: Sequence[Location] | UnsetType | None = UNSET,
+        content: list[acp.ToolCallContent] | UnsetType | None = UNSET,
+        raw_input: object = UNSET,
+        raw_output: object = UNSET,
+    ) -> Coroutine[Any, Any, None]:
+        """A `tool_call_update` with the given fields (None clears one; `content` replaces
+        the whole content, where `stream`/`diff` add to it)."""
+        return self.turn.update(
+            acp.ToolCallUpdateSessionUpdate(
+                tool_call_id=self.tool_call_id,
+                title=title,
+                kind=kind,
+                status=status,
+                locations=_v2_locations(locations)
+                if isinstance(locations, Sequence)
+                else locations,
+                content=content,
+                raw_input=raw_input,
+                raw_output=raw_output,
+            )
+        )
+
+    def add(self, content: acp.ToolCallContent) -> Coroutine[Any, Any, None]:
+        """Stream one item of content (a `tool_call_content_chunk`)."""
+        return self.turn.update(
+            acp.ToolCallContentChunk(tool_call_id=self.tool_call_id, content=content)
+        )
+
+    def stream(self, text: str) -> Coroutine[Any, Any, None]:
+        return self.add(acp.Content(content=acp.TextContent(text=text)))
+
+    def diff(self, path: str, old: str | None, new: str | None) -> Coroutine[Any, Any, None]:
+        """Stream the diff of a file: its change and `git_patch` (`new` None: deleted)."""
+        return self.add(v2_diff(path, old, new))
+
+    async def request_permission(
+        self, title: str, options: Sequence[PermissionChoice] = ALLOW_OR_REJECT
+    ) -> str | None:
+        """`session/request_permission` with this tool call as its subject."""
+        subject = acp.ToolCallPermissionSubject(
+            tool_call=acp.ToolCallUpdate(tool_call_id=self.tool_call_id)
+        )
+        answer = await self.turn.request_permission(
+            acp.RequestPermissionRequest(
+                session_id=self.turn.session_id,
+                title=title,
+                subject=subject,
+                options=[acp.PermissionOption(option_id=o, name=n, kind=k) for o, n, k in options],
+            )
+        )
+        return _choice(answer.outcome)
+
+
+def _v2_locations(locations: Sequence[Location]) -> list[acp.ToolCallLocation]:
+    return [
+        acp.ToolCallLocation(path=place)
+        if isinstance(place, str)
+        else acp.ToolCallLocation(path=place[0], line=place[1])
+        for place in locations
+    ]
 
 
 def _is_cancelled() -> bool:

@@ -1,0 +1,160 @@
+"""The agent's turn helpers (tool calls, content, permission, diffs) checked on the wire: an
+agent served over an in-memory stream, driven with raw JSON lines, for v2 and v1."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import RawPeer, response
+from test_lifecycle import SESSION, accepted, prompt, receive, session, state, update, user_message
+
+import acp_schema.v2 as v2
+from acpwire.diffs import git_patch, v1_diff, v2_diff
+from acpwire.lifecycle import CustomStopReason, PromptTurns, StopReason, Turn
+
+# --------------------------------------------------------------------------- diffs
+
+
+def test_v2_diff_of_a_modified_file_is_the_spec_example() -> None:
+    path = "/home/user/project/src/config.json"
+    diff = v2_diff(path, '{\n  "debug": false\n}\n', '{\n  "debug": true\n}\n')
+    assert v2.encode_message(diff) == (
+        b'{"type":"diff","changes":[{"operation":"modify","path":"/home/user/project/src/config.json",'
+        b'"fileType":"text"}],"patch":{"format":"git_patch","text":"diff --git '
+        b"/home/user/project/src/config.json /home/user/project/src/config.json\\n--- "
+        b"/home/user/project/src/config.json\\n+++ /home/user/project/src/config.json\\n"
+        b'@@ -1,3 +1,3 @@\\n {\\n-  \\"debug\\": false\\n+  \\"debug\\": true\\n }\\n"}}'
+    )
+
+
+def test_v2_diff_names_added_and_deleted_files_and_has_no_patch_without_a_change() -> None:
+    assert isinstance(v2_diff("/r/new.py", None, "x\n").changes[0], v2.AddDiffChange)
+    assert isinstance(v2_diff("/r/old.py", "x\n", None).changes[0], v2.DeleteDiffChange)
+    assert v2_diff("/r/same.py", "x\n", "x\n").patch is None
+
+
+def test_v1_diff_carries_path_old_and_new_text() -> None:
+    diff = v1_diff("/r/a.py", None, "new\n")
+    assert (diff.path, diff.old_text, diff.new_text) == ("/r/a.py", None, "new\n")
+
+
+def test_a_relative_diff_path_is_refused_naming_the_fix() -> None:
+    with pytest.raises(ValueError, match="MUST be absolute"):
+        v2_diff("src/a.py", "a", "b")
+
+
+@pytest.mark.parametrize("name", ["plain.txt", "with space.txt", 'quo"te é.txt'])
+def test_git_applies_the_patch(tmp_path: Path, name: str) -> None:
+    """Modify (last line without newline on one side), create and delete, as `git apply`
+    reads them: the patch text is valid `git_patch` with absolute, quoted paths."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    changed, created, deleted = tmp_path / name, tmp_path / f"new {name}", tmp_path / "gone"
+    changed.write_text("a\nb\nc")
+    deleted.write_text("x\n")
+    patch = (
+        git_patch(str(changed), "a\nb\nc", "a\nB\nc\n")
+        + git_patch(str(created), None, "hello\nworld")
+        + git_patch(str(deleted), "x\n", None)
+    )
+    (tmp_path / "p.diff").write_text(patch)
+    subprocess.run(["git", "apply", "--unsafe-paths", "-p0", "p.diff"], cwd=tmp_path, check=True)
+    assert changed.read_text() == "a\nB\nc\n"
+    assert created.read_text() == "hello\nworld"
+    assert not deleted.exists()
+
+
+# --------------------------------------------------------------------------- v2 tool calls
+
+
+class ToolAgent(v2.AgentBase):
+    """Its work makes one tool call with every helper, asks permission for it and ends."""
+
+    def __init__(self, client: v2.ClientPeer) -> None:
+        self.turns = PromptTurns(client)
+
+    async def initialize(self, params: v2.InitializeRequest) -> v2.InitializeResponse:
+        return v2.InitializeResponse(
+            protocol_version=2, info=v2.Implementation(name="t", version="0")
+        )
+
+    async def session_new(self, params: v2.NewSessionRequest) -> v2.NewSessionResponse:
+        return v2.NewSessionResponse(session_id=SESSION)
+
+    async def session_prompt(self, params: v2.PromptRequest) -> v2.PromptResponse:
+        return await self.turns.start(params, self.work)
+
+    async def work(self, turn: Turn) -> StopReason | CustomStopReason:
+        call = await turn.tool_call("Edit", kind="edit", locations=["/r/a.py", ("/r/b.py", 3)])
+        if await call.request_permission("Edit a.py?") != "allow":
+            return "refusal"
+        await call.update(status="in_progress", raw_input={"path": "/r/a.py"})
+        await call.stream("editing")
+        await call.diff("/r/a.py", "a\n", "b\n")
+        await call.update(status="completed", title=None, raw_output=None)
+        return "end_turn"
+
+
+def tool_update(**fields: Any) -> dict[str, Any]:
+    return update({"sessionUpdate": "tool_call_update", "toolCallId": "call_user_1_0", **fields})
+
+
+def content_chunk(content: dict[str, Any]) -> dict[str, Any]:
+    chunk = {"sessionUpdate": "tool_call_content_chunk", "toolCallId": "call_user_1_0"}
+    return update({**chunk, "content": content})
+
+
+async def start_tool_turn(peer: RawPeer) -> dict[str, Any]:
+    """Prompt the tool agent; returns its permission request."""
+    await peer.send(prompt(1, "go"))
+    assert await receive(peer, 4) == [
+        accepted(1, "user_1"),
+        user_message("user_1", "go"),
+        state("running"),
+        tool_update(
+            title="Edit",
+            kind="edit",
+            status="pending",
+            locations=[{"path": "/r/a.py"}, {"path": "/r/b.py", "line": 3}],
+        ),
+    ]
+    assert await peer.receive() == state("requires_action")
+    ask: dict[str, Any] = await peer.receive()
+    assert ask["method"] == "session/request_permission"
+    return ask
+
+
+async def test_v2_tool_call_helpers_send_one_update_each() -> None:
+    async with session(ToolAgent) as peer:
+        ask = await start_tool_turn(peer)
+        assert ask["params"] == {
+            "sessionId": SESSION,
+            "title": "Edit a.py?",
+            "subject": {"type": "tool_call", "toolCall": {"toolCallId": "call_user_1_0"}},
+            "options": [
+                {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+                {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
+            ],
+        }
+        await peer.send(
+            response(ask["id"], {"outcome": {"outcome": "selected", "optionId": "allow"}})
+        )
+        diff = json.loads(v2.encode_message(v2_diff("/r/a.py", "a\n", "b\n")))
+        assert await receive(peer, 6) == [
+            state("running"),
+            tool_update(status="in_progress", rawInput={"path": "/r/a.py"}),
+            content_chunk({"type": "content", "content": {"type": "text", "text": "editing"}}),
+            content_chunk(diff),
+            tool_update(status="completed", title=None, rawOutput=None),
+            state("idle", "end_turn"),
+        ]
+
+
+async def test_v2_permission_cancelled_by_the_client_is_none() -> None:
+    async with session(ToolAgent) as peer:
+        ask = await start_tool_turn(peer)
+        await peer.send(response(ask["id"], {"outcome": {"outcome": "cancelled"}}))
+        assert await receive(peer, 2) == [state("running"), state("idle", "refusal")]
