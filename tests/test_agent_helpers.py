@@ -5,16 +5,36 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import RawPeer, response
-from test_lifecycle import SESSION, accepted, prompt, receive, session, state, update, user_message
+import trio
+import trio.testing
+from conftest import RawPeer, notification, request, response
+from test_lifecycle import (
+    SESSION,
+    V1_INIT,
+    V2_INIT,
+    accepted,
+    is_permission_request,
+    prompt,
+    receive,
+    session,
+    state,
+    text_block,
+    update,
+    user_message,
+)
 
 import acp_schema.v2 as v2
+from acpwire.agent import serve_agent
 from acpwire.diffs import git_patch, v1_diff, v2_diff
-from acpwire.lifecycle import CustomStopReason, PromptTurns, StopReason, Turn
+from acpwire.examples import tool_agent
+from acpwire.lifecycle import AgentTurn, CustomStopReason, PromptTurns, StopReason, Turn
+from acpwire.sessions import SessionStore, turn_agents
 
 # --------------------------------------------------------------------------- diffs
 
@@ -158,3 +178,213 @@ async def test_v2_permission_cancelled_by_the_client_is_none() -> None:
         ask = await start_tool_turn(peer)
         await peer.send(response(ask["id"], {"outcome": {"outcome": "cancelled"}}))
         assert await receive(peer, 2) == [state("running"), state("idle", "refusal")]
+
+
+# --------------------------------------------------------------------------- one work, v1 and v2
+
+
+@asynccontextmanager
+async def served(
+    version: int, store: SessionStore | None = None, page_size: int = 50
+) -> AsyncIterator[RawPeer]:
+    """The example's work served by `turn_agents` over an in-memory stream, initialized
+    over `version`."""
+    agent_v2, agent_v1 = turn_agents(
+        tool_agent.work, name="tool-agent", store=store, page_size=page_size
+    )
+    agent_end, client_end = trio.testing.memory_stream_pair()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(lambda: serve_agent(agent_v2, v1=agent_v1, stream=agent_end))
+        peer = RawPeer(client_end)
+        assert "result" in await peer.call(
+            "init", "initialize", V2_INIT if version == 2 else V1_INIT
+        )
+        yield peer
+        nursery.cancel_scope.cancel()
+
+
+async def new_session(peer: RawPeer, version: int, cwd: str = "/repo") -> str:
+    params: dict[str, Any] = {"cwd": cwd} if version == 2 else {"cwd": cwd, "mcpServers": []}
+    reply = await peer.call(f"new {cwd}", "session/new", params)
+    session_id: str = reply["result"]["sessionId"]
+    return session_id
+
+
+def on(session_id: str, update: dict[str, Any]) -> dict[str, Any]:
+    return notification("session/update", {"sessionId": session_id, "update": update})
+
+
+NEW_TEXT = "first line\nhello\n"
+
+
+def options() -> list[dict[str, str]]:
+    return [
+        {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+        {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
+    ]
+
+
+def selected(ask: dict[str, Any], option_id: str) -> dict[str, Any]:
+    return response(ask["id"], {"outcome": {"outcome": "selected", "optionId": option_id}})
+
+
+async def test_the_tool_agent_example_over_v2() -> None:
+    async with served(2) as peer:
+        sid = await new_session(peer, 2)
+        await peer.send(
+            request(1, "session/prompt", {"sessionId": sid, "prompt": [text_block("hello")]})
+        )
+        call = {"sessionUpdate": "tool_call_update", "toolCallId": "call_user_1_1"}
+        assert await receive(peer, 6) == [
+            response(1, {"messageId": "user_1"}),
+            on(
+                sid,
+                {
+                    "sessionUpdate": "user_message",
+                    "messageId": "user_1",
+                    "content": [text_block("hello")],
+                },
+            ),
+            on(sid, {"sessionUpdate": "state_update", "state": "running"}),
+            on(
+                sid,
+                {
+                    "sessionUpdate": "agent_message_chunk",
+                    "messageId": "agent_user_1_0",
+                    "content": text_block("I will add your prompt to notes.txt."),
+                },
+            ),
+            on(
+                sid,
+                {
+                    **call,
+                    "title": "Append to notes.txt",
+                    "kind": "edit",
+                    "status": "pending",
+                    "locations": [{"path": "/repo/notes.txt"}],
+                },
+            ),
+            on(sid, {"sessionUpdate": "state_update", "state": "requires_action"}),
+        ]
+        ask = await peer.receive()
+        assert ask["params"] == {
+            "sessionId": sid,
+            "title": "Append to notes.txt?",
+            "subject": {"type": "tool_call", "toolCall": {"toolCallId": "call_user_1_1"}},
+            "options": options(),
+        }
+        await peer.send(selected(ask, "allow"))
+        diff = json.loads(v2.encode_message(v2_diff("/repo/notes.txt", "first line\n", NEW_TEXT)))
+        assert await receive(peer, 5) == [
+            on(sid, {"sessionUpdate": "state_update", "state": "running"}),
+            on(sid, {**call, "status": "in_progress"}),
+            on(
+                sid,
+                {
+                    "sessionUpdate": "tool_call_content_chunk",
+                    "toolCallId": "call_user_1_1",
+                    "content": diff,
+                },
+            ),
+            on(sid, {**call, "status": "completed"}),
+            on(sid, {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}),
+        ]
+
+
+async def test_the_tool_agent_example_over_v1() -> None:
+    async with served(1) as peer:
+        sid = await new_session(peer, 1)
+        await peer.send(
+            request(1, "session/prompt", {"sessionId": sid, "prompt": [text_block("hello")]})
+        )
+        assert await receive(peer, 2) == [
+            on(
+                sid,
+                {
+                    "sessionUpdate": "agent_message_chunk",
+                    "content": text_block("I will add your prompt to notes.txt."),
+                },
+            ),
+            on(
+                sid,
+                {
+                    "sessionUpdate": "tool_call",
+                    "toolCallId": "call_turn_1_0",
+                    "title": "Append to notes.txt",
+                    "kind": "edit",
+                    "status": "pending",
+                    "locations": [{"path": "/repo/notes.txt"}],
+                },
+            ),
+        ]
+        ask = await peer.receive()
+        assert ask["params"] == {
+            "sessionId": sid,
+            "toolCall": {"toolCallId": "call_turn_1_0"},
+            "options": options(),
+        }
+        await peer.send(selected(ask, "allow"))
+        call = {"sessionUpdate": "tool_call_update", "toolCallId": "call_turn_1_0"}
+        diff = {
+            "type": "diff",
+            "path": "/repo/notes.txt",
+            "oldText": "first line\n",
+            "newText": NEW_TEXT,
+        }
+        assert await receive(peer, 4) == [
+            on(sid, {**call, "status": "in_progress"}),
+            on(sid, {**call, "content": [diff]}),
+            on(sid, {**call, "status": "completed"}),
+            response(1, {"stopReason": "end_turn"}),
+        ]
+
+
+async def test_a_rejected_permission_fails_the_tool_call_in_both_versions() -> None:
+    for version, call_id in ((2, "call_user_1_1"), (1, "call_turn_1_0")):
+        async with served(version) as peer:
+            sid = await new_session(peer, version)
+            await peer.send(
+                request(1, "session/prompt", {"sessionId": sid, "prompt": [text_block("x")]})
+            )
+            while not is_permission_request(ask := await peer.receive()):
+                pass
+            await peer.send(selected(ask, "reject"))
+            failed = on(
+                sid,
+                {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "failed"},
+            )
+            if version == 1:
+                assert await receive(peer, 2) == [failed, response(1, {"stopReason": "end_turn"})]
+            else:
+                assert await receive(peer, 3) == [
+                    on(sid, {"sessionUpdate": "state_update", "state": "running"}),
+                    failed,
+                    on(
+                        sid,
+                        {
+                            "sessionUpdate": "state_update",
+                            "state": "idle",
+                            "stopReason": "end_turn",
+                        },
+                    ),
+                ]
+
+
+async def v1_work_returning(turn: AgentTurn) -> StopReason | CustomStopReason:
+    return CustomStopReason("_mine")
+
+
+async def test_a_v1_turn_ending_with_a_stop_reason_v1_lacks_answers_minus_32603() -> None:
+    agent_v2, agent_v1 = turn_agents(v1_work_returning)
+    agent_end, client_end = trio.testing.memory_stream_pair()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(lambda: serve_agent(agent_v2, v1=agent_v1, stream=agent_end))
+        peer = RawPeer(client_end)
+        await peer.call("init", "initialize", V1_INIT)
+        sid = await new_session(peer, 1)
+        reply = await peer.call(
+            1, "session/prompt", {"sessionId": sid, "prompt": [text_block("x")]}
+        )
+        assert reply["error"]["code"] == -32603
+        assert "'_mine', which v1 does not have" in reply["error"]["message"]
+        nursery.cancel_scope.cancel()
