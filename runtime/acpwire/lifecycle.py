@@ -442,10 +442,12 @@ class PromptTurns:
         self.connection.nursery.start_soon(self._run, session, turn, work)
         return acp.PromptResponse(message_id=turn.user_message_id)
 
-    def running(self, session_id: str) -> bool:
-        """Whether a turn of the session runs (its state is not idle)."""
+    def current_state(self, session_id: str) -> SessionState:
+        """The session's state as its turns reported it last."""
         session = self._sessions.get(session_id)
-        return session is not None and session.turn is not None
+        if session is None or session.turn is None:
+            return "idle"
+        return "requires_action" if session.turn._blocked else "running"
 
     def cancel(self, session_id: str) -> bool:
         """`session/cancel`: stop the session's turn (it then reports `cancelled`) and answer

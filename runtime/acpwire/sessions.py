@@ -254,8 +254,8 @@ class TurnAgentV2(_SessionsServed, v2.AgentBase):
                 f"replayFrom type {replay_from.tag!r} is not supported: use "
                 '{"type": "start"} or omit replayFrom'
             )
-        running = self.turns.running(session.session_id)
-        await self._send(session.session_id, v2.StateUpdate(state="running" if running else "idle"))
+        state = self.turns.current_state(session.session_id)
+        await self._send(session.session_id, v2.StateUpdate(state=state))
         return v2.ResumeSessionResponse()
 
     async def session_prompt(self, params: v2.PromptRequest) -> v2.PromptResponse:
