@@ -4,6 +4,8 @@ served. Driven with raw JSON lines over in-memory streams; two connections share
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -13,9 +15,10 @@ from conftest import RawPeer, error_response, request, response
 from test_agent_helpers import is_permission_request, new_session, on, selected, served
 from test_lifecycle import V1_INIT, V2_INIT, receive, text_block
 
+import acp_schema.v2 as v2
 from acpwire.agent import serve_agent
 from acpwire.examples import tool_agent
-from acpwire.sessions import MemorySessionStore, SessionStore, turn_agents
+from acpwire.sessions import MemorySessionStore, turn_agents
 
 
 def idle(session_id: str) -> dict[str, Any]:
@@ -168,16 +171,22 @@ async def test_session_list_pages_with_a_cursor_and_filters_by_cwd() -> None:
         assert "nextCursor" in reply["error"]["message"]
 
 
-async def test_a_custom_store_records_through_the_protocol() -> None:
-    class CountingStore(MemorySessionStore):
-        recorded = 0
+async def test_a_custom_store_records_every_update_sent() -> None:
+    class ListingStore(MemorySessionStore):
+        """Records into a list of its own (the store is pluggable)."""
 
-        def record(self, session_id: str, update: Any) -> None:
-            CountingStore.recorded += 1
-            super().record(session_id, update)
+        def __init__(self) -> None:
+            super().__init__()
+            self.sent: list[tuple[str, Any]] = []
 
-    store: SessionStore = CountingStore()
+        def recorder(self, session_id: str) -> Callable[[Any], object]:
+            return lambda update: self.sent.append((session_id, update))
+
+    store = ListingStore()
     async with served(2, store) as peer:
         sid = await new_session(peer, 2)
         sent = await finished_turn(peer, sid, 2)
-    assert CountingStore.recorded == sum(m.get("method") == "session/update" for m in sent)
+    updates = [m["params"]["update"] for m in sent if m.get("method") == "session/update"]
+    assert [(s, json.loads(v2.encode_message(u))) for s, u in store.sent] == [
+        (sid, update) for update in updates
+    ]

@@ -370,11 +370,14 @@ def _v2_locations(locations: Sequence[Location]) -> list[acp.ToolCallLocation]:
     ]
 
 
-Record = Callable[[str, "acp.SessionUpdate | v1.SessionUpdate"], None]
-"""Called with each update a turn sends, before it goes out (a session store's `record`)."""
+Record = Callable[["acp.SessionUpdate | v1.SessionUpdate"], object]
+"""Records one update of a session (e.g. the `append` of its history list)."""
+
+Recorder = Callable[[str], Record]
+"""Given a session id, its `Record` (a session store's `recorder`): asked once per turn."""
 
 
-def _ignore(session_id: str, update: acp.SessionUpdate | v1.SessionUpdate) -> None:
+def _ignore(update: acp.SessionUpdate | v1.SessionUpdate) -> None:
     pass
 
 
@@ -386,8 +389,11 @@ class _RecordingTurn(Turn):
     _record: Record = _ignore
 
     def update(self, update: acp.SessionUpdate) -> Coroutine[Any, Any, None]:
-        self._record(self.session_id, update)
-        return super().update(update)
+        self._record(update)
+        # Turn.update inlined: this is the send path of every say() (super() costs a frame).
+        return self.client.session_update(
+            acp.UpdateSessionNotification(session_id=self.session_id, update=update)
+        )
 
 
 def _is_cancelled() -> bool:
@@ -419,17 +425,18 @@ class PromptTurns:
         client: acp.ClientPeer,
         *,
         prompt_capabilities: acp.PromptCapabilities | None = None,
-        record: Record | None = None,
+        recorder: Recorder | None = None,
     ) -> None:
         """`prompt_capabilities`: what the agent advertised; by default read from the
-        connection's `initialize_response` (set by `serve_agent`). `record`: called with
-        every update the turns send (a session store's `record`)."""
+        connection's `initialize_response` (set by `serve_agent`). `recorder`: gives the
+        function recording every update a session's turns send (a session store's
+        `recorder`)."""
         if not isinstance(client.caller, Connection):
             raise TypeError("PromptTurns needs the ClientPeer of an acpwire connection")
         self.client = client
         self.connection: Connection = client.caller
         self.prompt_capabilities = prompt_capabilities
-        self.record = record
+        self.recorder = recorder
         self._sessions: dict[str, _Session] = {}
         self._ids = itertools.count(1)
 
@@ -520,10 +527,11 @@ class PromptTurns:
             self._settle(session, params.session_id)
 
     def _new_turn(self, params: acp.PromptRequest, message_id: str) -> Turn:
-        if self.record is None:
+        if self.recorder is None:
             return Turn(self.client, params.session_id, params.prompt, message_id)
+        record = self.recorder(params.session_id)
         return _RecordingTurn(
-            self.client, params.session_id, params.prompt, message_id, _record=self.record
+            self.client, params.session_id, params.prompt, message_id, _record=record
         )
 
     def _first_held(self, session: _Session, params: acp.PromptRequest) -> bool:
@@ -651,8 +659,11 @@ class _RecordingV1Turn(V1Turn):
     _record: Record = _ignore
 
     def update(self, update: v1.SessionUpdate) -> Coroutine[Any, Any, None]:
-        self._record(self.session_id, update)
-        return super().update(update)
+        self._record(update)
+        # V1Turn.update inlined: this is the send path of every say() (super() costs a frame).
+        return self.client.session_update(
+            v1.SessionNotification(session_id=self.session_id, update=update)
+        )
 
 
 @dataclass(eq=False)
@@ -757,12 +768,12 @@ class V1PromptTurns:
     """
 
     def __init__(
-        self, client: v1.ClientPeer | None = None, *, record: Record | None = None
+        self, client: v1.ClientPeer | None = None, *, recorder: Recorder | None = None
     ) -> None:
-        """`record`: called with every update the turns of `start` send, and with the
-        prompt as `user_message_chunk`s (a session store's `record`, for `session/load`)."""
+        """`recorder`: gives the function recording every update the turns of `start` send,
+        and the prompt as `user_message_chunk`s (a session store's `recorder`)."""
         self.client = client
-        self.record = record
+        self.recorder = recorder
         self.connection = client.caller if client is not None else None
         self._active: dict[str, tuple[trio.CancelScope, trio.Event]] = {}
         self._ids = itertools.count(1)
@@ -806,13 +817,12 @@ class V1PromptTurns:
 
     def _new_turn(self, client: v1.ClientPeer, params: v1.PromptRequest) -> V1Turn:
         turn_id = f"turn_{next(self._ids)}"
-        if self.record is None:
+        if self.recorder is None:
             return V1Turn(client, params.session_id, params.prompt, turn_id)
+        record = self.recorder(params.session_id)
         for block in params.prompt:
-            self.record(params.session_id, v1.UserMessageChunk(content=block))
-        return _RecordingV1Turn(
-            client, params.session_id, params.prompt, turn_id, _record=self.record
-        )
+            record(v1.UserMessageChunk(content=block))
+        return _RecordingV1Turn(client, params.session_id, params.prompt, turn_id, _record=record)
 
     def cancel(self, session_id: str) -> bool:
         active = self._active.get(session_id)

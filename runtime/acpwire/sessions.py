@@ -19,7 +19,7 @@ from __future__ import annotations
 import base64
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Protocol, TypeVar, cast
@@ -61,8 +61,9 @@ class SessionStore(Protocol):
         """All sessions, always in the same order (oldest first): `session/list` pages it."""
         ...
 
-    def record(self, session_id: str, update: SessionUpdate) -> None:
-        """Append an update sent in the session (called on the send path: keep it cheap)."""
+    def recorder(self, session_id: str) -> Callable[[SessionUpdate], object]:
+        """The function appending an update sent in the session to its history: asked once
+        per turn, called on the send path of every update (keep it cheap)."""
         ...
 
 
@@ -81,8 +82,8 @@ class MemorySessionStore:
     def sessions(self) -> Iterable[StoredSession]:
         return self._sessions.values()
 
-    def record(self, session_id: str, update: SessionUpdate) -> None:
-        self._sessions[session_id].history.append(update)
+    def recorder(self, session_id: str) -> Callable[[SessionUpdate], object]:
+        return self._sessions[session_id].history.append
 
 
 @dataclass(frozen=True)
@@ -221,7 +222,7 @@ class TurnAgentV2(_SessionsServed, v2.AgentBase):
 
     def __init__(self, client: v2.ClientPeer) -> None:
         self.client = client
-        self.turns = PromptTurns(client, record=self.served.store.record)
+        self.turns = PromptTurns(client, recorder=self.served.store.recorder)
 
     async def initialize(self, params: v2.InitializeRequest) -> v2.InitializeResponse:
         return v2.InitializeResponse(
@@ -280,7 +281,7 @@ class TurnAgentV1(_SessionsServed, v1.AgentBase):
 
     def __init__(self, client: v1.ClientPeer) -> None:
         self.client = client
-        self.turns = V1PromptTurns(client, record=self.served.store.record)
+        self.turns = V1PromptTurns(client, recorder=self.served.store.recorder)
 
     async def initialize(self, params: v1.InitializeRequest) -> v1.InitializeResponse:
         return v1.InitializeResponse(
