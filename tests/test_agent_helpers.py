@@ -4,9 +4,12 @@ agent served over an in-memory stream, driven with raw JSON lines, for v2 and v1
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -108,14 +111,19 @@ class ToolAgent(v2.AgentBase):
         return await self.turns.start(params, self.work)
 
     async def work(self, turn: Turn) -> StopReason | CustomStopReason:
-        call = await turn.tool_call("Edit", kind="edit", locations=["/r/a.py", ("/r/b.py", 3)])
-        if await call.request_permission("Edit a.py?") != "allow":
-            return "refusal"
-        await call.update(status="in_progress", raw_input={"path": "/r/a.py"})
-        await call.stream("editing")
-        await call.diff("/r/a.py", "a\n", "b\n")
-        await call.update(status="completed", title=None, raw_output=None)
-        return "end_turn"
+        return await edit_work(turn)
+
+
+async def edit_work(turn: AgentTurn) -> StopReason:
+    """One tool call with every helper, written once for both versions."""
+    call = await turn.tool_call("Edit", kind="edit", locations=["/r/a.py", ("/r/b.py", 3)])
+    if await call.request_permission("Edit a.py?") != "allow":
+        return "refusal"
+    await call.update(status="in_progress", raw_input={"path": "/r/a.py"})
+    await call.stream("editing")
+    await call.diff("/r/a.py", "a\n", "b\n")
+    await call.update(status="completed", title=None, raw_output=None)
+    return "end_turn"
 
 
 def tool_update(**fields: Any) -> dict[str, Any]:
@@ -194,7 +202,9 @@ async def served(
     )
     agent_end, client_end = trio.testing.memory_stream_pair()
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(lambda: serve_agent(agent_v2, v1=agent_v1, stream=agent_end))
+        nursery.start_soon(
+            partial(serve_agent, agent_v2, v1=agent_v1, stream=agent_end, check_outgoing=True)
+        )
         peer = RawPeer(client_end)
         assert "result" in await peer.call(
             "init", "initialize", V2_INIT if version == 2 else V1_INIT
@@ -378,7 +388,9 @@ async def test_a_v1_turn_ending_with_a_stop_reason_v1_lacks_answers_minus_32603(
     agent_v2, agent_v1 = turn_agents(v1_work_returning)
     agent_end, client_end = trio.testing.memory_stream_pair()
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(lambda: serve_agent(agent_v2, v1=agent_v1, stream=agent_end))
+        nursery.start_soon(
+            partial(serve_agent, agent_v2, v1=agent_v1, stream=agent_end, check_outgoing=True)
+        )
         peer = RawPeer(client_end)
         await peer.call("init", "initialize", V1_INIT)
         sid = await new_session(peer, 1)
@@ -387,4 +399,57 @@ async def test_a_v1_turn_ending_with_a_stop_reason_v1_lacks_answers_minus_32603(
         )
         assert reply["error"]["code"] == -32603
         assert "'_mine', which v1 does not have" in reply["error"]["message"]
+        nursery.cancel_scope.cancel()
+
+
+def test_the_tool_agent_example_runs_over_stdio() -> None:
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": f"{root / 'generated'}{os.pathsep}{root / 'runtime'}"}
+    line = json.dumps(request(1, "initialize", V1_INIT)) + "\n"
+    done = subprocess.run(
+        [sys.executable, "-m", "acpwire.examples.tool_agent"],
+        input=line,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=30,
+        check=True,
+    )
+    result = json.loads(done.stdout)["result"]
+    assert result["agentInfo"]["name"] == "tool-agent"
+    assert result["agentCapabilities"]["loadSession"] is True
+
+
+async def test_v1_tool_call_helpers_send_the_whole_content_so_far() -> None:
+    agent_v2, agent_v1 = turn_agents(edit_work)
+    agent_end, client_end = trio.testing.memory_stream_pair()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(
+            partial(serve_agent, agent_v2, v1=agent_v1, stream=agent_end, check_outgoing=True)
+        )
+        peer = RawPeer(client_end)
+        await peer.call("init", "initialize", V1_INIT)
+        sid = await new_session(peer, 1)
+        await peer.send(
+            request(1, "session/prompt", {"sessionId": sid, "prompt": [text_block("x")]})
+        )
+        call = {"toolCallId": "call_turn_1_0"}
+        locations = [{"path": "/r/a.py"}, {"path": "/r/b.py", "line": 3}]
+        created = {"sessionUpdate": "tool_call", **call, "title": "Edit", "kind": "edit"}
+        assert await peer.receive() == on(
+            sid, {**created, "status": "pending", "locations": locations}
+        )
+        ask = await peer.receive()
+        assert ask["params"] == {"sessionId": sid, "toolCall": call, "options": options()}
+        await peer.send(selected(ask, "allow"))
+        text = {"type": "content", "content": text_block("editing")}
+        diff = {"type": "diff", "path": "/r/a.py", "oldText": "a\n", "newText": "b\n"}
+        patch = {"sessionUpdate": "tool_call_update", **call}
+        assert await receive(peer, 5) == [
+            on(sid, {**patch, "status": "in_progress", "rawInput": {"path": "/r/a.py"}}),
+            on(sid, {**patch, "content": [text]}),
+            on(sid, {**patch, "content": [text, diff]}),
+            on(sid, {**patch, "status": "completed", "title": None, "rawOutput": None}),
+            response(1, {"stopReason": "end_turn"}),
+        ]
         nursery.cancel_scope.cancel()

@@ -135,14 +135,15 @@ class ToolCallHandle(Protocol):
     def update(
         self,
         *,
-        title: str | UnsetType = UNSET,
-        kind: ToolKind | UnsetType = UNSET,
-        status: ToolCallStatus | UnsetType = UNSET,
-        locations: Sequence[Location] | UnsetType = UNSET,
+        title: str | UnsetType | None = UNSET,
+        kind: ToolKind | UnsetType | None = UNSET,
+        status: ToolCallStatus | UnsetType | None = UNSET,
+        locations: Sequence[Location] | UnsetType | None = UNSET,
         raw_input: object = UNSET,
         raw_output: object = UNSET,
     ) -> Awaitable[None]:
-        """Change the given fields; the others stay as they are."""
+        """Change the given fields (None clears one, as ACP defines for each); the others
+        stay as they are."""
         ...
 
     def stream(self, text: str) -> Awaitable[None]:
