@@ -52,17 +52,19 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias, get_args
+from typing import Any, Literal, NamedTuple, Protocol, TypeAlias, TypeGuard, get_args
 
 import msgspec
 import trio
 
 import acp_schema.v1 as v1
 import acp_schema.v2 as acp
+from acp_schema import UNSET, UnsetType
 
 from .connection import Connection
+from .diffs import v1_diff, v2_diff
 from .errors import ConnectionClosed, RpcError
 
 log = logging.getLogger("acpwire.lifecycle")
@@ -99,6 +101,105 @@ class CustomStopReason(str):
 
 Work = Callable[["Turn"], Awaitable[StopReason | CustomStopReason]]
 """A turn's work: returns its stop reason (`"end_turn"`, ... or a `CustomStopReason`)."""
+
+ToolKind: TypeAlias = v1.ToolKind
+"""The tool kinds both versions know (v2's open enum starts with the same values)."""
+
+ToolCallStatus: TypeAlias = v1.ToolCallStatus
+"""The tool call statuses both versions know (v2 adds `paused` and `cancelled`)."""
+
+Location: TypeAlias = str | tuple[str, int]
+"""A file a tool call touches: its absolute path, or (path, 1-based line)."""
+
+
+class PermissionChoice(NamedTuple):
+    """One option of a permission request, for either version."""
+
+    option_id: str
+    name: str
+    kind: v1.PermissionOptionKind
+
+
+ALLOW_OR_REJECT = (
+    PermissionChoice("allow", "Allow", "allow_once"),
+    PermissionChoice("reject", "Reject", "reject_once"),
+)
+
+
+class ToolCallHandle(Protocol):
+    """A tool call of a turn, v1 or v2: every change of it is one call."""
+
+    @property
+    def tool_call_id(self) -> str: ...
+
+    def update(
+        self,
+        *,
+        title: str | UnsetType | None = UNSET,
+        kind: ToolKind | UnsetType | None = UNSET,
+        status: ToolCallStatus | UnsetType | None = UNSET,
+        locations: Sequence[Location] | UnsetType | None = UNSET,
+        raw_input: object = UNSET,
+        raw_output: object = UNSET,
+    ) -> Awaitable[None]:
+        """Change the given fields (None clears one, as ACP defines for each); the others
+        stay as they are."""
+        ...
+
+    def stream(self, text: str) -> Awaitable[None]:
+        """Add a text to the tool call's content."""
+        ...
+
+    def diff(self, path: str, old: str | None, new: str) -> Awaitable[None]:
+        """Add the diff of a file (absolute `path`; `old` None: a new file) to its content."""
+        ...
+
+    async def request_permission(
+        self, title: str, options: Sequence[PermissionChoice] = ALLOW_OR_REJECT
+    ) -> str | None:
+        """Ask the user for this tool call: the chosen option's id, None when cancelled."""
+        ...
+
+
+class AgentTurn(Protocol):
+    """What a turn's work uses, whichever protocol version the client speaks."""
+
+    @property
+    def session_id(self) -> str: ...
+
+    @property
+    def prompt_text(self) -> str:
+        """The prompt's text blocks, joined by newlines."""
+        ...
+
+    def say(self, text: str) -> Awaitable[None]: ...
+
+    async def tool_call(
+        self,
+        title: str,
+        *,
+        kind: ToolKind = "other",
+        locations: Sequence[Location] = (),
+        raw_input: object = UNSET,
+    ) -> ToolCallHandle:
+        """Announce a new tool call (status `pending`) and return its handle."""
+        ...
+
+
+AnyWork = Callable[[AgentTurn], Awaitable[StopReason | CustomStopReason]]
+"""A turn's work written once for both versions (`PromptTurns` and `V1PromptTurns` run it)."""
+
+
+def text_of(blocks: Sequence[acp.ContentBlock] | Sequence[v1.ContentBlock]) -> str:
+    """The text blocks of a prompt (either version), joined by newlines."""
+    return "\n".join(b.text for b in blocks if isinstance(b, acp.TextContent | v1.TextContent))
+
+
+def _choice(answer: acp.RequestPermissionOutcome | v1.RequestPermissionOutcome) -> str | None:
+    if isinstance(answer, acp.SelectedPermissionOutcome | v1.SelectedPermissionOutcome):
+        return answer.option_id
+    return None
+
 
 # Content blocks beyond the baseline (text, resource links) and the prompt capability that
 # admits each (the schema's PromptCapabilities description).
@@ -175,6 +276,133 @@ class Turn:
                 with trio.CancelScope(shield=True):
                     await self.state("running")
 
+    @property
+    def prompt_text(self) -> str:
+        return text_of(self.prompt)
+
+    async def tool_call(
+        self,
+        title: str,
+        *,
+        kind: acp.ToolKind = "other",
+        locations: Sequence[Location] = (),
+        raw_input: object = UNSET,
+    ) -> TurnToolCall:
+        """Announce a new tool call (a first `tool_call_update`, status `pending`)."""
+        call = TurnToolCall(self, self.new_message_id("call"))
+        await self.update(
+            acp.ToolCallUpdateSessionUpdate(
+                tool_call_id=call.tool_call_id,
+                title=title,
+                kind=kind,
+                status="pending",
+                locations=_v2_locations(locations) if locations else UNSET,
+                raw_input=raw_input,
+            )
+        )
+        return call
+
+
+@dataclass(eq=False)
+class TurnToolCall:
+    """A v2 tool call of a turn (see `ToolCallHandle`)."""
+
+    turn: Turn
+    tool_call_id: str
+
+    def update(
+        self,
+        *,
+        title: str | UnsetType | None = UNSET,
+        kind: acp.ToolKind | UnsetType | None = UNSET,
+        status: acp.ToolCallStatus | UnsetType | None = UNSET,
+        locations: Sequence[Location] | UnsetType | None = UNSET,
+        content: list[acp.ToolCallContent] | UnsetType | None = UNSET,
+        raw_input: object = UNSET,
+        raw_output: object = UNSET,
+    ) -> Coroutine[Any, Any, None]:
+        """A `tool_call_update` with the given fields (None clears one; `content` replaces
+        the whole content, where `stream`/`diff` add to it)."""
+        return self.turn.update(
+            acp.ToolCallUpdateSessionUpdate(
+                tool_call_id=self.tool_call_id,
+                title=title,
+                kind=kind,
+                status=status,
+                locations=_v2_locations(locations)
+                if isinstance(locations, Sequence)
+                else locations,
+                content=content,
+                raw_input=raw_input,
+                raw_output=raw_output,
+            )
+        )
+
+    def add(self, content: acp.ToolCallContent) -> Coroutine[Any, Any, None]:
+        """Stream one item of content (a `tool_call_content_chunk`)."""
+        return self.turn.update(
+            acp.ToolCallContentChunk(tool_call_id=self.tool_call_id, content=content)
+        )
+
+    def stream(self, text: str) -> Coroutine[Any, Any, None]:
+        return self.add(acp.Content(content=acp.TextContent(text=text)))
+
+    def diff(self, path: str, old: str | None, new: str | None) -> Coroutine[Any, Any, None]:
+        """Stream the diff of a file: its change and `git_patch` (`new` None: deleted)."""
+        return self.add(v2_diff(path, old, new))
+
+    async def request_permission(
+        self, title: str, options: Sequence[PermissionChoice] = ALLOW_OR_REJECT
+    ) -> str | None:
+        """`session/request_permission` with this tool call as its subject."""
+        subject = acp.ToolCallPermissionSubject(
+            tool_call=acp.ToolCallUpdate(tool_call_id=self.tool_call_id)
+        )
+        answer = await self.turn.request_permission(
+            acp.RequestPermissionRequest(
+                session_id=self.turn.session_id,
+                title=title,
+                subject=subject,
+                options=[acp.PermissionOption(option_id=o, name=n, kind=k) for o, n, k in options],
+            )
+        )
+        return _choice(answer.outcome)
+
+
+def _v2_locations(locations: Sequence[Location]) -> list[acp.ToolCallLocation]:
+    return [
+        acp.ToolCallLocation(path=place)
+        if isinstance(place, str)
+        else acp.ToolCallLocation(path=place[0], line=place[1])
+        for place in locations
+    ]
+
+
+Record = Callable[["acp.SessionUpdate | v1.SessionUpdate"], object]
+"""Records one update of a session (e.g. the `append` of its history list)."""
+
+Recorder = Callable[[str], Record]
+"""Given a session id, its `Record` (a session store's `recorder`): asked once per turn."""
+
+
+def _ignore(update: acp.SessionUpdate | v1.SessionUpdate) -> None:
+    pass
+
+
+@dataclass
+class _RecordingTurn(Turn):
+    """A Turn that records every update it sends (only built when a recorder is given, so
+    the plain Turn's send path stays as it is)."""
+
+    _record: Record = _ignore
+
+    def update(self, update: acp.SessionUpdate) -> Coroutine[Any, Any, None]:
+        self._record(update)
+        # Turn.update inlined: this is the send path of every say() (super() costs a frame).
+        return self.client.session_update(
+            acp.UpdateSessionNotification(session_id=self.session_id, update=update)
+        )
+
 
 def _is_cancelled() -> bool:
     return trio.current_effective_deadline() == -float("inf")
@@ -201,10 +429,16 @@ class PromptTurns:
     """Runs prompt turns in the background of the connection, one at a time per session."""
 
     def __init__(
-        self, client: acp.ClientPeer, *, prompt_capabilities: acp.PromptCapabilities | None = None
+        self,
+        client: acp.ClientPeer,
+        *,
+        prompt_capabilities: acp.PromptCapabilities | None = None,
+        recorder: Recorder | None = None,
     ) -> None:
         """`prompt_capabilities`: what the agent advertised; by default read from the
-        connection's `initialize_response` (set by `serve_agent`)."""
+        connection's `initialize_response` (set by `serve_agent`). `recorder`: gives the
+        function recording every update a session's turns send (a session store's
+        `recorder`)."""
         if not isinstance(client.caller, Connection):
             raise TypeError("PromptTurns needs the ClientPeer of an acpwire connection")
         self.client = client
@@ -213,6 +447,8 @@ class PromptTurns:
         """The connection the turns run on (its nursery holds them)."""
         self.prompt_capabilities = prompt_capabilities
         """What prompt content the agent accepts beyond text and resource links."""
+        self.recorder = recorder
+        """Records every update the turns send (a session store's `recorder`), or None."""
         self._sessions: dict[str, _Session] = {}
         self._ids = itertools.count(1)
 
@@ -224,6 +460,13 @@ class PromptTurns:
         turn = await self._insert(session, params)
         self.connection.nursery.start_soon(self._run, session, turn, work)
         return acp.PromptResponse(message_id=turn.user_message_id)
+
+    def current_state(self, session_id: str) -> SessionState:
+        """The session's state as its turns reported it last."""
+        session = self._sessions.get(session_id)
+        if session is None or session.turn is None:
+            return "idle"
+        return "requires_action" if session.turn._blocked else "running"
 
     def cancel(self, session_id: str) -> bool:
         """`session/cancel`: stop the session's turn (it then reports `cancelled`) and answer
@@ -288,12 +531,20 @@ class PromptTurns:
                     raise RpcError.request_cancelled()
                 if session.turn is None and self._first_held(session, params):
                     message_id = f"user_{next(self._ids)}"
-                    session.turn = Turn(self.client, params.session_id, params.prompt, message_id)
+                    session.turn = self._new_turn(params, message_id)
                     return session.turn
                 await session.changed.wait()
         finally:
             session.held[:] = [held for held in session.held if held is not params]
             self._settle(session, params.session_id)
+
+    def _new_turn(self, params: acp.PromptRequest, message_id: str) -> Turn:
+        if self.recorder is None:
+            return Turn(self.client, params.session_id, params.prompt, message_id)
+        record = self.recorder(params.session_id)
+        return _RecordingTurn(
+            self.client, params.session_id, params.prompt, message_id, _record=record
+        )
 
     def _first_held(self, session: _Session, params: acp.PromptRequest) -> bool:
         for call in self.connection.requests_in_flight():
@@ -363,6 +614,160 @@ def _content_type(block: acp.ContentBlock) -> str:
     return str(type(block).__struct_config__.tag)
 
 
+@dataclass
+class V1Turn:
+    """One v1 prompt's work in a session, with the same helpers as the v2 `Turn`."""
+
+    client: v1.ClientPeer
+    session_id: str
+    prompt: list[v1.ContentBlock]
+    turn_id: str
+    _ids: Iterator[int] = field(default_factory=itertools.count)
+
+    def update(self, update: v1.SessionUpdate) -> Coroutine[Any, Any, None]:
+        """Send a `session/update` of this session: `await turn.update(...)`."""
+        return self.client.session_update(
+            v1.SessionNotification(session_id=self.session_id, update=update)
+        )
+
+    def say(self, text: str) -> Coroutine[Any, Any, None]:
+        """Stream one chunk of the agent's reply."""
+        return self.update(v1.AgentMessageChunk(content=v1.TextContent(text=text)))
+
+    @property
+    def prompt_text(self) -> str:
+        return text_of(self.prompt)
+
+    def request_permission(
+        self, params: v1.RequestPermissionRequest
+    ) -> Coroutine[Any, Any, v1.RequestPermissionResponse]:
+        return self.client.session_request_permission(params)
+
+    async def tool_call(
+        self,
+        title: str,
+        *,
+        kind: v1.ToolKind = "other",
+        locations: Sequence[Location] = (),
+        raw_input: object = UNSET,
+    ) -> V1TurnToolCall:
+        """Announce a new tool call (a `tool_call`, status `pending`)."""
+        call = V1TurnToolCall(self, f"call_{self.turn_id}_{next(self._ids)}")
+        await self.update(
+            v1.ToolCall(
+                tool_call_id=call.tool_call_id,
+                title=title,
+                kind=kind,
+                status="pending",
+                locations=_v1_locations(locations) if locations else UNSET,
+                raw_input=raw_input,
+            )
+        )
+        return call
+
+
+@dataclass
+class _RecordingV1Turn(V1Turn):
+    _record: Record = _ignore
+
+    def update(self, update: v1.SessionUpdate) -> Coroutine[Any, Any, None]:
+        self._record(update)
+        # V1Turn.update inlined: this is the send path of every say() (super() costs a frame).
+        return self.client.session_update(
+            v1.SessionNotification(session_id=self.session_id, update=update)
+        )
+
+
+@dataclass(eq=False)
+class V1TurnToolCall:
+    """A v1 tool call of a turn (see `ToolCallHandle`). v1 has no content chunks: `stream`
+    and `diff` send the whole content so far in a `tool_call_update`."""
+
+    turn: V1Turn
+    tool_call_id: str
+    content: list[v1.ToolCallContent] = field(default_factory=list)
+
+    def update(
+        self,
+        *,
+        title: str | UnsetType | None = UNSET,
+        kind: v1.ToolKind | UnsetType | None = UNSET,
+        status: v1.ToolCallStatus | UnsetType | None = UNSET,
+        locations: Sequence[Location] | UnsetType | None = UNSET,
+        content: list[v1.ToolCallContent] | UnsetType | None = UNSET,
+        raw_input: object = UNSET,
+        raw_output: object = UNSET,
+    ) -> Coroutine[Any, Any, None]:
+        """A `tool_call_update` with the given fields (None clears one; `content` replaces
+        the whole content, where `stream`/`diff` add to it)."""
+        if not isinstance(content, UnsetType):
+            self.content = list(content or ())
+        return self.turn.update(
+            v1.ToolCallUpdateSessionUpdate(
+                tool_call_id=self.tool_call_id,
+                title=title,
+                kind=kind,
+                status=status,
+                locations=_v1_locations(locations)
+                if isinstance(locations, Sequence)
+                else locations,
+                content=content,
+                raw_input=raw_input,
+                raw_output=raw_output,
+            )
+        )
+
+    def add(self, content: v1.ToolCallContent) -> Coroutine[Any, Any, None]:
+        """Add one item to the content (v1 sends the whole list again)."""
+        return self.update(content=[*self.content, content])
+
+    def stream(self, text: str) -> Coroutine[Any, Any, None]:
+        return self.add(v1.Content(content=v1.TextContent(text=text)))
+
+    def diff(self, path: str, old: str | None, new: str) -> Coroutine[Any, Any, None]:
+        return self.add(v1_diff(path, old, new))
+
+    async def request_permission(
+        self, title: str, options: Sequence[PermissionChoice] = ALLOW_OR_REJECT
+    ) -> str | None:
+        """`session/request_permission` for this tool call (v1 has no question title: the
+        client shows the tool call's own)."""
+        answer = await self.turn.request_permission(
+            v1.RequestPermissionRequest(
+                session_id=self.turn.session_id,
+                tool_call=v1.ToolCallUpdate(tool_call_id=self.tool_call_id),
+                options=[v1.PermissionOption(option_id=o, name=n, kind=k) for o, n, k in options],
+            )
+        )
+        return _choice(answer.outcome)
+
+
+def _v1_locations(locations: Sequence[Location]) -> list[v1.ToolCallLocation]:
+    return [
+        v1.ToolCallLocation(path=place)
+        if isinstance(place, str)
+        else v1.ToolCallLocation(path=place[0], line=place[1])
+        for place in locations
+    ]
+
+
+V1_STOP_REASONS: frozenset[str] = frozenset(get_args(v1.StopReason))
+
+
+def _v1_stop_reason(stop_reason: StopReason | CustomStopReason) -> v1.StopReason:
+    """The v1 stop reason of a turn's work; v1 has no `error` and no custom ones."""
+    if _is_v1_stop_reason(stop_reason):
+        return stop_reason
+    raise RpcError.internal_error(
+        f"the turn's work returned the stop reason {stop_reason!r}, which v1 does not have: "
+        f"return one of {sorted(V1_STOP_REASONS)} (or raise to answer the prompt with an error)"
+    )
+
+
+def _is_v1_stop_reason(value: str) -> TypeGuard[v1.StopReason]:
+    return value in V1_STOP_REASONS
+
+
 class V1PromptTurns:
     """v1 prompt turns: the `session/prompt` response itself carries the stop reason.
 
@@ -374,10 +779,33 @@ class V1PromptTurns:
     way and returns the close response once the turn's work has ended.
     """
 
-    def __init__(self, client: v1.ClientPeer | None = None) -> None:
+    def __init__(
+        self, client: v1.ClientPeer | None = None, *, recorder: Recorder | None = None
+    ) -> None:
+        """`recorder`: gives the function recording every update the turns of `start` send,
+        and the prompt as `user_message_chunk`s (a session store's `recorder`)."""
+        self.client = client
+        self.recorder = recorder
         self.connection = client.caller if client is not None else None
         """The connection whose queued prompts `cancel` answers (None without a client)."""
         self._active: dict[str, tuple[trio.CancelScope, trio.Event]] = {}
+        self._ids = itertools.count(1)
+
+    async def start(
+        self,
+        params: v1.PromptRequest,
+        work: Callable[[V1Turn], Awaitable[StopReason | CustomStopReason]],
+    ) -> v1.PromptResponse:
+        """Run `work` as the prompt's turn (a `V1Turn`, the same helpers as the v2 `Turn`)
+        and answer with its stop reason: `return await turns.start(params, work)`."""
+        if self.client is None:
+            raise TypeError("V1PromptTurns.start needs the client: V1PromptTurns(client)")
+        turn = self._new_turn(self.client, params)
+
+        async def run_work() -> v1.StopReason:
+            return _v1_stop_reason(await work(turn))
+
+        return v1.PromptResponse(stop_reason=await self.run(params.session_id, run_work))
 
     async def run(
         self, session_id: str, work: Callable[[], Awaitable[v1.StopReason]]
@@ -401,6 +829,15 @@ class V1PromptTurns:
                 if self._active.get(session_id, (None,))[0] is scope:
                     del self._active[session_id]
         return "cancelled"
+
+    def _new_turn(self, client: v1.ClientPeer, params: v1.PromptRequest) -> V1Turn:
+        turn_id = f"turn_{next(self._ids)}"
+        if self.recorder is None:
+            return V1Turn(client, params.session_id, params.prompt, turn_id)
+        record = self.recorder(params.session_id)
+        for block in params.prompt:
+            record(v1.UserMessageChunk(content=block))
+        return _RecordingV1Turn(client, params.session_id, params.prompt, turn_id, _record=record)
 
     def cancel(self, session_id: str) -> bool:
         """`session/cancel`: stop the session's turn; whether there was anything to cancel."""

@@ -1,0 +1,323 @@
+"""Sessions served completely from one turn function, for v2 and v1.
+
+    async def work(turn: AgentTurn) -> StopReason:
+        await turn.say("hello")
+        return "end_turn"
+
+    trio.run(serve_turns, work)          # serve_turns(work, name=..., store=MyStore())
+
+The agents `turn_agents` builds serve `session/new`, `session/prompt` (your work, as a v2
+`Turn` or a `V1Turn`), `session/cancel`, `session/close`, `session/list` (cursor paging),
+v2 `session/resume` with `replayFrom` and v1 `session/load` (replaying the history the store
+recorded as it was sent), and v1 `session/resume`; `initialize` advertises exactly that
+(`agent_capabilities`). A session's history is replayed in the version it was recorded in:
+a session started over v1 is listed over v2 but cannot be replayed there (-32602).
+"""
+
+from __future__ import annotations
+
+import base64
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, ClassVar, Protocol, TypeVar, cast
+
+import acp_schema.v1 as v1
+import acp_schema.v2 as v2
+from acp_schema import UNSET
+
+from . import __version__
+from .agent import serve_agent
+from .capabilities import agent_capabilities
+from .errors import RpcError
+from .lifecycle import AnyWork, PromptTurns, V1PromptTurns, text_of
+
+SessionUpdate = v2.SessionUpdate | v1.SessionUpdate
+
+
+@dataclass(eq=False)
+class StoredSession:
+    """A session as the store keeps it: what `session/list` reports and its history."""
+
+    session_id: str
+    cwd: str
+    protocol_version: int
+    """The version its history is recorded in (replayed only over that version)."""
+    title: str | None = None
+    updated_at: float = field(default_factory=time.time)
+    history: list[SessionUpdate] = field(default_factory=list)
+
+
+class SessionStore(Protocol):
+    """Where sessions and their history live (`MemorySessionStore` by default)."""
+
+    def add(self, session: StoredSession) -> None: ...
+
+    def get(self, session_id: str) -> StoredSession | None: ...
+
+    def sessions(self) -> Iterable[StoredSession]:
+        """All sessions, always in the same order (oldest first): `session/list` pages it."""
+        ...
+
+    def recorder(self, session_id: str) -> Callable[[SessionUpdate], object]:
+        """The function appending an update sent in the session to its history: asked once
+        per turn, called on the send path of every update (keep it cheap)."""
+        ...
+
+
+class MemorySessionStore:
+    """Sessions in memory, for the life of the process."""
+
+    def __init__(self) -> None:
+        self._sessions: dict[str, StoredSession] = {}
+
+    def add(self, session: StoredSession) -> None:
+        self._sessions[session.session_id] = session
+
+    def get(self, session_id: str) -> StoredSession | None:
+        return self._sessions.get(session_id)
+
+    def sessions(self) -> Iterable[StoredSession]:
+        return self._sessions.values()
+
+    def recorder(self, session_id: str) -> Callable[[SessionUpdate], object]:
+        return self._sessions[session_id].history.append
+
+
+@dataclass(frozen=True)
+class Served:
+    """What the agents of `turn_agents` serve."""
+
+    work: AnyWork
+    store: SessionStore
+    name: str
+    version: str
+    page_size: int
+
+
+def turn_agents(
+    work: AnyWork,
+    *,
+    name: str = "acpwire-agent",
+    version: str = __version__,
+    store: SessionStore | None = None,
+    page_size: int = 50,
+) -> tuple[type[v2.AgentBase], type[v1.AgentBase]]:
+    """The v2 and v1 agent classes serving `work` (for `serve_agent(v2cls, v1=v1cls)`),
+    sharing one store (a `MemorySessionStore` unless given)."""
+    served = Served(work, store or MemorySessionStore(), name, version, page_size)
+    return (
+        type("TurnAgentV2", (TurnAgentV2,), {"served": served}),
+        type("TurnAgentV1", (TurnAgentV1,), {"served": served}),
+    )
+
+
+async def serve_turns(
+    work: AnyWork,
+    *,
+    name: str = "acpwire-agent",
+    version: str = __version__,
+    store: SessionStore | None = None,
+    page_size: int = 50,
+    **serve_options: Any,
+) -> None:
+    """Serve `work` over v2 and v1 (stdio unless `stream=` is given; the other options are
+    `serve_agent`'s): `trio.run(serve_turns, work)`."""
+    agent_v2, agent_v1 = turn_agents(
+        work, name=name, version=version, store=store, page_size=page_size
+    )
+    await serve_agent(agent_v2, v1=agent_v1, **serve_options)
+
+
+class _SessionsServed:
+    """What both versions' agents share: the store and its sessions."""
+
+    served: ClassVar[Served]
+    protocol_version: ClassVar[int]
+
+    def new_session(self, cwd: str) -> str:
+        session_id = f"sess_{uuid.uuid4().hex}"
+        self.served.store.add(StoredSession(session_id, cwd, self.protocol_version))
+        return session_id
+
+    def session(self, session_id: str, cwd: str | None = None) -> StoredSession:
+        """The stored session; -32002 when unknown, -32602 for another `cwd`."""
+        session = self.served.store.get(session_id)
+        if session is None:
+            raise RpcError.resource_not_found(session_id)
+        if cwd is not None and cwd != session.cwd:
+            raise RpcError.invalid_params(
+                f"session {session_id} has the cwd {session.cwd!r}, not {cwd!r}: send the "
+                "session's working directory"
+            )
+        return session
+
+    def prompted(self, session_id: str, text: str) -> None:
+        session = self.session(session_id)
+        session.updated_at = time.time()
+        if session.title is None and text:
+            session.title = text.splitlines()[0][:80]
+
+    def history(self, session: StoredSession) -> list[SessionUpdate]:
+        """The session's history, recorded in this agent's version (-32602 otherwise)."""
+        if session.protocol_version != self.protocol_version:
+            raise RpcError.invalid_params(
+                f"session {session.session_id} was recorded over ACP v{session.protocol_version}"
+                f" and cannot be replayed over v{self.protocol_version}: resume it without "
+                "replay, or over the version it was started with"
+            )
+        return session.history
+
+    def page(self, cwd: object, cursor: object) -> tuple[list[StoredSession], str | None]:
+        """One `session/list` page, and the cursor of the next one (None after the last)."""
+        wanted = [
+            s for s in self.served.store.sessions() if not isinstance(cwd, str) or s.cwd == cwd
+        ]
+        start = _after(wanted, cursor) if isinstance(cursor, str) else 0
+        end = start + self.served.page_size
+        next_cursor = _cursor(wanted[end - 1].session_id) if end < len(wanted) else None
+        return wanted[start:end], next_cursor
+
+
+def _cursor(session_id: str) -> str:
+    return base64.urlsafe_b64encode(session_id.encode()).decode()
+
+
+def _after(sessions: list[StoredSession], cursor: str) -> int:
+    """The index after the session the cursor names; -32602 for a cursor not ours."""
+    try:
+        session_id = base64.urlsafe_b64decode(cursor.encode()).decode()
+    except (ValueError, UnicodeDecodeError):
+        session_id = None
+    for index, session in enumerate(sessions):
+        if session.session_id == session_id:
+            return index + 1
+    raise RpcError.invalid_params(
+        f"invalid session/list cursor {cursor!r}: pass the nextCursor of the previous page "
+        "with the same cwd"
+    )
+
+
+Info = TypeVar("Info", v2.SessionInfo, v1.SessionInfo)
+
+
+def _infos(info: type[Info], sessions: list[StoredSession]) -> list[Info]:
+    return [
+        info(
+            session_id=s.session_id,
+            cwd=s.cwd,
+            title=s.title if s.title is not None else UNSET,
+            updated_at=datetime.fromtimestamp(s.updated_at, UTC).isoformat(),
+        )
+        for s in sessions
+    ]
+
+
+class TurnAgentV2(_SessionsServed, v2.AgentBase):
+    """A v2 agent serving `served.work` (build one with `turn_agents`)."""
+
+    protocol_version = 2
+
+    def __init__(self, client: v2.ClientPeer) -> None:
+        self.client = client
+        self.turns = PromptTurns(client, recorder=self.served.store.recorder)
+
+    async def initialize(self, params: v2.InitializeRequest) -> v2.InitializeResponse:
+        return v2.InitializeResponse(
+            protocol_version=2,
+            info=v2.Implementation(name=self.served.name, version=self.served.version),
+            capabilities=agent_capabilities(type(self)),
+        )
+
+    async def session_new(self, params: v2.NewSessionRequest) -> v2.NewSessionResponse:
+        return v2.NewSessionResponse(session_id=self.new_session(params.cwd))
+
+    async def session_list(self, params: v2.ListSessionsRequest) -> v2.ListSessionsResponse:
+        sessions, next_cursor = self.page(params.cwd, params.cursor)
+        return v2.ListSessionsResponse(
+            sessions=_infos(v2.SessionInfo, sessions),
+            next_cursor=UNSET if next_cursor is None else next_cursor,
+        )
+
+    async def session_resume(self, params: v2.ResumeSessionRequest) -> v2.ResumeSessionResponse:
+        """Replays the history for `replayFrom: {"type": "start"}` (-32602 for other cursors),
+        then the current state (a MUST, even without replay), then the response."""
+        session = self.session(params.session_id, params.cwd)
+        replay_from = params.replay_from
+        if isinstance(replay_from, v2.ReplayFromStart):
+            for update in cast(list[v2.SessionUpdate], self.history(session)):
+                if not isinstance(update, v2.StateUpdate):  # the state is sent as it is now
+                    await self._send(session.session_id, update)
+        elif isinstance(replay_from, v2.UnknownReplayFrom):
+            raise RpcError.invalid_params(
+                f"replayFrom type {replay_from.tag!r} is not supported: use "
+                '{"type": "start"} or omit replayFrom'
+            )
+        state = self.turns.current_state(session.session_id)
+        await self._send(session.session_id, v2.StateUpdate(state=state))
+        return v2.ResumeSessionResponse()
+
+    async def session_prompt(self, params: v2.PromptRequest) -> v2.PromptResponse:
+        self.prompted(params.session_id, text_of(params.prompt))
+        return await self.turns.start(params, self.served.work)
+
+    async def session_cancel(self, params: v2.CancelSessionNotification) -> None:
+        self.turns.cancel(params.session_id)
+
+    async def session_close(self, params: v2.CloseSessionRequest) -> v2.CloseSessionResponse:
+        return await self.turns.close(params.session_id)
+
+    async def _send(self, session_id: str, update: v2.SessionUpdate) -> None:
+        notification = v2.UpdateSessionNotification(session_id=session_id, update=update)
+        await self.client.session_update(notification)
+
+
+class TurnAgentV1(_SessionsServed, v1.AgentBase):
+    """A v1 agent serving `served.work` (build one with `turn_agents`)."""
+
+    protocol_version = 1
+
+    def __init__(self, client: v1.ClientPeer) -> None:
+        self.client = client
+        self.turns = V1PromptTurns(client, recorder=self.served.store.recorder)
+
+    async def initialize(self, params: v1.InitializeRequest) -> v1.InitializeResponse:
+        return v1.InitializeResponse(
+            protocol_version=1,
+            agent_info=v1.Implementation(name=self.served.name, version=self.served.version),
+            agent_capabilities=agent_capabilities(type(self)),
+        )
+
+    async def session_new(self, params: v1.NewSessionRequest) -> v1.NewSessionResponse:
+        return v1.NewSessionResponse(session_id=self.new_session(params.cwd))
+
+    async def session_load(self, params: v1.LoadSessionRequest) -> v1.LoadSessionResponse:
+        """Replays the whole history, then responds (v1: the load response ends replay)."""
+        session = self.session(params.session_id, params.cwd)
+        for update in cast(list[v1.SessionUpdate], self.history(session)):
+            notification = v1.SessionNotification(session_id=session.session_id, update=update)
+            await self.client.session_update(notification)
+        return v1.LoadSessionResponse()
+
+    async def session_list(self, params: v1.ListSessionsRequest) -> v1.ListSessionsResponse:
+        sessions, next_cursor = self.page(params.cwd, params.cursor)
+        return v1.ListSessionsResponse(
+            sessions=_infos(v1.SessionInfo, sessions),
+            next_cursor=UNSET if next_cursor is None else next_cursor,
+        )
+
+    async def session_resume(self, params: v1.ResumeSessionRequest) -> v1.ResumeSessionResponse:
+        self.session(params.session_id, params.cwd)  # v1 resume MUST NOT replay
+        return v1.ResumeSessionResponse()
+
+    async def session_prompt(self, params: v1.PromptRequest) -> v1.PromptResponse:
+        self.prompted(params.session_id, text_of(params.prompt))
+        return await self.turns.start(params, self.served.work)
+
+    async def session_cancel(self, params: v1.CancelNotification) -> None:
+        self.turns.cancel(params.session_id)
+
+    async def session_close(self, params: v1.CloseSessionRequest) -> v1.CloseSessionResponse:
+        return await self.turns.close(params.session_id)
