@@ -17,7 +17,10 @@ from .render import TypeRenderer, docstring, literal, oneline
 
 TEMPLATES = Path(__file__).parent / "templates"
 HANDLER_SIDES = ("agent", "client")  # sides with handler base classes and peer proxies
-SUPPORT = Path(__file__).parent / "support" / "_support.py"
+# The hand-written subpackage of acp_schema (generated/acp_schema/_runtime): the generator never
+# writes or deletes it; `copy_runtime` puts it into packages generated elsewhere.
+RUNTIME = "_runtime"
+RUNTIME_SOURCE = Path(__file__).resolve().parent.parent / "generated" / "acp_schema" / RUNTIME
 
 
 @dataclass(frozen=True)
@@ -294,9 +297,8 @@ def emit(modules: list[ir.Module], out: Path, *, version: str) -> list[Path]:
     """Write the acp_schema package for `modules` under `out` (the acp_schema directory);
     `version` is its `__version__` (codegen.release.schema_package_version)."""
     env = _environment()
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
+    _remove_generated(out)
+    out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
 
     def write(path: Path, text: str) -> None:
@@ -304,11 +306,6 @@ def emit(modules: list[ir.Module], out: Path, *, version: str) -> list[Path]:
         path.write_text(text)
         written.append(path)
 
-    write(
-        out / "_support.py",
-        "# Copied verbatim from codegen/support/_support.py by acpwire codegen.\n"
-        + SUPPORT.read_text(),
-    )
     write(out / "py.typed", "")
     write(
         out / "__init__.py",
@@ -330,6 +327,30 @@ def emit(modules: list[ir.Module], out: Path, *, version: str) -> list[Path]:
         )
     _format([p for p in written if p.suffix == ".py"])
     return written
+
+
+def _remove_generated(out: Path) -> None:
+    """Everything in `out` but the hand-written RUNTIME: no stale generated file survives."""
+    if not out.exists():
+        return
+    for entry in out.iterdir():
+        if entry.name == RUNTIME:
+            continue
+        if entry.is_dir():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+
+
+def copy_runtime(out: Path) -> None:
+    """Make the package generated into `out` complete: a copy of the hand-written RUNTIME
+    (nothing to do for the development package itself, where it lives)."""
+    target = out / RUNTIME
+    if target.exists() and target.samefile(RUNTIME_SOURCE):
+        return
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(RUNTIME_SOURCE, target, ignore=shutil.ignore_patterns("__pycache__"))
 
 
 def _format(paths: list[Path]) -> None:

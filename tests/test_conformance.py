@@ -44,7 +44,7 @@ import pytest
 from strategies import json_diff, write_summary
 
 from acp_schema import UNSET, Codec, ErrorResponse, Notification, Request, Response, UnsetType
-from acp_schema._support import UnionInfo
+from acp_schema._runtime.schema import UnionInfo
 from fuzz.seeds import docs_examples_file
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -28,7 +28,7 @@ import acp_schema
 import acp_schema.v1 as v1
 import acp_schema.v2 as v2
 import acpwire
-from acp_schema._support import MessageCodec
+from acp_schema import MessageCodec
 from acpwire.agent import serve_agent
 from acpwire.client import PERMISSION, connect, open_agent
 from acpwire.connection import Connection

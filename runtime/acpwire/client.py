@@ -32,8 +32,7 @@ from typing import Any, Generic, TypeVar, cast, overload
 import msgspec
 import trio
 
-from acp_schema import v1, v2
-from acp_schema._support import Codec, MethodSpec
+from acp_schema import Codec, MethodSpec, v1, v2
 
 from ._groups import SingleException
 from .connection import Connection

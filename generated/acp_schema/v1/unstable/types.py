@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Final, Literal, Type
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from acp_schema._support import (
+from acp_schema._runtime.schema import (
     ON_ERROR,
     ON_NULL,
     SKIP_INVALID,
