@@ -94,6 +94,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"codegen: {exc}", file=sys.stderr)
         return 1
     release = read_lock(args.schema_dir).version
+    for version, union, tag, name in sorted({(m.version, *u) for m in modules for u in m.unpinned}):
+        print(
+            f"codegen: warning: {version} {union} variant {tag!r} is not in codegen/names.py;"
+            f" named {name} by its rule until it is pinned there",
+            file=sys.stderr,
+        )
     if args.check:
         problems = check(modules, args.out, schema_package_version(release))
         if problems:

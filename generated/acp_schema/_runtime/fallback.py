@@ -25,7 +25,7 @@ from typing import Any, Union
 import msgspec
 from msgspec import UnsetType
 
-from .schema import ON_ERROR, ON_NULL, SKIP_INVALID, OpenEnum, UnionInfo
+from .schema import ON_ERROR, ON_NULL, SKIP_INVALID, OpenEnum, UnionInfo, variants_by_tag
 
 __all__ = ["convert", "rebase", "repair"]
 
@@ -93,7 +93,7 @@ class _Target:
             info = next((m for m in metadata if isinstance(m, UnionInfo)), None)
             open_enum = next((m for m in metadata if isinstance(m, OpenEnum)), None)
             if info is not None:
-                self.args, self.repair = (info, inner), self._union
+                self.args, self.repair = (info, variants_by_tag(info, inner)), self._union
             elif open_enum is not None:
                 self.args, self.repair = (open_enum.base, typing.get_args(inner)), self._open_enum
             elif typing.get_origin(inner) is list:
@@ -121,9 +121,10 @@ class _Target:
 
     def _union(self, obj: Any, path: str, exc: msgspec.ValidationError) -> Any:
         info: UnionInfo = self.args[0]
+        variants: dict[str, type[Any]] = self.args[1]
         if info.tag_field is not None and isinstance(obj, dict) and info.tag_field in obj:
             tag = obj[info.tag_field]
-            variant = info.variants.get(tag) if isinstance(tag, str) else None
+            variant = variants.get(tag) if isinstance(tag, str) else None
             if variant is not None:  # a known tag with a bad payload stays an error
                 # msgspec already failed on exactly this variant (same error, same path):
                 # straight to its repair, without converting it again
@@ -131,7 +132,7 @@ class _Target:
             if self.strict and isinstance(tag, str) and not tag.startswith("_"):
                 what, where = f"`{info.tag_field}` of {info.name}", f"{path}.{info.tag_field}"
                 default = bool(info.alternatives)
-                raise _unknown_value(tag, what, info.variants, where, default)
+                raise _unknown_value(tag, what, variants, where, default)
             if info.unknown is not None and isinstance(tag, str):
                 return info.unknown(obj)
         failures: list[msgspec.ValidationError] = []

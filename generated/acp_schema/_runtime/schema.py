@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import typing
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
 import msgspec
@@ -22,6 +22,7 @@ __all__ = [
     "UnionInfo",
     "check_alternatives",
     "tag_guard",
+    "variants_by_tag",
 ]
 
 # Leniency flags per field, from the schema's x-deserialize-* annotations.
@@ -70,16 +71,33 @@ else:
             return typing.Annotated[values, OpenEnum(str)]
 
 
-# Hashed by identity: typing hashes Annotated metadata, and `variants` is a dict.
+# Hashed by identity: typing hashes Annotated metadata, and `named_defaults` is a dict.
 @dataclass(frozen=True, slots=True, eq=False)
 class UnionInfo:
-    """How the fallback path resolves one union (attached with `Annotated`, ignored by msgspec)."""
+    """How the fallback path resolves one union (attached with `Annotated`, ignored by msgspec).
+
+    The tagged variants are the annotated union's members: each declares its tag (msgspec's
+    `tag`), so they are not repeated here (see `variants_by_tag`)."""
 
     name: str
     tag_field: str | None
-    variants: Mapping[str, type[Any]]  # by tag; a default variant may answer to its name too
     alternatives: tuple[Any, ...]  # untagged members, tried in schema order
     unknown: type[OpenVariant] | None
+    # default variants (in `alternatives`) that also answer to their name as a tag
+    named_defaults: Mapping[str, type[Any]] = field(default_factory=dict)
+
+
+def variants_by_tag(info: UnionInfo, members: Any) -> dict[str, type[Any]]:
+    """The variant of each tag of the union `Annotated[members, info]`."""
+    tagged = {
+        member.__struct_config__.tag: member
+        for member in typing.get_args(members) or (members,)
+        if isinstance(member, type)
+        and issubclass(member, msgspec.Struct)
+        and isinstance(member.__struct_config__.tag, str)
+        and not issubclass(member, _TagGuard)
+    }
+    return {**tagged, **info.named_defaults}
 
 
 class _TagGuard(msgspec.Struct):
