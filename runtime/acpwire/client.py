@@ -380,8 +380,7 @@ class ClientConnection:
             return None
         module = self.surface.module
         outcome_cls = (
-            getattr(module, "CancelledPermissionOutcome", None)
-            or module.CancelledRequestPermissionOutcome
+            getattr(module, "CancelledPermissionOutcome", None) or module.CancelledPermissionOutcome
         )
         return module.RequestPermissionResponse(outcome=outcome_cls())
 

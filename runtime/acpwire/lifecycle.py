@@ -70,11 +70,11 @@ log = logging.getLogger("acpwire.lifecycle")
 StopReason: TypeAlias = Literal[
     "end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"
 ]
-"""ACP's stop reasons: the values of the generated `v2.StateUpdate.stop_reason` (a test keeps
+"""ACP's stop reasons: the values of the generated `v2.SessionStateUpdate.stop_reason` (a test keeps
 them equal; the generated module has no named alias for them)."""
 
 SessionState: TypeAlias = Literal["running", "idle", "requires_action"]
-"""The values of the generated `v2.StateUpdate.state`."""
+"""The values of the generated `v2.SessionStateUpdate.state`."""
 
 KNOWN_STOP_REASONS: frozenset[str] = frozenset(get_args(StopReason))
 
@@ -146,7 +146,7 @@ class Turn:
     async def state(
         self, state: SessionState, stop_reason: StopReason | CustomStopReason | None = None
     ) -> None:
-        update = acp.StateUpdate(state=state)
+        update = acp.SessionStateUpdate(state=state)
         if stop_reason is not None:
             update.stop_reason = stop_reason
         await self.update(update)
@@ -308,7 +308,7 @@ class PromptTurns:
             await turn.update(acp.UserMessage(message_id=turn.user_message_id, content=turn.prompt))
             await turn.state("running")
             stop_reason, error = await _outcome(turn, work)
-            idle = acp.StateUpdate(state="idle", stop_reason=stop_reason)
+            idle = acp.SessionStateUpdate(state="idle", stop_reason=stop_reason)
             if error is not None:
                 idle.error = acp.Error(code=acp.ErrorCodeValues.INTERNAL_ERROR, message=error)
             await turn.update(idle)

@@ -38,12 +38,12 @@ def describe(update: Any) -> str:
             | v1.AgentMessageChunk(content=v1.TextContent(text=text))
         ):
             return f"agent: {text!r}"
-        case v2.StateUpdate(state=state, stop_reason=reason):
+        case v2.SessionStateUpdate(state=state, stop_reason=reason):
             return f"state: {state}" + ("" if reason is UNSET else f" ({reason})")
         case v2.UserMessage(message_id=message_id):
             return f"user message accepted as {message_id}"
-        case v2.ToolCallUpdateSessionUpdate(tool_call_id=call, status=status) | (
-            v1.ToolCallUpdateSessionUpdate(tool_call_id=call, status=status)
+        case v2.ToolCallProgress(tool_call_id=call, status=status) | (
+            v1.ToolCallProgress(tool_call_id=call, status=status)
         ):
             return f"tool call {call}: {status}"
         case v1.ToolCall(tool_call_id=call, title=title):
@@ -150,7 +150,7 @@ async def v2_turn(conn: ClientConnection, session_id: str, text: str) -> str:
         async for update in updates:
             if PRINTER.on_update(update):
                 await PRINTER.cancel(session_id)
-            if isinstance(update, v2.StateUpdate) and update.state == "idle":
+            if isinstance(update, v2.SessionStateUpdate) and update.state == "idle":
                 return str(update.stop_reason)
     raise RuntimeError("the connection closed during the turn")
 

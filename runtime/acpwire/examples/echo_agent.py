@@ -83,7 +83,7 @@ class EchoAgentV2(v2.AgentBase):
         self.sessions[params.session_id] = params.cwd
         # No history to replay; the current state goes out before the response (a MUST).
         update = v2.UpdateSessionNotification(
-            session_id=params.session_id, update=v2.StateUpdate(state="idle")
+            session_id=params.session_id, update=v2.SessionStateUpdate(state="idle")
         )
         await self.client.session_update(update)
         return v2.ResumeSessionResponse()
@@ -105,7 +105,7 @@ class EchoAgentV2(v2.AgentBase):
             return "end_turn"
         call_id = turn.new_message_id("call")
         await turn.update(
-            v2.ToolCallUpdateSessionUpdate(
+            v2.ToolCallProgress(
                 tool_call_id=call_id, title="Echo the prompt", kind="other", status="pending"
             )
         )
@@ -126,11 +126,9 @@ class EchoAgentV2(v2.AgentBase):
             answer.outcome.option_id == "allow"
         )
         if not allowed:
-            await turn.update(v2.ToolCallUpdateSessionUpdate(tool_call_id=call_id, status="failed"))
+            await turn.update(v2.ToolCallProgress(tool_call_id=call_id, status="failed"))
             return "end_turn"
-        await turn.update(
-            v2.ToolCallUpdateSessionUpdate(tool_call_id=call_id, status="in_progress")
-        )
+        await turn.update(v2.ToolCallProgress(tool_call_id=call_id, status="in_progress"))
         for word in words:
             await turn.say(word + " ")
             if delay:
@@ -141,7 +139,7 @@ class EchoAgentV2(v2.AgentBase):
                 content=v2.Content(content=v2.TextContent(text=f"echoed {len(words)} words")),
             )
         )
-        await turn.update(v2.ToolCallUpdateSessionUpdate(tool_call_id=call_id, status="completed"))
+        await turn.update(v2.ToolCallProgress(tool_call_id=call_id, status="completed"))
         return "end_turn"
 
 
@@ -211,13 +209,11 @@ class EchoAgentV1(v1.AgentBase):
                 ],
             )
         )
-        if isinstance(answer.outcome, v1.CancelledRequestPermissionOutcome):
+        if isinstance(answer.outcome, v1.CancelledPermissionOutcome):
             return "cancelled"
         allowed = answer.outcome.option_id == "allow"
         status: v1.ToolCallStatus = "in_progress" if allowed else "failed"
-        await self.update(
-            session_id, v1.ToolCallUpdateSessionUpdate(tool_call_id="call_1", status=status)
-        )
+        await self.update(session_id, v1.ToolCallProgress(tool_call_id="call_1", status=status))
         if not allowed:
             return "end_turn"
         for word in words:
@@ -225,7 +221,7 @@ class EchoAgentV1(v1.AgentBase):
             if delay:
                 await trio.sleep(delay)
         await self.update(
-            session_id, v1.ToolCallUpdateSessionUpdate(tool_call_id="call_1", status="completed")
+            session_id, v1.ToolCallProgress(tool_call_id="call_1", status="completed")
         )
         return "end_turn"
 
