@@ -379,10 +379,7 @@ class ClientConnection:
         if call.method != PERMISSION or self.surface is None:
             return None
         module = self.surface.module
-        outcome_cls = (
-            getattr(module, "CancelledPermissionOutcome", None) or module.CancelledPermissionOutcome
-        )
-        return module.RequestPermissionResponse(outcome=outcome_cls())
+        return module.RequestPermissionResponse(outcome=module.CancelledPermissionOutcome())
 
     # ------------------------------------------------------------------ sessions
 
