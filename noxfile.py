@@ -4,7 +4,6 @@ environment)."""
 
 from __future__ import annotations
 
-import filecmp
 import re
 import tempfile
 from pathlib import Path
@@ -12,7 +11,6 @@ from pathlib import Path
 import nox
 
 ROOT = Path(__file__).parent
-GENERATED = ROOT / "generated" / "acp_schema"
 INTEROP_TS = ROOT / "tests" / "interop" / "ts"
 BUILD = ROOT / "build"
 DIST = ROOT / "dist"
@@ -70,29 +68,12 @@ def generate(session: nox.Session) -> None:
     session.run("python", "-m", "codegen", *session.posargs)
 
 
-def _differences(left: Path, right: Path) -> list[str]:
-    cmp = filecmp.dircmp(left, right, ignore=["__pycache__"])
-    out = [f"only in {left}: {n}" for n in cmp.left_only]
-    out += [f"only in {right}: {n}" for n in cmp.right_only]
-    out += [f"differs: {left / n}" for n in cmp.diff_files]
-    for name in cmp.common_dirs:
-        out += _differences(left / name, right / name)
-    return out
-
-
 @nox.session
 def check_generated(session: nox.Session) -> None:
-    """Fail when generated/ is not exactly what the generator produces from schema/."""
+    """Fail when a generated file under generated/acp_schema is not exactly what the generator
+    produces from schema/ (stale, missing or extra; the hand-written _runtime/ is not generated)."""
     _install(session, "codegen")
-    with tempfile.TemporaryDirectory() as tmp:
-        fresh = Path(tmp) / "acp_schema"
-        session.run("python", "-m", "codegen", "--out", str(fresh), silent=True)
-        problems = _differences(GENERATED, fresh)
-    if problems:
-        session.error(
-            "generated/ is out of date; run `nox -s generate`:\n  " + "\n  ".join(problems)
-        )
-    session.log("generated/ is up to date")
+    session.run("python", "-m", "codegen", "--check")
 
 
 def _interop_deps(session: nox.Session) -> None:

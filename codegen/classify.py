@@ -12,6 +12,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Literal
 
 from . import ir
+from .names import unknown_variant_names, variant_name
 from .naming import camel_case, snake_case
 from .patch_fields import ALL, PatchSpec
 
@@ -165,6 +166,7 @@ class Classifier:
         self.absorbed: set[str] = set()  # payload defs whose name a variant struct took over
         self.result: dict[str, ir.Definition] = {}
         self.taken_names = set(self.defs)
+        self.rule_named: dict[str, tuple[str, str]] = {}  # variants names.py does not pin
 
     # ------------------------------------------------------------------ top level
 
@@ -183,10 +185,29 @@ class Classifier:
                 for child in self.children.get(name, ()):
                     if self.ref_counts[child] == 0:
                         self.result.pop(child, None)
+        self._drop_unreachable()
         self._check_patch_config()
         self.module.definitions = _topological(self.result)
+        self.module.unpinned = sorted(
+            (union, tag, name)
+            for name, (union, tag) in self.rule_named.items()
+            if name in self.result
+        )
         self.module.methods = list(self._methods())
         return self.module
+
+    def _drop_unreachable(self) -> None:
+        """Schema types used only flattened into other structs (`ContentChunk`, the payloads of
+        a merged union): nothing decodes into them, so they are not generated."""
+        todo = [n for n in self.result if n in self.defs and self.ref_counts[n] == 0]
+        reached: set[str] = set()
+        while todo:
+            name = todo.pop()
+            if name not in reached and name in self.result:
+                reached.add(name)
+                todo.extend(_depends_on(self.result[name]))
+        for name in set(self.result) - reached:
+            del self.result[name]
 
     def _classify(self, name: str, node: Node) -> None:
         pointer = f"#/$defs/{name}"
@@ -474,20 +495,25 @@ class Classifier:
         return struct_name
 
     def _variant_name(self, union: str, tag_value: str, payload: str | None) -> str:
-        if payload is not None and self.ref_counts[payload] == 1:
+        """The pinned (or rule) name of a variant: see names.py. A variant named like its
+        payload type takes the payload's place; the payload is then used by this variant only."""
+        name, pinned = variant_name(self.module.version, union, tag_value)
+        if not pinned:
+            self.rule_named[name] = (union, tag_value)
+        if name == payload and self.ref_counts[payload] == 1:
             self.absorbed.add(payload)
-            return payload
-        candidate = camel_case(tag_value)
-        if tag_value.count("_") < 2 or candidate in self.taken_names:
-            candidate = candidate + union
-        if candidate in self.taken_names:
-            raise ShapeError(f"#/$defs/{union}", f"variant name {candidate!r} is taken")
-        self.taken_names.add(candidate)
-        return candidate
+            return name
+        if name in self.taken_names:
+            raise ShapeError(
+                f"#/$defs/{union}",
+                f"variant {tag_value!r} would be named {name!r}, which another type has; "
+                "pin another name in codegen/names.py",
+            )
+        self.taken_names.add(name)
+        return name
 
     def _unknown_name(self, union: str) -> str:
-        """`UnknownSessionUpdate`; `OtherStateUpdate` where a schema def already has that name."""
-        for candidate in (f"Unknown{union}", f"Other{union}"):
+        for candidate in unknown_variant_names(union):
             if candidate not in self.taken_names:
                 self.taken_names.add(candidate)
                 return candidate

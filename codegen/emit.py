@@ -16,8 +16,15 @@ from .naming import camel_case, constant_name, snake_case
 from .render import TypeRenderer, docstring, literal, oneline
 
 TEMPLATES = Path(__file__).parent / "templates"
+# The type of the `_meta` field most structs have: documented once, on this alias, instead of
+# on every field (a `_meta` field with a different description keeps its own).
+METADATA = "Metadata"
+METADATA_TYPE = "dict[str, Any]"
 HANDLER_SIDES = ("agent", "client")  # sides with handler base classes and peer proxies
-SUPPORT = Path(__file__).parent / "support" / "_support.py"
+# The hand-written subpackage of acp_schema (generated/acp_schema/_runtime): the generator never
+# writes or deletes it; `copy_runtime` puts it into packages generated elsewhere.
+RUNTIME = "_runtime"
+RUNTIME_SOURCE = Path(__file__).resolve().parent.parent / "generated" / "acp_schema" / RUNTIME
 
 
 @dataclass(frozen=True)
@@ -103,6 +110,10 @@ class ModuleEmitter:
         self.env = env
         self.defs = module.by_name()
         self.types = TypeRenderer(self.defs)
+        meta_docs = Counter(f.doc for s in module.structs for f in s.fields if f.wire == "_meta")
+        self.meta_doc = meta_docs.most_common(1)[0][0] if meta_docs else None
+        if self.meta_doc is not None and METADATA in self.defs:
+            raise ValueError(f"the schema defines {METADATA!r}, the name of the `_meta` alias")
 
     def header(self) -> dict[str, str]:
         m = self.module
@@ -117,6 +128,9 @@ class ModuleEmitter:
 
     def _field(self, f: ir.Field) -> FieldView:
         annotation = self.types.annotation(f.type)
+        doc = _field_doc(f)
+        if f.wire == "_meta" and f.doc == self.meta_doc and annotation.startswith(METADATA_TYPE):
+            annotation, doc = METADATA + annotation.removeprefix(METADATA_TYPE), ""
         named = f.attr != f.wire
         if f.required:
             default = f" = msgspec.field(name={literal(f.wire)})" if named else ""
@@ -124,7 +138,7 @@ class ModuleEmitter:
         else:
             default = f"msgspec.field(default=UNSET, name={literal(f.wire)})" if named else "UNSET"
             decl = f"{annotation} | UnsetType = {default}"
-        return FieldView(f.attr, decl, _field_doc(f))
+        return FieldView(f.attr, decl, doc)
 
     def _struct(self, s: ir.StructDef) -> StructView:
         bases = "msgspec.Struct, kw_only=True, gc=False"
@@ -161,23 +175,17 @@ class ModuleEmitter:
         static = f"Union[{', '.join(static_members)}]"
         if len(native) == len(u.members) and u.unknown is None and u.tag_field is None:
             return UnionView(u.name, docstring(u.doc, ""), static, static)
-        tags = [(self.defs_tag(v), v) for v in u.variants] + list(u.named_defaults)
-        variants = ", ".join(f"{literal(tag)}: {v}" for tag, v in tags)
         alternatives = "".join(self.types.annotation(m) + ", " for m in u.untagged)
+        defaults = ", ".join(f"{literal(title)}: {v}" for title, v in u.named_defaults)
         info = (
-            f"UnionInfo({literal(u.name)}, {literal(u.tag_field)}, {{{variants}}}, "
-            f"({alternatives}), {u.unknown.name if u.unknown else None})"
+            f"UnionInfo({literal(u.name)}, {literal(u.tag_field)}, ({alternatives}), "
+            f"{u.unknown.name if u.unknown else None}" + (f", {{{defaults}}})" if defaults else ")")
         )
         if len(u.variants) == 1:
             # msgspec makes the tag of a lone tagged struct optional; a second member makes it required.
             native.append(f"tag_guard({literal(u.tag_field)})")
         inner = native[0] if len(native) == 1 else f"Union[{', '.join(native)}]"
         return UnionView(u.name, docstring(u.doc, ""), static, f"Annotated[{inner}, {info}]")
-
-    def defs_tag(self, struct_name: str) -> str:
-        struct = self.defs[struct_name]
-        assert isinstance(struct, ir.StructDef) and struct.tag_value is not None
-        return struct.tag_value
 
     def render_types(self) -> str:
         items: list[tuple[str, object]] = []
@@ -204,9 +212,14 @@ class ModuleEmitter:
                 for d in self.module.definitions
                 if isinstance(d, ir.EnumDef) and d.base == "int"
             ]
+            + ([METADATA] if self.meta_doc is not None else [])
         )
+        metadata = None
+        if self.meta_doc is not None:
+            doc = "The `_meta` object of the structs that have a `meta` field:\n\n" + self.meta_doc
+            metadata = (METADATA, METADATA_TYPE, docstring(doc, ""))
         return self.env.get_template("types.py.j2").render(
-            items=items, names=names, **self.header()
+            items=items, names=names, metadata=metadata, **self.header()
         )
 
     def _enum(self, e: ir.EnumDef) -> dict[str, object]:
@@ -294,9 +307,8 @@ def emit(modules: list[ir.Module], out: Path, *, version: str) -> list[Path]:
     """Write the acp_schema package for `modules` under `out` (the acp_schema directory);
     `version` is its `__version__` (codegen.release.schema_package_version)."""
     env = _environment()
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
+    _remove_generated(out)
+    out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
 
     def write(path: Path, text: str) -> None:
@@ -304,11 +316,6 @@ def emit(modules: list[ir.Module], out: Path, *, version: str) -> list[Path]:
         path.write_text(text)
         written.append(path)
 
-    write(
-        out / "_support.py",
-        "# Copied verbatim from codegen/support/_support.py by acpwire codegen.\n"
-        + SUPPORT.read_text(),
-    )
     write(out / "py.typed", "")
     write(
         out / "__init__.py",
@@ -330,6 +337,30 @@ def emit(modules: list[ir.Module], out: Path, *, version: str) -> list[Path]:
         )
     _format([p for p in written if p.suffix == ".py"])
     return written
+
+
+def _remove_generated(out: Path) -> None:
+    """Everything in `out` but the hand-written RUNTIME: no stale generated file survives."""
+    if not out.exists():
+        return
+    for entry in out.iterdir():
+        if entry.name == RUNTIME:
+            continue
+        if entry.is_dir():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+
+
+def copy_runtime(out: Path) -> None:
+    """Make the package generated into `out` complete: a copy of the hand-written RUNTIME
+    (nothing to do for the development package itself, where it lives)."""
+    target = out / RUNTIME
+    if target.exists() and target.samefile(RUNTIME_SOURCE):
+        return
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(RUNTIME_SOURCE, target, ignore=shutil.ignore_patterns("__pycache__"))
 
 
 def _format(paths: list[Path]) -> None:

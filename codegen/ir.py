@@ -187,6 +187,8 @@ class Module:
     sha256: str
     definitions: list[Definition] = field(default_factory=list)
     methods: list[Method] = field(default_factory=list)
+    # (union, tag, class name) of the variants names.py does not pin (named by its rule)
+    unpinned: list[tuple[str, str, str]] = field(default_factory=list)
 
     def by_name(self) -> dict[str, Definition]:
         return {d.name: d for d in self.definitions}

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from codegen.lock import read_lock
 
-BINDINGS_REVISION = 0
+BINDINGS_REVISION = 1
 
 ROOT = Path(__file__).resolve().parent.parent
 DISTRIBUTIONS = ROOT / "distributions"

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from codegen.classify import ShapeError, classify
 from codegen.lock import SCHEMA_FILES, write_lock
 from codegen.patch_fields import ALL, PATCH_FIELDS
 
@@ -96,6 +97,8 @@ DEFS = "$defs"
 METHODS = "methods"
 VARIANTS = "union variants"
 THREE_STATE = "three-state fields"
+CLASS_NAMES = "variant class names"
+UNPINNED = "variant names not in codegen/names.py"
 
 
 # --- extracting comparable facts from one schema ----------------------------
@@ -245,7 +248,62 @@ def methods_section(old: Schema, new: Schema) -> Section:
     )
 
 
-def schema_report(old: Schema, new: Schema, version: str, name: str = "") -> Report:
+def variant_classes(schema: Schema, version: str, unstable: bool) -> dict[str, str]:
+    """'Union.tag' -> the class the generator names that variant ('Union.*': the catch-all),
+    and the variants names.py does not pin as 'Union.tag -> Class'. Raises ShapeError when
+    the schema does not generate."""
+    if not schema:
+        return {}
+    module = classify(schema, version=version, unstable=unstable, source="", sha256="")
+    structs = {s.name: s for s in module.structs}
+    found: dict[str, str] = {}
+    for union in module.unions:
+        for variant in union.variants:
+            found[f"{union.name}.{structs[variant].tag_value}"] = variant
+        for title, default in union.named_defaults:
+            found[f"{union.name}.{title}"] = default
+        if union.unknown is not None:
+            found[f"{union.name}.*"] = union.unknown.name
+    for union_name, tag, class_name in module.unpinned:
+        found[f"{union_name}.{tag} -> {class_name}"] = UNPINNED
+    return found
+
+
+def names_sections(old: Schema, new: Schema, version: str, unstable: bool) -> tuple[Section, ...]:
+    """New and removed variant classes, renames (a wire variant whose class name changes), and
+    the new schema's variants that names.py does not pin."""
+    try:
+        old_classes = variant_classes(old, version, unstable)
+    except ShapeError:
+        old_classes = {}  # a release codegen never generated: every name is new
+    try:
+        new_classes = variant_classes(new, version, unstable)
+    except ShapeError as exc:
+        failed = () if not old_classes else (f"codegen fails on the new schema: {exc}",)
+        return Section(CLASS_NAMES, changed=failed), Section(UNPINNED)
+    old_names = {n: k for k, n in old_classes.items() if n != UNPINNED}
+    new_names = {n: k for k, n in new_classes.items() if n != UNPINNED}
+    renamed = tuple(
+        sorted(
+            f"{key}: {old_classes[key]} -> {new_classes[key]}"
+            for key in old_classes.keys() & new_classes.keys()
+            if old_classes[key] != new_classes[key]
+        )
+    )
+    return (
+        Section(
+            CLASS_NAMES,
+            tuple(sorted(f"{n} ({k})" for n, k in new_names.items() if n not in old_names)),
+            tuple(sorted(f"{n} ({k})" for n, k in old_names.items() if n not in new_names)),
+            renamed,
+        ),
+        Section(UNPINNED, tuple(sorted(k for k, n in new_classes.items() if n == UNPINNED))),
+    )
+
+
+def schema_report(
+    old: Schema, new: Schema, version: str, name: str = "", unstable: bool = False
+) -> Report:
     """Compare two parsed schema files of protocol `version` ('v1' / 'v2')."""
     sections = (
         defs_section(old, new),
@@ -256,6 +314,7 @@ def schema_report(old: Schema, new: Schema, version: str, name: str = "") -> Rep
             three_state_fields_of(old, version),
             three_state_fields_of(new, version),
         ),
+        *names_sections(old, new, version, unstable),
     )
     return Report(name or version, sections)
 
@@ -288,7 +347,8 @@ def dir_reports(old_dir: Path, new_dir: Path) -> list[Report]:
     for file_name in SCHEMA_FILES:
         old = load_schema(old_dir / file_name)
         new = load_schema(new_dir / file_name)
-        report = schema_report(old or {}, new or {}, version_of(file_name), file_name)
+        unstable = file_name.endswith(".unstable.json")
+        report = schema_report(old or {}, new or {}, version_of(file_name), file_name, unstable)
         reports.append(Report(report.name, report.sections, presence_note(old, new)))
     return reports
 

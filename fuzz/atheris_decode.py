@@ -51,8 +51,7 @@ with atheris.instrument_imports():
 
     import acp_schema.v1 as v1
     import acp_schema.v2 as v2
-    from acp_schema import encode_message
-    from acp_schema._support import MessageCodec
+    from acp_schema import MessageCodec, encode_message
     from acpwire.framing import LineReader, OversizedLine
     from acpwire.jsonrpc import Answer, Call, JsonRpcCore, Reply
     from fuzz.seeds import fuzzed_codecs

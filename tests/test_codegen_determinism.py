@@ -5,10 +5,12 @@ into different directories must produce byte-identical trees. Each module genera
 schema file must start with codegen/templates/_header.j2 rendered with that file's source and
 the sha256 recorded in schema/lock.json (which must also be the file's actual sha256).
 
-Two files are not generated from one schema file and so carry no _header.j2 header:
-`acp_schema/__init__.py` (covers all four; its docstring lists each source with a sha256 prefix)
-and `acp_schema/_support.py` (copied verbatim from codegen/support/_support.py). They are checked
-for their own provenance lines instead.
+`acp_schema/__init__.py` is not generated from one schema file and so carries no _header.j2
+header (it covers all four; its docstring lists each source with a sha256): it is checked for its
+own provenance lines instead. `acp_schema/_runtime/` is hand-written (it lives in
+generated/acp_schema/_runtime, marked so): a package generated elsewhere holds an exact copy.
+The generator never deletes it when regenerating in place, and `python -m codegen --check`
+(`nox -s check_generated`) names every stale, missing or extra generated file.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from codegen.render import oneline
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_DIR = ROOT / "schema"
 HEADER_TEMPLATE = ROOT / "codegen" / "templates" / "_header.j2"
-SUPPORT_SOURCE = ROOT / "codegen" / "support" / "_support.py"
+RUNTIME_SOURCE = ROOT / "generated" / "acp_schema" / "_runtime"
+HAND_WRITTEN = "# Hand-written part of acp_schema (not generated): edit it here; codegen copies it"
 # generated package directory -> schema file it is generated from
 PACKAGES = {
     "v1": "v1/schema.json",
@@ -95,11 +98,16 @@ def test_two_runs_are_byte_identical(generated_twice: tuple[Path, Path]) -> None
 
 def test_every_generated_file_is_accounted_for(generated_twice: tuple[Path, Path]) -> None:
     files = set(tree(generated_twice[0]))
-    expected = {"__init__.py", "_support.py", "py.typed"} | {
-        f"{pkg}/{name}"
-        for pkg in PACKAGES
-        for name in ("__init__.py", "types.py", "methods.py", "handlers.py")
-    }
+    runtime = {f"_runtime/{name}" for name in tree(RUNTIME_SOURCE)}
+    expected = (
+        {"__init__.py", "py.typed"}
+        | runtime
+        | {
+            f"{pkg}/{name}"
+            for pkg in PACKAGES
+            for name in ("__init__.py", "types.py", "methods.py", "handlers.py")
+        }
+    )
     assert files == expected
 
 
@@ -129,10 +137,57 @@ def test_headers_name_schema_source_and_sha256(
                 source = f"{lock.package}@{lock.version} schema/{schema_file}"
                 if f'"{source}"' not in text or f'"{sha}"' not in text:
                     problems.append(f"{name}: does not list schema/{schema_file} with its sha256")
-        elif name == "_support.py":
-            marker = "# Copied verbatim from codegen/support/_support.py by acpwire codegen.\n"
-            if text != marker + SUPPORT_SOURCE.read_text():
-                problems.append(f"{name}: not a verbatim copy of codegen/support/_support.py")
+        elif package == "_runtime":
+            if not text.startswith(HAND_WRITTEN):
+                problems.append(f"{name}: hand-written module without the hand-written line")
+            if text != (RUNTIME_SOURCE / name.partition("/")[2]).read_text():
+                problems.append(f"{name}: not a copy of generated/acp_schema/{name}")
         else:
             problems.append(f"{name}: unexpected generated file")
     assert not problems, "\n".join(problems)
+
+
+def run_codegen(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "codegen", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_check_names_stale_missing_and_extra_generated_files(tmp_path: Path) -> None:
+    """`--check` compares generated files only: a changed hand-written module is no finding."""
+    package = tmp_path / "acp_schema"
+    assert run_codegen("--out", str(package)).returncode == 0
+    assert run_codegen("--check", "--out", str(package)).returncode == 0
+    (package / "v2" / "types.py").write_text("stale\n")
+    (package / "v1" / "methods.py").unlink()
+    (package / "v2" / "extra.py").write_text("")
+    (package / "_runtime" / "codec.py").write_text("# edited by hand\n")
+    checked = run_codegen("--check", "--out", str(package))
+    assert checked.returncode == 1
+    findings = sorted(line.strip() for line in checked.stderr.splitlines()[1:])
+    assert findings == [
+        f"extra: {package / 'v2' / 'extra.py'}",
+        f"missing: {package / 'v1' / 'methods.py'}",
+        f"stale: {package / 'v2' / 'types.py'}",
+    ]
+
+
+def test_regenerating_in_place_keeps_the_hand_written_runtime(tmp_path: Path) -> None:
+    """The generator removes what it generated before (a stale module of a dropped surface)
+    and never the hand-written `_runtime`, wherever the package is."""
+    from codegen.__main__ import load_modules
+    from codegen.emit import emit
+
+    package = tmp_path / "acp_schema"
+    (package / "_runtime").mkdir(parents=True)
+    (package / "_runtime" / "codec.py").write_text("# hand-written\n")
+    (package / "v3").mkdir()
+    (package / "v3" / "types.py").write_text("# generated by an older run\n")
+    emit(load_modules(SCHEMA_DIR), package, version="0.0.0.0")
+    assert (package / "_runtime" / "codec.py").read_text() == "# hand-written\n"
+    assert not (package / "v3").exists()
+    assert (package / "v2" / "types.py").exists()

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from codegen.classify import ShapeError, classify
-from codegen.emit import emit
+from codegen.emit import copy_runtime, emit
 
 NASTY = "He said \"\"\"hi\"\"\" and '''bye''' \\ {{ not_jinja }} {% raw %}\nnew line\r\x00 é 🎉"
 TAGS = ['a"b', "back\\slash", "new\nline", "{{ x }}"]
@@ -102,6 +102,7 @@ def test_hostile_schema_generates_safe_working_code(tmp_path: Path) -> None:
     module = classify(nasty_schema(), version="v3", unstable=False, source=NASTY, sha256="0" * 64)
     out = tmp_path / "acp_schema"
     emit([module], out, version="0.0.0.0")
+    copy_runtime(out)
     probe = textwrap.dedent(
         f"""
         import inspect, json, msgspec

@@ -44,7 +44,7 @@ import pytest
 from strategies import json_diff, write_summary
 
 from acp_schema import UNSET, Codec, ErrorResponse, Notification, Request, Response, UnsetType
-from acp_schema._support import UnionInfo
+from acp_schema._runtime.schema import UnionInfo, variants_by_tag
 from fuzz.seeds import docs_examples_file
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -221,8 +221,9 @@ def assert_typed(value: Any, tp: Any) -> None:
 def variant_class(union: Any, tag: str) -> type[Any] | None:
     """The generated class of a tagged union for one tag (None if it is not a known tag)."""
     if typing.get_origin(union) is typing.Annotated:
-        info = next(m for m in typing.get_args(union)[1:] if isinstance(m, UnionInfo))
-        return info.variants.get(tag, info.unknown)
+        members, *metadata = typing.get_args(union)
+        info = next(m for m in metadata if isinstance(m, UnionInfo))
+        return variants_by_tag(info, members).get(tag, info.unknown)
     for member in typing.get_args(union):
         if isinstance(member, type) and issubclass(member, msgspec.Struct):
             if member.__struct_config__.tag == tag:

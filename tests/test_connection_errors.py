@@ -28,7 +28,7 @@ import acp_schema
 import acp_schema.v1 as v1
 import acp_schema.v2 as v2
 import acpwire
-from acp_schema._support import MessageCodec
+from acp_schema import MessageCodec
 from acpwire.agent import serve_agent
 from acpwire.client import PERMISSION, connect, open_agent
 from acpwire.connection import Connection
@@ -336,7 +336,7 @@ async def test_a_handler_that_is_not_async_is_named_as_such(
 
 class Elicitor(v2.ClientBase):
     async def elicitation_create(self, params: Any) -> Any:
-        return v2.DeclineCreateElicitationResponse()
+        return v2.DeclineElicitationResponse()
 
 
 async def test_a_variant_of_a_union_result_is_a_right_result() -> None:

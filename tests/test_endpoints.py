@@ -84,12 +84,12 @@ def describe(item: Any) -> str:
     match item:
         case v2.UserMessage():
             return "user_message"
-        case v2.StateUpdate(state=state, stop_reason=reason):
+        case v2.SessionStateUpdate(state=state, stop_reason=reason):
             return f"state {state}" + ("" if reason is UNSET else f" {reason}")
         case (
-            v2.ToolCallUpdateSessionUpdate(status=status)
+            v2.ToolCallProgress(status=status)
             | v1.ToolCall(status=status)
-            | (v1.ToolCallUpdateSessionUpdate(status=status))
+            | (v1.ToolCallProgress(status=status))
         ):
             return f"tool_call {status}"
         case (
@@ -207,7 +207,7 @@ async def until_idle(updates: AsyncIterator[Any]) -> None:
 async def until_state(updates: AsyncIterator[Any], state: str) -> None:
     """Read the updates until the session is in `state` (its requests wait for the reader)."""
     async for update in updates:
-        if isinstance(update, v2.StateUpdate) and update.state == state:
+        if isinstance(update, v2.SessionStateUpdate) and update.state == state:
             return
     raise AssertionError(f"the connection closed before the session was {state}")
 

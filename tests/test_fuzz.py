@@ -79,8 +79,7 @@ from strategies import IRStrategies, write_summary
 
 import acp_schema.v1 as v1
 import acp_schema.v2 as v2
-from acp_schema import encode_message
-from acp_schema._support import MessageCodec
+from acp_schema import MessageCodec, encode_message
 from acpwire.agent import AgentEndpoint
 from acpwire.fixtures.echo_agent import EchoAgentV1, EchoAgentV2
 from acpwire.framing import LineReader, OversizedLine

@@ -274,7 +274,7 @@ def test_our_request_ids_start_at_zero_and_encode_the_method() -> None:
 
 
 def _state_update(state: str) -> v2.UpdateSessionNotification:
-    return v2.UpdateSessionNotification(session_id="s", update=v2.StateUpdate(state=state))
+    return v2.UpdateSessionNotification(session_id="s", update=v2.SessionStateUpdate(state=state))
 
 
 def test_response_is_matched_to_its_request_with_a_typed_result() -> None:

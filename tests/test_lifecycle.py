@@ -352,7 +352,7 @@ async def test_custom_stop_reasons_beginning_with_underscore_go_out() -> None:
 
 
 def test_the_literals_are_the_generated_state_update_values() -> None:
-    hints = get_type_hints(v2.StateUpdate, include_extras=True)
+    hints = get_type_hints(v2.SessionStateUpdate, include_extras=True)
 
     def strings(annotation: Any) -> set[str]:
         """Every string literal inside an annotation (through unions and Annotated)."""

@@ -23,6 +23,7 @@ import pytest
 from codegen.__main__ import main as codegen_main
 from codegen.lock import SCHEMA_FILES, write_lock
 from codegen.patch_fields import FIRST_RELEASE, release_key
+from codegen.release import BINDINGS_REVISION
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "@agentclientprotocol/sdk"
@@ -114,7 +115,10 @@ def test_renamed_patch_type_stops_generation_at_its_pointer(
     assert "#/$defs/CompactionUpdate: named in patch_fields.py but not in the schema" in err
 
 
-def test_renamed_type_generates_under_its_new_name(tmp_path: Path) -> None:
+def test_renamed_payload_type_keeps_its_pinned_variant_name(tmp_path: Path) -> None:
+    """The `text` content block is the class users match on: a release that renames its payload
+    type in the schema does not rename it (codegen/names.py pins it)."""
+
     def edit(name: str, schema: Schema) -> None:
         schema.update(rename_def(schema, "TextContent", "PlainText"))
 
@@ -130,7 +134,8 @@ def test_renamed_type_generates_under_its_new_name(tmp_path: Path) -> None:
             "version": acp_schema.__version__,
             "content": type(v1_msg.params.update.content).__name__,
             "text": v1_msg.params.update.content.text,
-            "old_name_left": hasattr(v1, "TextContent") or hasattr(v2, "TextContent"),
+            "pinned_name_kept": hasattr(v1, "TextContent") and hasattr(v2, "TextContent"),
+            "schema_name_exported": hasattr(v1, "PlainText") or hasattr(v2, "PlainText"),
             "same_json": json.loads(v1.encode_message(v1_msg)) == json.loads(sys.argv[1]),
         }))
         """,
@@ -139,10 +144,11 @@ def test_renamed_type_generates_under_its_new_name(tmp_path: Path) -> None:
     )
 
     assert result == {
-        "version": f"{NEXT}.0",
-        "content": "PlainText",
+        "version": f"{NEXT}.{BINDINGS_REVISION}",
+        "content": "TextContent",
         "text": "hi",
-        "old_name_left": False,
+        "pinned_name_kept": True,
+        "schema_name_exported": False,
         "same_json": True,
     }
 
@@ -194,7 +200,22 @@ def test_added_session_update_variant_decodes_to_its_own_class(tmp_path: Path) -
         line,
     )
 
-    assert result == {"update": "TurnProgress", "open": False, "percent": 40, "same_json": True}
+    # not in codegen/names.py: named by its rule, <Tag><Union>, until it is pinned there
+    expected = {"open": False, "percent": 40, "same_json": True}
+    assert result == {"update": "TurnProgressSessionUpdate", **expected}
+
+
+def test_a_variant_not_in_the_naming_table_is_warned_about(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    schema_dir = synthetic_release(tmp_path, NEXT, add_progress_variant)
+    out = tmp_path / "out" / "acp_schema"
+    assert codegen_main(["--schema-dir", str(schema_dir), "--out", str(out)]) == 0
+    warnings = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
+    assert warnings == [
+        "codegen: warning: v2 SessionUpdate variant 'turn_progress' is not in codegen/names.py;"
+        " named TurnProgressSessionUpdate by its rule until it is pinned there"
+    ]
 
 
 # --- a field removed ----------------------------------------------------------
@@ -270,7 +291,7 @@ def test_patch_entry_does_not_apply_before_its_type_existed(tmp_path: Path) -> N
         """,
     )
 
-    assert result == {"version": f"{older}.0", "v1": False, "v2": True}
+    assert result == {"version": f"{older}.{BINDINGS_REVISION}", "v1": False, "v2": True}
 
 
 def test_patch_entry_is_required_from_its_first_release_on(

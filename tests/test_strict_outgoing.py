@@ -33,7 +33,7 @@ CODEX_ENV_VAR_AUTH = {
 
 
 def state_update(**fields: Any) -> v2.UpdateSessionNotification:
-    return v2.UpdateSessionNotification(session_id="sess_1", update=v2.StateUpdate(**fields))
+    return v2.UpdateSessionNotification(session_id="sess_1", update=v2.SessionStateUpdate(**fields))
 
 
 def rejection(value: Any, path: str = "$", tp: Any = None) -> str:
@@ -202,7 +202,7 @@ async def test_serve_agent_checks_what_the_agent_sends_when_asked() -> None:
             return v2.InitializeResponse(protocol_version=2, info=info, capabilities=caps)
 
         async def session_new(self, params: v2.NewSessionRequest) -> v2.NewSessionResponse:
-            typo = v2.StateUpdate(state="runing")  # type: ignore[arg-type]
+            typo = v2.SessionStateUpdate(state="runing")  # type: ignore[arg-type]
             await self.client.session_update(
                 v2.UpdateSessionNotification(session_id="s1", update=typo)
             )

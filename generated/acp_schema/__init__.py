@@ -4,30 +4,43 @@
 Protocol surfaces: `acp_schema.v1`, `acp_schema.v2` and their `.unstable` modules;
 `SCHEMA_RELEASES` says which schema release each was generated from, and `__version__`
 (`<schema release>.<bindings revision>`, e.g. 2.4.0.0) is the acp-schema distribution's version.
+
+The names below are the same for every surface: `Codec` (one type's decoder and encoder),
+`MessageCodec` (whole JSON-RPC lines of one surface), `MethodSpec` (a row of a surface's method
+table), the JSON-RPC `Request` / `Notification` / `Response` / `ErrorResponse`, `MethodMessage`
+(base of the per-method messages) and `Message` (any of them), `encode_message`,
+`check_outgoing` / `OutgoingCheckError`, `OpenVariant` (an unknown variant of an open union),
+`UNSET` / `UnsetType` (an omitted field) and `Caller` (what the generated peer proxies send
+through).
 """
 
-from acp_schema._support import (
-    UNSET,
-    Codec,
+from msgspec import UNSET, UnsetType
+
+from acp_schema._runtime.check import OutgoingCheckError, check_outgoing
+from acp_schema._runtime.codec import Codec
+from acp_schema._runtime.messages import (
+    Caller,
     ErrorResponse,
     Message,
+    MessageCodec,
     MethodMessage,
+    MethodSpec,
     Notification,
-    OpenVariant,
-    OutgoingCheckError,
     Request,
     Response,
-    UnsetType,
-    check_outgoing,
     encode_message,
 )
+from acp_schema._runtime.schema import OpenVariant
 
 __all__ = [
     "UNSET",
+    "Caller",
     "Codec",
     "ErrorResponse",
     "Message",
+    "MessageCodec",
     "MethodMessage",
+    "MethodSpec",
     "Notification",
     "OpenVariant",
     "OutgoingCheckError",
@@ -39,7 +52,7 @@ __all__ = [
     "encode_message",
 ]
 
-__version__ = "2.4.0.0"
+__version__ = "2.4.0.1"
 """`<schema release>.<bindings revision>`: pin one schema release with `acp-schema==X.Y.Z.*`."""
 
 SCHEMA_RELEASES: dict[str, tuple[str, str]] = {

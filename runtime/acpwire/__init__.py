@@ -36,11 +36,11 @@ from .lifecycle import CustomStopReason, PromptTurns, Turn, V1PromptTurns
 from .transport import AgentLaunchError, AgentNotExecutable, AgentNotFound, stdio_stream
 
 StopReason: TypeAlias = _lifecycle.StopReason
-"""ACP's stop reasons, the values of `acp_schema.v2.StateUpdate.stop_reason`: what a turn's
+"""ACP's stop reasons, the values of `acp_schema.v2.SessionStateUpdate.stop_reason`: what a turn's
 `Work` returns (or a `CustomStopReason`)."""
 
 SessionState: TypeAlias = _lifecycle.SessionState
-"""The values of `acp_schema.v2.StateUpdate.state`."""
+"""The values of `acp_schema.v2.SessionStateUpdate.state`."""
 
 Work: TypeAlias = _lifecycle.Work
 """A turn's work for `PromptTurns.start`: `async def work(turn: Turn) -> StopReason`."""

@@ -32,8 +32,7 @@ from typing import Any, Generic, TypeVar, cast, overload
 import msgspec
 import trio
 
-from acp_schema import v1, v2
-from acp_schema._support import Codec, MethodSpec
+from acp_schema import Codec, MethodSpec, v1, v2
 
 from ._groups import SingleException
 from .connection import DEFAULT_EOF_GRACE_PERIOD, DEFAULT_MAX_CONCURRENT_REQUESTS, Connection
@@ -399,11 +398,7 @@ class ClientConnection:
         if call.method != PERMISSION or self.surface is None:
             return None
         module = self.surface.module
-        outcome_cls = (
-            getattr(module, "CancelledPermissionOutcome", None)
-            or module.CancelledRequestPermissionOutcome
-        )
-        return module.RequestPermissionResponse(outcome=outcome_cls())
+        return module.RequestPermissionResponse(outcome=module.CancelledPermissionOutcome())
 
     # ------------------------------------------------------------------ sessions
 

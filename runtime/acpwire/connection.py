@@ -31,7 +31,7 @@ import msgspec
 import trio
 from msgspec import UNSET
 
-from acp_schema._support import MessageCodec, MethodSpec
+from acp_schema import MessageCodec, MethodSpec
 
 from .errors import ConnectionClosed, PeerError, RpcError
 from .framing import DEFAULT_MAX_LINE_BYTES, LineReader, OversizedLine

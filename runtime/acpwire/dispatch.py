@@ -9,7 +9,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
-from acp_schema._support import MessageCodec
+from acp_schema import MessageCodec
 
 from .connection import Dispatch
 from .errors import RpcError

@@ -18,8 +18,16 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
-from acp_schema import ErrorResponse, MethodMessage, Notification, Request, Response
-from acp_schema._support import Codec, MessageCodec, MethodSpec
+from acp_schema import (
+    Codec,
+    ErrorResponse,
+    MessageCodec,
+    MethodMessage,
+    MethodSpec,
+    Notification,
+    Request,
+    Response,
+)
 
 from .errors import InvalidResponse, PeerError, RpcError
 

@@ -72,11 +72,11 @@ log = logging.getLogger("acpwire.lifecycle")
 StopReason: TypeAlias = Literal[
     "end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"
 ]
-"""ACP's stop reasons: the values of the generated `v2.StateUpdate.stop_reason` (a test keeps
+"""ACP's stop reasons: the values of the generated `v2.SessionStateUpdate.stop_reason` (a test keeps
 them equal; the generated module has no named alias for them)."""
 
 SessionState: TypeAlias = Literal["running", "idle", "requires_action"]
-"""The values of the generated `v2.StateUpdate.state`."""
+"""The values of the generated `v2.SessionStateUpdate.state`."""
 
 KNOWN_STOP_REASONS: frozenset[str] = frozenset(get_args(StopReason))
 
@@ -254,7 +254,7 @@ class Turn:
     ) -> None:
         """Send a `state_update` (the helpers send `running`, `requires_action` and the final
         `idle` themselves)."""
-        update = acp.StateUpdate(state=state)
+        update = acp.SessionStateUpdate(state=state)
         if stop_reason is not None:
             update.stop_reason = stop_reason
         await self.update(update)
@@ -291,7 +291,7 @@ class Turn:
         """Announce a new tool call (a first `tool_call_update`, status `pending`)."""
         call = TurnToolCall(self, self.new_message_id("call"))
         await self.update(
-            acp.ToolCallUpdateSessionUpdate(
+            acp.ToolCallProgress(
                 tool_call_id=call.tool_call_id,
                 title=title,
                 kind=kind,
@@ -324,7 +324,7 @@ class TurnToolCall:
         """A `tool_call_update` with the given fields (None clears one; `content` replaces
         the whole content, where `stream`/`diff` add to it)."""
         return self.turn.update(
-            acp.ToolCallUpdateSessionUpdate(
+            acp.ToolCallProgress(
                 tool_call_id=self.tool_call_id,
                 title=title,
                 kind=kind,
@@ -569,7 +569,7 @@ class PromptTurns:
             await turn.update(acp.UserMessage(message_id=turn.user_message_id, content=turn.prompt))
             await turn.state("running")
             stop_reason, error = await _outcome(turn, work)
-            idle = acp.StateUpdate(state="idle", stop_reason=stop_reason)
+            idle = acp.SessionStateUpdate(state="idle", stop_reason=stop_reason)
             if error is not None:
                 idle.error = acp.Error(code=acp.ErrorCodeValues.INTERNAL_ERROR, message=error)
             await turn.update(idle)
@@ -703,7 +703,7 @@ class V1TurnToolCall:
         if not isinstance(content, UnsetType):
             self.content = list(content or ())
         return self.turn.update(
-            v1.ToolCallUpdateSessionUpdate(
+            v1.ToolCallProgress(
                 tool_call_id=self.tool_call_id,
                 title=title,
                 kind=kind,

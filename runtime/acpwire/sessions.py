@@ -248,7 +248,7 @@ class TurnAgentV2(_SessionsServed, v2.AgentBase):
         replay_from = params.replay_from
         if isinstance(replay_from, v2.ReplayFromStart):
             for update in cast(list[v2.SessionUpdate], self.history(session)):
-                if not isinstance(update, v2.StateUpdate):  # the state is sent as it is now
+                if not isinstance(update, v2.SessionStateUpdate):  # the state is sent as it is now
                     await self._send(session.session_id, update)
         elif isinstance(replay_from, v2.UnknownReplayFrom):
             raise RpcError.invalid_params(
@@ -256,7 +256,7 @@ class TurnAgentV2(_SessionsServed, v2.AgentBase):
                 '{"type": "start"} or omit replayFrom'
             )
         state = self.turns.current_state(session.session_id)
-        await self._send(session.session_id, v2.StateUpdate(state=state))
+        await self._send(session.session_id, v2.SessionStateUpdate(state=state))
         return v2.ResumeSessionResponse()
 
     async def session_prompt(self, params: v2.PromptRequest) -> v2.PromptResponse:

@@ -18,8 +18,7 @@ import msgspec
 
 import acp_schema.v1.unstable
 import acp_schema.v2.unstable
-from acp_schema import v1, v2
-from acp_schema._support import Codec, MessageCodec, MethodSpec
+from acp_schema import Codec, MessageCodec, MethodSpec, v1, v2
 
 Side = Literal["agent", "client"]
 

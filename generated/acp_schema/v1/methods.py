@@ -5,8 +5,8 @@
 
 from typing import Any, ClassVar, Final
 
-from acp_schema._support import (
-    Codec,
+from acp_schema._runtime.codec import Codec
+from acp_schema._runtime.messages import (
     MessageCodec,
     MethodMessage,
     MethodSpec,

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Final, Literal, Type
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from acp_schema._support import (
+from acp_schema._runtime.schema import (
     ON_ERROR,
     ON_NULL,
     SKIP_INVALID,
@@ -21,6 +21,7 @@ from acp_schema._support import (
 )
 
 __all__ = [
+    "AcceptElicitationResponse",
     "AgentAuthCapabilities",
     "AgentCapabilities",
     "AgentMessageChunk",
@@ -41,10 +42,10 @@ __all__ = [
     "BooleanConfigOptionCapabilities",
     "BooleanPropertySchema",
     "BooleanSetSessionConfigOptionRequest",
-    "CancelCreateElicitationResponse",
+    "CancelElicitationResponse",
     "CancelNotification",
     "CancelRequestNotification",
-    "CancelledRequestPermissionOutcome",
+    "CancelledPermissionOutcome",
     "ClientCapabilities",
     "ClientSessionCapabilities",
     "CloseSessionRequest",
@@ -58,28 +59,24 @@ __all__ = [
     "ConfigOptionUpdate",
     "Content",
     "ContentBlock",
-    "ContentChunk",
     "Cost",
     "CreateElicitationRequest",
     "CreateElicitationResponse",
     "CreateTerminalRequest",
     "CreateTerminalResponse",
     "CurrentModeUpdate",
-    "DeclineCreateElicitationResponse",
+    "DeclineElicitationResponse",
     "DeleteSessionRequest",
     "DeleteSessionResponse",
     "Diff",
-    "ElicitationAcceptAction",
     "ElicitationCapabilities",
     "ElicitationContentValue",
     "ElicitationFormCapabilities",
     "ElicitationFormMode",
     "ElicitationId",
     "ElicitationPropertySchema",
-    "ElicitationRequestScope",
     "ElicitationSchema",
     "ElicitationSchemaType",
-    "ElicitationSessionScope",
     "ElicitationUrlCapabilities",
     "ElicitationUrlMode",
     "EmbeddedResource",
@@ -114,6 +111,7 @@ __all__ = [
     "McpServerSse",
     "McpServerStdio",
     "MessageId",
+    "Metadata",
     "MultiSelectItems",
     "MultiSelectPropertySchema",
     "NewSessionRequest",
@@ -191,9 +189,9 @@ __all__ = [
     "ToolCallContent",
     "ToolCallId",
     "ToolCallLocation",
+    "ToolCallProgress",
     "ToolCallStatus",
     "ToolCallUpdate",
-    "ToolCallUpdateSessionUpdate",
     "ToolKind",
     "UnknownAuthMethod",
     "UnknownCreateElicitationRequest",
@@ -212,12 +210,44 @@ __all__ = [
 ]
 
 
-class LogoutCapabilities(msgspec.Struct, kw_only=True, gc=False):
-    """
-    Logout capabilities supported by the agent.
+Metadata: TypeAlias = dict[str, Any]
+"""
+The `_meta` object of the structs that have a `meta` field:
 
-    Supplying `{}` means the agent supports the logout method.
-    """
+The _meta property is reserved by ACP to allow clients and agents to attach additional
+metadata to their interactions. Implementations MUST NOT make assumptions about values at
+these keys.
+
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+"""
+
+
+if TYPE_CHECKING:
+    ElicitationContentValue: TypeAlias = Union[
+        str,
+        Annotated[int, Meta(ge=-9223372036854775808, le=9223372036854775807)],
+        float,
+        bool,
+        list[str],
+    ]
+else:
+    ElicitationContentValue = Union[
+        str,
+        Annotated[int, Meta(ge=-9223372036854775808, le=9223372036854775807)],
+        float,
+        bool,
+        list[str],
+    ]
+"""Allowed wire representations for `ElicitationContentValue`."""
+
+
+class AcceptElicitationResponse(
+    msgspec.Struct, kw_only=True, gc=False, tag_field="action", tag="accept"
+):
+    """The user accepted and provided content."""
+
+    content: dict[str, ElicitationContentValue] | None | UnsetType = UNSET
+    """The user-provided content, if any, as an object matching the requested schema."""
 
     meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """
@@ -225,8 +255,24 @@ class LogoutCapabilities(msgspec.Struct, kw_only=True, gc=False):
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
+
+    __acp_lenient__: ClassVar[dict[str, int]] = {
+        "meta": ON_ERROR,
+    }
+
+
+class LogoutCapabilities(msgspec.Struct, kw_only=True, gc=False):
+    """
+    Logout capabilities supported by the agent.
+
+    Supplying `{}` means the agent supports the logout method.
+    """
+
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -244,14 +290,7 @@ class AgentAuthCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the agent supports the logout method.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "logout": ON_ERROR,
@@ -299,14 +338,7 @@ class PromptCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Schema default: `False` (applies when UNSET).
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "image": ON_ERROR,
@@ -333,14 +365,7 @@ class McpCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Schema default: `False` (applies when UNSET).
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "http": ON_ERROR,
@@ -356,14 +381,7 @@ class SessionListCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the agent supports listing sessions.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -377,14 +395,7 @@ class SessionDeleteCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the agent supports deleting sessions from `session/list`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -401,14 +412,7 @@ class SessionAdditionalDirectoriesCapabilities(msgspec.Struct, kw_only=True, gc=
     complete ordered additional-root list associated with a listed session.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -422,14 +426,7 @@ class SessionResumeCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the agent supports resuming sessions.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -443,14 +440,7 @@ class SessionCloseCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the agent supports closing sessions.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -517,14 +507,7 @@ class SessionCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the agent supports closing sessions.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "list": ON_ERROR,
@@ -579,14 +562,7 @@ class AgentCapabilities(msgspec.Struct, kw_only=True, gc=False):
     auth: AgentAuthCapabilities | UnsetType = UNSET
     """Authentication-related capabilities supported by the agent."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "load_session": ON_ERROR,
@@ -620,14 +596,7 @@ class Annotations(msgspec.Struct, kw_only=True, gc=False):
     priority: float | None | UnsetType = UNSET
     """Relative importance of this content when clients choose what to surface."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "audience": ON_ERROR | SKIP_INVALID,
@@ -651,14 +620,7 @@ class TextContent(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag=
     text: str
     """Text payload carried by this content block."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "annotations": ON_ERROR,
@@ -685,14 +647,7 @@ class ImageContent(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
     uri: str | None | UnsetType = UNSET
     """URI associated with this resource or media payload."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "annotations": ON_ERROR,
@@ -717,14 +672,7 @@ class AudioContent(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
     mime_type: str = msgspec.field(name="mimeType")
     """MIME type describing the encoded media payload."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "annotations": ON_ERROR,
@@ -762,14 +710,7 @@ class ResourceLink(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
     uri: str
     """URI associated with this resource or media payload."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "annotations": ON_ERROR,
@@ -793,14 +734,7 @@ class TextResourceContents(msgspec.Struct, kw_only=True, gc=False):
     uri: str
     """URI associated with this resource or media payload."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "mime_type": ON_ERROR,
@@ -820,14 +754,7 @@ class BlobResourceContents(msgspec.Struct, kw_only=True, gc=False):
     uri: str
     """URI associated with this resource or media payload."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "mime_type": ON_ERROR,
@@ -843,7 +770,6 @@ else:
         UnionInfo(
             "EmbeddedResourceResource",
             None,
-            {},
             (
                 TextResourceContents,
                 BlobResourceContents,
@@ -869,14 +795,7 @@ class EmbeddedResource(msgspec.Struct, kw_only=True, gc=False, tag_field="type",
     resource: EmbeddedResourceResource
     """Embedded resource payload, either text or binary data."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "annotations": ON_ERROR,
@@ -891,19 +810,7 @@ if TYPE_CHECKING:
 else:
     ContentBlock = Annotated[
         Union[TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource],
-        UnionInfo(
-            "ContentBlock",
-            "type",
-            {
-                "text": TextContent,
-                "image": ImageContent,
-                "audio": AudioContent,
-                "resource_link": ResourceLink,
-                "resource": EmbeddedResource,
-            },
-            (),
-            None,
-        ),
+        UnionInfo("ContentBlock", "type", (), None),
     ]
 """
 Content blocks represent displayable information in the Agent Client Protocol.
@@ -940,14 +847,7 @@ class AgentMessageChunk(
     A change in `messageId` indicates a new message has started.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "message_id": ON_ERROR,
@@ -971,14 +871,7 @@ class AgentThoughtChunk(
     A change in `messageId` indicates a new message has started.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "message_id": ON_ERROR,
@@ -1006,14 +899,7 @@ class AuthCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Schema default: `False` (applies when UNSET).
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "terminal": ON_ERROR,
@@ -1049,14 +935,7 @@ class AuthMethodTerminal(msgspec.Struct, kw_only=True, gc=False, tag_field="type
     These values override same-named variables in the base launch configuration.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -1082,14 +961,7 @@ class AuthMethodAgent(msgspec.Struct, kw_only=True, gc=False):
     description: str | None | UnsetType = UNSET
     """Optional human-readable description of this authentication method."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -1113,11 +985,7 @@ else:
     AuthMethod = Annotated[
         Union[AuthMethodTerminal, tag_guard("type")],
         UnionInfo(
-            "AuthMethod",
-            "type",
-            {"terminal": AuthMethodTerminal, "agent": AuthMethodAgent},
-            (AuthMethodAgent,),
-            UnknownAuthMethod,
+            "AuthMethod", "type", (AuthMethodAgent,), UnknownAuthMethod, {"agent": AuthMethodAgent}
         ),
     ]
 """
@@ -1141,14 +1009,7 @@ class AuthenticateRequest(msgspec.Struct, kw_only=True, gc=False):
     Must be one of the methods advertised in the initialize response.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1158,14 +1019,7 @@ class AuthenticateRequest(msgspec.Struct, kw_only=True, gc=False):
 class AuthenticateResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to the `authenticate` method."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1178,14 +1032,7 @@ class UnstructuredCommandInput(msgspec.Struct, kw_only=True, gc=False):
     hint: str
     """A hint to display when the input hasn't been provided yet"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1211,14 +1058,7 @@ class AvailableCommand(msgspec.Struct, kw_only=True, gc=False):
     input: AvailableCommandInput | None | UnsetType = UNSET
     """Input for the command if required"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "input": ON_ERROR,
@@ -1238,14 +1078,7 @@ class AvailableCommandsUpdate(
     available_commands: list[AvailableCommand] = msgspec.field(name="availableCommands")
     """Commands the agent can execute"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "available_commands": ON_ERROR | SKIP_INVALID,
@@ -1260,14 +1093,7 @@ class BooleanConfigOptionCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the client supports boolean session configuration options.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1348,21 +1174,14 @@ class BooleanSetSessionConfigOptionRequest(
     config_id: SessionConfigId = msgspec.field(name="configId")
     """The ID of the configuration option to set."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
     }
 
 
-class CancelCreateElicitationResponse(
+class CancelElicitationResponse(
     msgspec.Struct, kw_only=True, gc=False, tag_field="action", tag="cancel"
 ):
     """The elicitation was cancelled."""
@@ -1393,14 +1212,7 @@ class CancelNotification(msgspec.Struct, kw_only=True, gc=False):
     session_id: SessionId = msgspec.field(name="sessionId")
     """The ID of the session to cancel operations for."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1438,21 +1250,14 @@ class CancelRequestNotification(msgspec.Struct, kw_only=True, gc=False):
     request_id: RequestId = msgspec.field(name="requestId")
     """The ID of the request to cancel."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
     }
 
 
-class CancelledRequestPermissionOutcome(
+class CancelledPermissionOutcome(
     msgspec.Struct, kw_only=True, gc=False, tag_field="outcome", tag="cancelled"
 ):
     """
@@ -1487,14 +1292,7 @@ class FileSystemCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Schema default: `False` (applies when UNSET).
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "read_text_file": ON_ERROR,
@@ -1520,14 +1318,7 @@ class SessionConfigOptionsCapabilities(msgspec.Struct, kw_only=True, gc=False):
     requests with `type: "boolean"` and a boolean `value`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "boolean": ON_ERROR,
@@ -1566,14 +1357,7 @@ class ClientSessionCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the client can present notices to the user.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "compaction": ON_ERROR,
@@ -1717,14 +1501,7 @@ class ClientCapabilities(msgspec.Struct, kw_only=True, gc=False):
     elicitation support.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "fs": ON_ERROR,
@@ -1750,14 +1527,7 @@ class CloseSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     session_id: SessionId = msgspec.field(name="sessionId")
     """The ID of the session to close."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1767,14 +1537,7 @@ class CloseSessionRequest(msgspec.Struct, kw_only=True, gc=False):
 class CloseSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response from closing a session."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1918,14 +1681,7 @@ class SessionConfigSelectOption(msgspec.Struct, kw_only=True, gc=False):
     description: str | None | UnsetType = UNSET
     """Optional description for this option value."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -1949,14 +1705,7 @@ class SessionConfigSelectGroup(msgspec.Struct, kw_only=True, gc=False):
     options: list[SessionConfigSelectOption]
     """The set of option values in this group."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "options": ON_ERROR | SKIP_INVALID,
@@ -1974,7 +1723,6 @@ else:
         UnionInfo(
             "SessionConfigSelectOptions",
             None,
-            {},
             (
                 list[SessionConfigSelectOption],
                 list[SessionConfigSelectGroup],
@@ -2035,14 +1783,7 @@ class SessionConfigSelect(msgspec.Struct, kw_only=True, gc=False, tag_field="typ
     category: SessionConfigOptionCategory | None | UnsetType = UNSET
     """Optional semantic category for this option (UX only)."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -2069,14 +1810,7 @@ class SessionConfigBoolean(msgspec.Struct, kw_only=True, gc=False, tag_field="ty
     category: SessionConfigOptionCategory | None | UnsetType = UNSET
     """Optional semantic category for this option (UX only)."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -2090,13 +1824,7 @@ if TYPE_CHECKING:
 else:
     SessionConfigOption = Annotated[
         Union[SessionConfigSelect, SessionConfigBoolean],
-        UnionInfo(
-            "SessionConfigOption",
-            "type",
-            {"select": SessionConfigSelect, "boolean": SessionConfigBoolean},
-            (),
-            None,
-        ),
+        UnionInfo("SessionConfigOption", "type", (), None),
     ]
 """A session configuration option selector and its current state."""
 
@@ -2109,14 +1837,7 @@ class ConfigOptionUpdate(
     config_options: list[SessionConfigOption] = msgspec.field(name="configOptions")
     """The full set of configuration options and their current values."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "config_options": ON_ERROR | SKIP_INVALID,
@@ -2130,45 +1851,9 @@ class Content(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="con
     content: ContentBlock
     """The actual content block."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
-
-class ContentChunk(msgspec.Struct, kw_only=True, gc=False):
-    """A streamed item of content"""
-
-    content: ContentBlock
-    """A single item of content"""
-
-    message_id: MessageId | None | UnsetType = msgspec.field(default=UNSET, name="messageId")
-    """
-    A unique identifier for the message this chunk belongs to.
-
-    All chunks belonging to the same message share the same `messageId`.
-    A change in `messageId` indicates a new message has started.
-    """
-
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "message_id": ON_ERROR,
         "meta": ON_ERROR,
     }
 
@@ -2185,14 +1870,7 @@ class Cost(msgspec.Struct, kw_only=True, gc=False):
     unit such as "credits".
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2524,13 +2202,7 @@ if TYPE_CHECKING:
 else:
     MultiSelectItems = Annotated[
         Union[StringMultiSelectItems, tag_guard("type")],
-        UnionInfo(
-            "MultiSelectItems",
-            "type",
-            {"string": StringMultiSelectItems},
-            (TitledMultiSelectItems,),
-            UnknownMultiSelectItems,
-        ),
+        UnionInfo("MultiSelectItems", "type", (TitledMultiSelectItems,), UnknownMultiSelectItems),
     ]
 """Items for a multi-select (array) property schema."""
 
@@ -2635,19 +2307,7 @@ else:
             BooleanPropertySchema,
             MultiSelectPropertySchema,
         ],
-        UnionInfo(
-            "ElicitationPropertySchema",
-            "type",
-            {
-                "string": StringPropertySchema,
-                "number": NumberPropertySchema,
-                "integer": IntegerPropertySchema,
-                "boolean": BooleanPropertySchema,
-                "array": MultiSelectPropertySchema,
-            },
-            (),
-            UnknownElicitationPropertySchema,
-        ),
+        UnionInfo("ElicitationPropertySchema", "type", (), UnknownElicitationPropertySchema),
     ]
 """
 Property schema for elicitation form fields.
@@ -2846,13 +2506,7 @@ if TYPE_CHECKING:
 else:
     CreateElicitationRequest = Annotated[
         Union[ElicitationFormMode, ElicitationUrlMode],
-        UnionInfo(
-            "CreateElicitationRequest",
-            "mode",
-            {"form": ElicitationFormMode, "url": ElicitationUrlMode},
-            (),
-            UnknownCreateElicitationRequest,
-        ),
+        UnionInfo("CreateElicitationRequest", "mode", (), UnknownCreateElicitationRequest),
     ]
 """
 Request from the agent to elicit structured user input.
@@ -2863,50 +2517,7 @@ Elicitations are tied to a session (optionally a tool call) or a request.
 """
 
 
-if TYPE_CHECKING:
-    ElicitationContentValue: TypeAlias = Union[
-        str,
-        Annotated[int, Meta(ge=-9223372036854775808, le=9223372036854775807)],
-        float,
-        bool,
-        list[str],
-    ]
-else:
-    ElicitationContentValue = Union[
-        str,
-        Annotated[int, Meta(ge=-9223372036854775808, le=9223372036854775807)],
-        float,
-        bool,
-        list[str],
-    ]
-"""Allowed wire representations for `ElicitationContentValue`."""
-
-
-class ElicitationAcceptAction(
-    msgspec.Struct, kw_only=True, gc=False, tag_field="action", tag="accept"
-):
-    """The user accepted and provided content."""
-
-    content: dict[str, ElicitationContentValue] | None | UnsetType = UNSET
-    """The user-provided content, if any, as an object matching the requested schema."""
-
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
-
-class DeclineCreateElicitationResponse(
+class DeclineElicitationResponse(
     msgspec.Struct, kw_only=True, gc=False, tag_field="action", tag="decline"
 ):
     """The user declined the elicitation."""
@@ -2945,29 +2556,15 @@ class UnknownCreateElicitationResponse(OpenVariant):
 
 if TYPE_CHECKING:
     CreateElicitationResponse: TypeAlias = Union[
-        ElicitationAcceptAction,
-        DeclineCreateElicitationResponse,
-        CancelCreateElicitationResponse,
+        AcceptElicitationResponse,
+        DeclineElicitationResponse,
+        CancelElicitationResponse,
         UnknownCreateElicitationResponse,
     ]
 else:
     CreateElicitationResponse = Annotated[
-        Union[
-            ElicitationAcceptAction,
-            DeclineCreateElicitationResponse,
-            CancelCreateElicitationResponse,
-        ],
-        UnionInfo(
-            "CreateElicitationResponse",
-            "action",
-            {
-                "accept": ElicitationAcceptAction,
-                "decline": DeclineCreateElicitationResponse,
-                "cancel": CancelCreateElicitationResponse,
-            },
-            (),
-            UnknownCreateElicitationResponse,
-        ),
+        Union[AcceptElicitationResponse, DeclineElicitationResponse, CancelElicitationResponse],
+        UnionInfo("CreateElicitationResponse", "action", (), UnknownCreateElicitationResponse),
     ]
 """Response from the client to an elicitation request."""
 
@@ -2981,14 +2578,7 @@ class EnvVariable(msgspec.Struct, kw_only=True, gc=False):
     value: str
     """The value to set for the environment variable."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3027,14 +2617,7 @@ class CreateTerminalRequest(msgspec.Struct, kw_only=True, gc=False):
     specified limit.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "args": ON_NULL,
@@ -3053,14 +2636,7 @@ class CreateTerminalResponse(msgspec.Struct, kw_only=True, gc=False):
     terminal_id: TerminalId = msgspec.field(name="terminalId")
     """The unique identifier for the created terminal."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3083,14 +2659,7 @@ class CurrentModeUpdate(
     current_mode_id: SessionModeId = msgspec.field(name="currentModeId")
     """The ID of the current mode"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3107,14 +2676,7 @@ class DeleteSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     session_id: SessionId = msgspec.field(name="sessionId")
     """The ID of the session to delete."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3124,14 +2686,7 @@ class DeleteSessionRequest(msgspec.Struct, kw_only=True, gc=False):
 class DeleteSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response from deleting a session."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3150,53 +2705,11 @@ class Diff(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="diff")
     new_text: str = msgspec.field(name="newText")
     """The new content after modification."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "old_text": ON_ERROR,
         "meta": ON_ERROR,
-    }
-
-
-class ElicitationRequestScope(msgspec.Struct, kw_only=True, gc=False):
-    """
-    Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
-    (e.g., during auth/configuration phases before any session is started).
-    """
-
-    request_id: RequestId = msgspec.field(name="requestId")
-    """The request this elicitation is tied to."""
-
-
-class ElicitationSessionScope(msgspec.Struct, kw_only=True, gc=False):
-    """
-    Session-scoped elicitation, optionally tied to a specific tool call.
-
-    When `toolCallId` is set, the elicitation is tied to a specific tool call.
-    This is useful when an agent receives an elicitation from an MCP server
-    during a tool call and needs to redirect it to the user.
-    """
-
-    session_id: SessionId = msgspec.field(name="sessionId")
-    """The session this elicitation is tied to."""
-
-    tool_call_id: ToolCallId | None | UnsetType = msgspec.field(default=UNSET, name="toolCallId")
-    """
-    Optional tool call within the session.
-
-    Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
-    session without a specific tool call.
-    """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "tool_call_id": ON_ERROR,
     }
 
 
@@ -3320,14 +2833,7 @@ class HttpHeader(msgspec.Struct, kw_only=True, gc=False):
     value: str
     """The value to set for the HTTP header."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3361,14 +2867,7 @@ class Implementation(msgspec.Struct, kw_only=True, gc=False):
     for debugging or metrics purposes. (e.g. "1.0.0").
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
@@ -3413,14 +2912,7 @@ class InitializeRequest(msgspec.Struct, kw_only=True, gc=False):
     Note: in future versions of the protocol, this will be required.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "client_capabilities": ON_ERROR,
@@ -3469,14 +2961,7 @@ class InitializeResponse(msgspec.Struct, kw_only=True, gc=False):
     Note: in future versions of the protocol, this will be required.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "agent_capabilities": ON_ERROR,
@@ -3495,14 +2980,7 @@ class KillTerminalRequest(msgspec.Struct, kw_only=True, gc=False):
     terminal_id: TerminalId = msgspec.field(name="terminalId")
     """The ID of the terminal to kill."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3512,14 +2990,7 @@ class KillTerminalRequest(msgspec.Struct, kw_only=True, gc=False):
 class KillTerminalResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to `terminal/kill` method"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3539,14 +3010,7 @@ class ListSessionsRequest(msgspec.Struct, kw_only=True, gc=False):
     cursor: str | None | UnsetType = UNSET
     """Opaque cursor token from a previous response's nextCursor field for cursor-based pagination"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3579,14 +3043,7 @@ class SessionInfo(msgspec.Struct, kw_only=True, gc=False):
     updated_at: str | None | UnsetType = msgspec.field(default=UNSET, name="updatedAt")
     """ISO 8601 timestamp of last activity"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "additional_directories": ON_ERROR | SKIP_INVALID,
@@ -3608,14 +3065,7 @@ class ListSessionsResponse(msgspec.Struct, kw_only=True, gc=False):
     to fetch the next page. If absent, there are no more results.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "sessions": ON_ERROR | SKIP_INVALID,
@@ -3640,14 +3090,7 @@ class McpServerHttp(msgspec.Struct, kw_only=True, gc=False, tag_field="type", ta
     headers: list[HttpHeader]
     """HTTP headers to set when making requests to the MCP server."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "headers": ON_NULL,
@@ -3671,14 +3114,7 @@ class McpServerSse(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
     headers: list[HttpHeader]
     """HTTP headers to set when making requests to the MCP server."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "headers": ON_NULL,
@@ -3701,14 +3137,7 @@ class McpServerStdio(msgspec.Struct, kw_only=True, gc=False):
     env: list[EnvVariable]
     """Environment variables to set when launching the MCP server."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "args": ON_NULL,
@@ -3733,11 +3162,7 @@ else:
     McpServer = Annotated[
         Union[McpServerHttp, McpServerSse],
         UnionInfo(
-            "McpServer",
-            "type",
-            {"http": McpServerHttp, "sse": McpServerSse, "stdio": McpServerStdio},
-            (McpServerStdio,),
-            UnknownMcpServer,
+            "McpServer", "type", (McpServerStdio,), UnknownMcpServer, {"stdio": McpServerStdio}
         ),
     ]
 """
@@ -3780,14 +3205,7 @@ class LoadSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     session_id: SessionId = msgspec.field(name="sessionId")
     """The ID of the session to load."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "mcp_servers": ON_NULL,
@@ -3812,14 +3230,7 @@ class SessionMode(msgspec.Struct, kw_only=True, gc=False):
     description: str | None | UnsetType = UNSET
     """Optional human-readable details shown with this protocol object."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -3836,14 +3247,7 @@ class SessionModeState(msgspec.Struct, kw_only=True, gc=False):
     available_modes: list[SessionMode] = msgspec.field(name="availableModes")
     """The set of modes that the Agent can operate in"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "available_modes": ON_ERROR | SKIP_INVALID,
@@ -3866,14 +3270,7 @@ class LoadSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     )
     """Initial session configuration options if supported by the Agent."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "modes": ON_ERROR,
@@ -3889,14 +3286,7 @@ class LogoutRequest(msgspec.Struct, kw_only=True, gc=False):
     Terminates the current authenticated session.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3906,14 +3296,7 @@ class LogoutRequest(msgspec.Struct, kw_only=True, gc=False):
 class LogoutResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to the `logout` method."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3944,14 +3327,7 @@ class NewSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     mcp_servers: list[McpServer] = msgspec.field(name="mcpServers")
     """List of MCP (Model Context Protocol) servers the agent should connect to."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "additional_directories": ON_NULL,
@@ -3986,14 +3362,7 @@ class NewSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     )
     """Initial session configuration options if supported by the Agent."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "modes": ON_ERROR,
@@ -4085,14 +3454,7 @@ class PermissionOption(msgspec.Struct, kw_only=True, gc=False):
     kind: PermissionOptionKind
     """Hint about the nature of this permission option."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4151,14 +3513,7 @@ class PlanEntry(msgspec.Struct, kw_only=True, gc=False):
     status: PlanEntryStatus
     """Current execution status of this task."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4179,14 +3534,7 @@ class Plan(msgspec.Struct, kw_only=True, gc=False, tag_field="sessionUpdate", ta
     with their current status. The client replaces the entire plan with each update.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "entries": ON_ERROR | SKIP_INVALID,
@@ -4223,14 +3571,7 @@ class PromptRequest(msgspec.Struct, kw_only=True, gc=False):
     pieces of context from sources the agent may not have access to.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4275,14 +3616,7 @@ class PromptResponse(msgspec.Struct, kw_only=True, gc=False):
     stop_reason: StopReason = msgspec.field(name="stopReason")
     """Indicates why the agent stopped processing the turn."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4308,14 +3642,7 @@ class ReadTextFileRequest(msgspec.Struct, kw_only=True, gc=False):
     limit: Annotated[int, Meta(ge=0, le=4294967295)] | None | UnsetType = UNSET
     """Maximum number of lines to read."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4328,14 +3655,7 @@ class ReadTextFileResponse(msgspec.Struct, kw_only=True, gc=False):
     content: str
     """Content payload returned by this response."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4351,14 +3671,7 @@ class ReleaseTerminalRequest(msgspec.Struct, kw_only=True, gc=False):
     terminal_id: TerminalId = msgspec.field(name="terminalId")
     """The ID of the terminal to release."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4368,14 +3681,7 @@ class ReleaseTerminalRequest(msgspec.Struct, kw_only=True, gc=False):
 class ReleaseTerminalResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to terminal/release method"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4390,14 +3696,7 @@ class SelectedPermissionOutcome(
     option_id: PermissionOptionId = msgspec.field(name="optionId")
     """The ID of the option the user selected."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4406,18 +3705,12 @@ class SelectedPermissionOutcome(
 
 if TYPE_CHECKING:
     RequestPermissionOutcome: TypeAlias = Union[
-        CancelledRequestPermissionOutcome, SelectedPermissionOutcome
+        CancelledPermissionOutcome, SelectedPermissionOutcome
     ]
 else:
     RequestPermissionOutcome = Annotated[
-        Union[CancelledRequestPermissionOutcome, SelectedPermissionOutcome],
-        UnionInfo(
-            "RequestPermissionOutcome",
-            "outcome",
-            {"cancelled": CancelledRequestPermissionOutcome, "selected": SelectedPermissionOutcome},
-            (),
-            None,
-        ),
+        Union[CancelledPermissionOutcome, SelectedPermissionOutcome],
+        UnionInfo("RequestPermissionOutcome", "outcome", (), None),
     ]
 """The outcome of a permission request."""
 
@@ -4486,14 +3779,7 @@ class Terminal(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="te
     terminal_id: TerminalId = msgspec.field(name="terminalId")
     """Identifier of the terminal instance to embed in the content stream."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4504,14 +3790,7 @@ if TYPE_CHECKING:
     ToolCallContent: TypeAlias = Union[Content, Diff, Terminal]
 else:
     ToolCallContent = Annotated[
-        Union[Content, Diff, Terminal],
-        UnionInfo(
-            "ToolCallContent",
-            "type",
-            {"content": Content, "diff": Diff, "terminal": Terminal},
-            (),
-            None,
-        ),
+        Union[Content, Diff, Terminal], UnionInfo("ToolCallContent", "type", (), None)
     ]
 """
 Content produced by a tool call.
@@ -4539,14 +3818,7 @@ class ToolCallLocation(msgspec.Struct, kw_only=True, gc=False):
     line: Annotated[int, Meta(ge=0, le=4294967295)] | None | UnsetType = UNSET
     """Optional 1-based line number within the file."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "line": ON_ERROR,
@@ -4596,14 +3868,7 @@ class ToolCallUpdate(msgspec.Struct, kw_only=True, gc=False):
     raw_output: Any | UnsetType = msgspec.field(default=UNSET, name="rawOutput")
     """Update the raw output."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "kind": ON_ERROR,
@@ -4636,14 +3901,7 @@ class RequestPermissionRequest(msgspec.Struct, kw_only=True, gc=False):
     options: list[PermissionOption]
     """Available permission options for the user to choose from."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4656,14 +3914,7 @@ class RequestPermissionResponse(msgspec.Struct, kw_only=True, gc=False):
     outcome: RequestPermissionOutcome
     """The user's decision on the permission request."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4701,14 +3952,7 @@ class ResumeSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     mcp_servers: list[McpServer] | UnsetType = msgspec.field(default=UNSET, name="mcpServers")
     """List of MCP servers to connect to for this session."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "additional_directories": ON_NULL,
@@ -4732,14 +3976,7 @@ class ResumeSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     )
     """Initial session configuration options if supported by the Agent."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "modes": ON_ERROR,
@@ -4767,16 +4004,7 @@ class SessionInfoUpdate(
     Three-state patch field: UNSET leaves the value unchanged, None clears it.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-
-    Three-state patch field: UNSET leaves the value unchanged, None clears it.
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
@@ -4801,14 +4029,7 @@ class UserMessageChunk(
     A change in `messageId` indicates a new message has started.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "message_id": ON_ERROR,
@@ -4857,14 +4078,7 @@ class ToolCall(msgspec.Struct, kw_only=True, gc=False, tag_field="sessionUpdate"
     raw_output: Any | UnsetType = msgspec.field(default=UNSET, name="rawOutput")
     """Raw output returned by the tool."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "name": ON_ERROR,
@@ -4878,7 +4092,7 @@ class ToolCall(msgspec.Struct, kw_only=True, gc=False, tag_field="sessionUpdate"
     }
 
 
-class ToolCallUpdateSessionUpdate(
+class ToolCallProgress(
     msgspec.Struct, kw_only=True, gc=False, tag_field="sessionUpdate", tag="tool_call_update"
 ):
     """Update on the status or results of a tool call."""
@@ -4915,14 +4129,7 @@ class ToolCallUpdateSessionUpdate(
     raw_output: Any | UnsetType = msgspec.field(default=UNSET, name="rawOutput")
     """Update the raw output."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "kind": ON_ERROR,
@@ -4951,14 +4158,7 @@ class UsageUpdate(
     cost: Cost | None | UnsetType = UNSET
     """Cumulative session cost (optional)."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "cost": ON_ERROR,
@@ -4972,7 +4172,7 @@ if TYPE_CHECKING:
         AgentMessageChunk,
         AgentThoughtChunk,
         ToolCall,
-        ToolCallUpdateSessionUpdate,
+        ToolCallProgress,
         Plan,
         AvailableCommandsUpdate,
         CurrentModeUpdate,
@@ -4990,7 +4190,7 @@ else:
             AgentMessageChunk,
             AgentThoughtChunk,
             ToolCall,
-            ToolCallUpdateSessionUpdate,
+            ToolCallProgress,
             Plan,
             AvailableCommandsUpdate,
             CurrentModeUpdate,
@@ -5001,28 +4201,7 @@ else:
             CompactionUpdate,
             CompactionSummaryChunk,
         ],
-        UnionInfo(
-            "SessionUpdate",
-            "sessionUpdate",
-            {
-                "user_message_chunk": UserMessageChunk,
-                "agent_message_chunk": AgentMessageChunk,
-                "agent_thought_chunk": AgentThoughtChunk,
-                "tool_call": ToolCall,
-                "tool_call_update": ToolCallUpdateSessionUpdate,
-                "plan": Plan,
-                "available_commands_update": AvailableCommandsUpdate,
-                "current_mode_update": CurrentModeUpdate,
-                "config_option_update": ConfigOptionUpdate,
-                "session_info_update": SessionInfoUpdate,
-                "usage_update": UsageUpdate,
-                "notice": Notice,
-                "compaction_update": CompactionUpdate,
-                "compaction_summary_chunk": CompactionSummaryChunk,
-            },
-            (),
-            None,
-        ),
+        UnionInfo("SessionUpdate", "sessionUpdate", (), None),
     ]
 """
 Different types of updates that can be sent during session processing.
@@ -5048,14 +4227,7 @@ class SessionNotification(msgspec.Struct, kw_only=True, gc=False):
     update: SessionUpdate
     """The actual update content."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5080,14 +4252,7 @@ class ValueIdSetSessionConfigOptionRequest(msgspec.Struct, kw_only=True, gc=Fals
     config_id: SessionConfigId = msgspec.field(name="configId")
     """The ID of the configuration option to set."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5102,11 +4267,7 @@ else:
     SetSessionConfigOptionRequest = Annotated[
         Union[BooleanSetSessionConfigOptionRequest, tag_guard("type")],
         UnionInfo(
-            "SetSessionConfigOptionRequest",
-            "type",
-            {"boolean": BooleanSetSessionConfigOptionRequest},
-            (ValueIdSetSessionConfigOptionRequest,),
-            None,
+            "SetSessionConfigOptionRequest", "type", (ValueIdSetSessionConfigOptionRequest,), None
         ),
     ]
 """Request parameters for setting a session configuration option."""
@@ -5118,14 +4279,7 @@ class SetSessionConfigOptionResponse(msgspec.Struct, kw_only=True, gc=False):
     config_options: list[SessionConfigOption] = msgspec.field(name="configOptions")
     """The full set of configuration options and their current values."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "config_options": ON_ERROR | SKIP_INVALID,
@@ -5142,14 +4296,7 @@ class SetSessionModeRequest(msgspec.Struct, kw_only=True, gc=False):
     mode_id: SessionModeId = msgspec.field(name="modeId")
     """The ID of the mode to set."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5159,14 +4306,7 @@ class SetSessionModeRequest(msgspec.Struct, kw_only=True, gc=False):
 class SetSessionModeResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to `session/set_mode` method."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5184,14 +4324,7 @@ class TerminalExitStatus(msgspec.Struct, kw_only=True, gc=False):
     signal: str | None | UnsetType = UNSET
     """The signal that terminated the process (may be null if exited normally)."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "exit_code": ON_ERROR,
@@ -5209,14 +4342,7 @@ class TerminalOutputRequest(msgspec.Struct, kw_only=True, gc=False):
     terminal_id: TerminalId = msgspec.field(name="terminalId")
     """The ID of the terminal to get output from."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5237,14 +4363,7 @@ class TerminalOutputResponse(msgspec.Struct, kw_only=True, gc=False):
     )
     """Exit status if the command has completed."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "exit_status": ON_ERROR,
@@ -5261,14 +4380,7 @@ class WaitForTerminalExitRequest(msgspec.Struct, kw_only=True, gc=False):
     terminal_id: TerminalId = msgspec.field(name="terminalId")
     """The ID of the terminal to wait for."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5286,14 +4398,7 @@ class WaitForTerminalExitResponse(msgspec.Struct, kw_only=True, gc=False):
     signal: str | None | UnsetType = UNSET
     """The signal that terminated the process (may be null if exited normally)."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "exit_code": ON_ERROR,
@@ -5318,14 +4423,7 @@ class WriteTextFileRequest(msgspec.Struct, kw_only=True, gc=False):
     content: str
     """The text content to write to the file."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5335,14 +4433,7 @@ class WriteTextFileRequest(msgspec.Struct, kw_only=True, gc=False):
 class WriteTextFileResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to `fs/write_text_file`"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,

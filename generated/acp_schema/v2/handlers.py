@@ -13,7 +13,7 @@ per message on the send path).
 from collections.abc import Coroutine
 from typing import Any
 
-from acp_schema._support import Caller
+from acp_schema._runtime.messages import Caller
 
 from .methods import (
     AUTH_LOGIN,

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Final, Literal, Type
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from acp_schema._support import (
+from acp_schema._runtime.schema import (
     ON_ERROR,
     ON_NULL,
     SKIP_INVALID,
@@ -22,6 +22,7 @@ from acp_schema._support import (
 
 __all__ = [
     "AbsolutePath",
+    "AcceptElicitationResponse",
     "AddDiffChange",
     "AgentAuthCapabilities",
     "AgentCapabilities",
@@ -44,7 +45,7 @@ __all__ = [
     "BlobResourceContents",
     "BooleanPropertySchema",
     "BooleanSetSessionConfigOptionRequest",
-    "CancelCreateElicitationResponse",
+    "CancelElicitationResponse",
     "CancelRequestNotification",
     "CancelSessionNotification",
     "CancelTerminalRequest",
@@ -66,12 +67,11 @@ __all__ = [
     "ConfigOptionUpdate",
     "Content",
     "ContentBlock",
-    "ContentChunk",
     "CopyDiffChange",
     "Cost",
     "CreateElicitationRequest",
     "CreateElicitationResponse",
-    "DeclineCreateElicitationResponse",
+    "DeclineElicitationResponse",
     "DeleteDiffChange",
     "DeleteSessionRequest",
     "DeleteSessionResponse",
@@ -80,19 +80,14 @@ __all__ = [
     "DiffFileType",
     "DiffPatch",
     "DiffPatchFormat",
-    "DiffPathChange",
-    "DiffPathPairChange",
-    "ElicitationAcceptAction",
     "ElicitationCapabilities",
     "ElicitationContentValue",
     "ElicitationFormCapabilities",
     "ElicitationFormMode",
     "ElicitationId",
     "ElicitationPropertySchema",
-    "ElicitationRequestScope",
     "ElicitationSchema",
     "ElicitationSchemaType",
-    "ElicitationSessionScope",
     "ElicitationUrlCapabilities",
     "ElicitationUrlMode",
     "EmbeddedResource",
@@ -103,7 +98,6 @@ __all__ = [
     "ErrorCode",
     "ErrorCodeValues",
     "ErrorData",
-    "ErrorStopReason",
     "ExtNotification",
     "ExtRequest",
     "ExtResponse",
@@ -130,6 +124,7 @@ __all__ = [
     "McpStdioCapabilities",
     "MediaType",
     "MessageId",
+    "Metadata",
     "ModifyDiffChange",
     "MoveDiffChange",
     "MultiSelectItems",
@@ -163,12 +158,10 @@ __all__ = [
     "RequestPermissionRequest",
     "RequestPermissionResponse",
     "RequestPermissionSubject",
-    "RequiresActionStateUpdate",
     "ResourceLink",
     "ResumeSessionRequest",
     "ResumeSessionResponse",
     "Role",
-    "RunningStateUpdate",
     "SelectedPermissionOutcome",
     "SessionAdditionalDirectoriesCapabilities",
     "SessionCapabilities",
@@ -188,10 +181,10 @@ __all__ = [
     "SessionInfoUpdate",
     "SessionListCursor",
     "SessionNotFoundErrorData",
+    "SessionStateUpdate",
     "SessionUpdate",
     "SetSessionConfigOptionRequest",
     "SetSessionConfigOptionResponse",
-    "StateUpdate",
     "StringFormat",
     "StringMultiSelectItems",
     "StringPropertySchema",
@@ -216,9 +209,9 @@ __all__ = [
     "ToolCallId",
     "ToolCallLocation",
     "ToolCallPermissionSubject",
+    "ToolCallProgress",
     "ToolCallStatus",
     "ToolCallUpdate",
-    "ToolCallUpdateSessionUpdate",
     "ToolKind",
     "UnknownAuthMethod",
     "UnknownAvailableCommand",
@@ -247,6 +240,18 @@ __all__ = [
 ]
 
 
+Metadata: TypeAlias = dict[str, Any]
+"""
+The `_meta` object of the structs that have a `meta` field:
+
+The _meta property is reserved by ACP to allow clients and agents to attach additional
+metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+Implementations MUST NOT assign meaning to keys they do not recognize.
+
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
+"""
+
+
 AbsolutePath: TypeAlias = str
 """
 An absolute filesystem path used by the protocol.
@@ -254,6 +259,60 @@ An absolute filesystem path used by the protocol.
 Uses the native syntax of the machine the Agent runs on, such as `/home/user/project`,
 `C:\\Users\\user\\project`, or `\\\\server\\share\\project`. It is not a URI.
 """
+
+
+if TYPE_CHECKING:
+    ElicitationContentValue: TypeAlias = Union[
+        str,
+        Annotated[int, Meta(ge=-9223372036854775808, le=9223372036854775807)],
+        float,
+        bool,
+        list[str],
+        Any,
+    ]
+else:
+    ElicitationContentValue = Annotated[
+        Union[
+            str,
+            Annotated[int, Meta(ge=-9223372036854775808, le=9223372036854775807)],
+            float,
+            bool,
+            list[str],
+        ],
+        UnionInfo(
+            "ElicitationContentValue",
+            None,
+            (
+                str,
+                Annotated[int, Meta(ge=-9223372036854775808, le=9223372036854775807)],
+                float,
+                bool,
+                list[str],
+                Any,
+            ),
+            None,
+        ),
+    ]
+"""Allowed wire representations for `ElicitationContentValue`."""
+
+
+class AcceptElicitationResponse(
+    msgspec.Struct, kw_only=True, gc=False, tag_field="action", tag="accept"
+):
+    """The user accepted and provided content."""
+
+    content: dict[str, ElicitationContentValue] | None | UnsetType = UNSET
+    """
+    The user-provided content, if any, as an object matching the requested schema.
+
+    Omitted and `null` are equivalent and mean no content is provided.
+    """
+
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+
+    __acp_lenient__: ClassVar[dict[str, int]] = {
+        "meta": ON_ERROR,
+    }
 
 
 if TYPE_CHECKING:
@@ -297,14 +356,7 @@ class AddDiffChange(msgspec.Struct, kw_only=True, gc=False, tag_field="operation
     Omitted and `null` are equivalent and mean the MIME type is unknown.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "file_type": ON_ERROR,
@@ -322,14 +374,7 @@ class AgentAuthCapabilities(msgspec.Struct, kw_only=True, gc=False):
     `initialize` response.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -343,14 +388,7 @@ class PromptImageCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the agent supports image content in prompts.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -364,14 +402,7 @@ class PromptAudioCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the agent supports audio content in prompts.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -385,14 +416,7 @@ class PromptEmbeddedContextCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the agent supports embedded context in prompts.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -444,14 +468,7 @@ class PromptCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the agent supports embedded context in prompts.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "image": ON_ERROR,
@@ -468,14 +485,7 @@ class McpStdioCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the agent supports stdio MCP server transports.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -489,14 +499,7 @@ class McpHttpCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the agent supports HTTP MCP server transports.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -522,14 +525,7 @@ class McpCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the agent supports HTTP MCP server transports.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "stdio": ON_ERROR,
@@ -545,14 +541,7 @@ class SessionDeleteCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the agent supports deleting sessions from `session/list`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -569,14 +558,7 @@ class SessionAdditionalDirectoriesCapabilities(msgspec.Struct, kw_only=True, gc=
     complete ordered additional-root list associated with a listed session.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -637,14 +619,7 @@ class SessionCapabilities(msgspec.Struct, kw_only=True, gc=False):
     complete ordered additional-root list associated with a listed session.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "prompt": ON_ERROR,
@@ -686,14 +661,7 @@ class AgentCapabilities(msgspec.Struct, kw_only=True, gc=False):
     non-empty `authMethods` list in the `initialize` response.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "session": ON_ERROR,
@@ -752,14 +720,7 @@ class Annotations(msgspec.Struct, kw_only=True, gc=False):
     Omitted and `null` are equivalent and mean no priority is specified.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "audience": ON_ERROR | SKIP_INVALID,
@@ -788,14 +749,7 @@ class TextContent(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag=
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "annotations": ON_ERROR,
@@ -830,14 +784,7 @@ class ImageContent(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "uri": ON_ERROR,
@@ -866,14 +813,7 @@ class AudioContent(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "annotations": ON_ERROR,
@@ -929,14 +869,7 @@ class Icon(msgspec.Struct, kw_only=True, gc=False):
     Omitted and `null` are equivalent and mean the icon is not theme-specific.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "mime_type": ON_ERROR,
@@ -1001,14 +934,7 @@ class ResourceLink(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
@@ -1037,14 +963,7 @@ class TextResourceContents(msgspec.Struct, kw_only=True, gc=False):
     Omitted and `null` are equivalent and mean the MIME type is not specified.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "mime_type": ON_ERROR,
@@ -1068,14 +987,7 @@ class BlobResourceContents(msgspec.Struct, kw_only=True, gc=False):
     Omitted and `null` are equivalent and mean the MIME type is not specified.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "mime_type": ON_ERROR,
@@ -1091,7 +1003,6 @@ else:
         UnionInfo(
             "EmbeddedResourceResource",
             None,
-            {},
             (
                 TextResourceContents,
                 BlobResourceContents,
@@ -1121,14 +1032,7 @@ class EmbeddedResource(msgspec.Struct, kw_only=True, gc=False, tag_field="type",
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "annotations": ON_ERROR,
@@ -1161,19 +1065,7 @@ if TYPE_CHECKING:
 else:
     ContentBlock = Annotated[
         Union[TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource],
-        UnionInfo(
-            "ContentBlock",
-            "type",
-            {
-                "text": TextContent,
-                "image": ImageContent,
-                "audio": AudioContent,
-                "resource_link": ResourceLink,
-                "resource": EmbeddedResource,
-            },
-            (),
-            UnknownContentBlock,
-        ),
+        UnionInfo("ContentBlock", "type", (), UnknownContentBlock),
     ]
 """
 Content blocks represent displayable information in the Agent Client Protocol.
@@ -1348,14 +1240,7 @@ class EnvVariable(msgspec.Struct, kw_only=True, gc=False):
     value: str
     """The value to set for the environment variable."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1391,14 +1276,7 @@ class AuthMethodTerminal(msgspec.Struct, kw_only=True, gc=False, tag_field="type
     base launch configuration.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -1428,14 +1306,7 @@ class AuthMethodAgent(msgspec.Struct, kw_only=True, gc=False, tag_field="type", 
     Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -1464,13 +1335,7 @@ if TYPE_CHECKING:
 else:
     AuthMethod = Annotated[
         Union[AuthMethodTerminal, AuthMethodAgent],
-        UnionInfo(
-            "AuthMethod",
-            "type",
-            {"terminal": AuthMethodTerminal, "agent": AuthMethodAgent},
-            (),
-            UnknownAuthMethod,
-        ),
+        UnionInfo("AuthMethod", "type", (), UnknownAuthMethod),
     ]
 """
 Describes an available authentication method.
@@ -1485,14 +1350,7 @@ class TextCommandInput(msgspec.Struct, kw_only=True, gc=False, tag_field="type",
     hint: str
     """A hint to display when the input hasn't been provided yet"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1521,13 +1379,7 @@ if TYPE_CHECKING:
 else:
     AvailableCommandInput = Annotated[
         Union[TextCommandInput, tag_guard("type")],
-        UnionInfo(
-            "AvailableCommandInput",
-            "type",
-            {"text": TextCommandInput},
-            (),
-            UnknownAvailableCommandInput,
-        ),
+        UnionInfo("AvailableCommandInput", "type", (), UnknownAvailableCommandInput),
     ]
 """The input specification for a command."""
 
@@ -1552,14 +1404,7 @@ class Command(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="com
     Omitted and `null` are equivalent and mean the command takes no input.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "input": ON_ERROR,
@@ -1589,7 +1434,7 @@ if TYPE_CHECKING:
 else:
     AvailableCommand = Annotated[
         Union[Command, tag_guard("type")],
-        UnionInfo("AvailableCommand", "type", {"command": Command}, (), UnknownAvailableCommand),
+        UnionInfo("AvailableCommand", "type", (), UnknownAvailableCommand),
     ]
 """
 A command the agent advertises to the client.
@@ -1610,14 +1455,7 @@ class AvailableCommandsUpdate(
     available_commands: list[AvailableCommand] = msgspec.field(name="availableCommands")
     """Commands the agent can execute."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "available_commands": SKIP_INVALID,
@@ -1638,14 +1476,7 @@ class BackgroundTerminal(msgspec.Struct, kw_only=True, gc=False, tag_field="type
     terminal_id: TerminalId = msgspec.field(name="terminalId")
     """The ID of the listed terminal."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1666,14 +1497,7 @@ class BackgroundToolCall(msgspec.Struct, kw_only=True, gc=False, tag_field="type
     tool_call_id: ToolCallId = msgspec.field(name="toolCallId")
     """The ID of the listed tool call."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1700,13 +1524,7 @@ if TYPE_CHECKING:
 else:
     BackgroundWork = Annotated[
         Union[BackgroundTerminal, BackgroundToolCall],
-        UnionInfo(
-            "BackgroundWork",
-            "type",
-            {"terminal": BackgroundTerminal, "tool_call": BackgroundToolCall},
-            (),
-            UnknownBackgroundWork,
-        ),
+        UnionInfo("BackgroundWork", "type", (), UnknownBackgroundWork),
     ]
 """
 One piece of work running independently of the session's foreground work.
@@ -1746,14 +1564,7 @@ class BooleanPropertySchema(
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
@@ -1792,33 +1603,19 @@ class BooleanSetSessionConfigOptionRequest(
     config_id: SessionConfigId = msgspec.field(name="configId")
     """The ID of the configuration option to set."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
     }
 
 
-class CancelCreateElicitationResponse(
+class CancelElicitationResponse(
     msgspec.Struct, kw_only=True, gc=False, tag_field="action", tag="cancel"
 ):
     """The elicitation was cancelled."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1853,14 +1650,7 @@ class CancelRequestNotification(msgspec.Struct, kw_only=True, gc=False):
     Receivers match it only against requests they received from that sender.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1877,14 +1667,7 @@ class CancelSessionNotification(msgspec.Struct, kw_only=True, gc=False):
     session_id: SessionId = msgspec.field(name="sessionId")
     """The ID of the session to cancel operations for."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1914,14 +1697,7 @@ class CancelTerminalRequest(msgspec.Struct, kw_only=True, gc=False):
     terminal_id: TerminalId = msgspec.field(name="terminalId")
     """The ID of the terminal to cancel."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1931,14 +1707,7 @@ class CancelTerminalRequest(msgspec.Struct, kw_only=True, gc=False):
 class CancelTerminalResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response from cancelling a terminal."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1967,14 +1736,7 @@ class CancelToolCallRequest(msgspec.Struct, kw_only=True, gc=False):
     tool_call_id: ToolCallId = msgspec.field(name="toolCallId")
     """The ID of the tool call to cancel."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1984,14 +1746,7 @@ class CancelToolCallRequest(msgspec.Struct, kw_only=True, gc=False):
 class CancelToolCallResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response from cancelling a tool call."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2014,14 +1769,7 @@ class CancelledPermissionOutcome(
     See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#cancellation)
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2037,14 +1785,7 @@ class TerminalAuthCapabilities(msgspec.Struct, kw_only=True, gc=False):
     methods.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2070,14 +1811,7 @@ class ClientAuthCapabilities(msgspec.Struct, kw_only=True, gc=False):
     agent may include `terminal` entries in its authentication methods.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "terminal": ON_ERROR,
@@ -2092,14 +1826,7 @@ class ElicitationFormCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the client supports form-based elicitation.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2113,14 +1840,7 @@ class ElicitationUrlCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the client supports URL-based elicitation.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2146,14 +1866,7 @@ class ElicitationCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the client supports URL-based elicitation.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "form": ON_ERROR,
@@ -2191,14 +1904,7 @@ class ClientCapabilities(msgspec.Struct, kw_only=True, gc=False):
     elicitation support.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "auth": ON_ERROR,
@@ -2234,14 +1940,7 @@ class CloseSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     session_id: SessionId = msgspec.field(name="sessionId")
     """The ID of the session to close."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2251,14 +1950,7 @@ class CloseSessionRequest(msgspec.Struct, kw_only=True, gc=False):
 class CloseSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response from closing a session."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2282,14 +1974,7 @@ class CommandPermissionSubject(
     terminal_id: TerminalId | None | UnsetType = msgspec.field(default=UNSET, name="terminalId")
     """The associated terminal, when already known. Omitted and `null` are equivalent."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "tool_call_id": ON_ERROR,
@@ -2411,14 +2096,7 @@ class CompleteElicitationNotification(msgspec.Struct, kw_only=True, gc=False):
     elicitation_id: ElicitationId = msgspec.field(name="elicitationId")
     """The ID of the elicitation that completed."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2445,14 +2123,7 @@ class SessionConfigSelectOption(msgspec.Struct, kw_only=True, gc=False):
     Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -2476,14 +2147,7 @@ class SessionConfigSelectGroup(msgspec.Struct, kw_only=True, gc=False):
     options: Annotated[list[SessionConfigSelectOption], Meta(min_length=1)]
     """The set of option values in this group. MUST contain at least one value."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "options": ON_ERROR | SKIP_INVALID,
@@ -2502,7 +2166,6 @@ else:
         UnionInfo(
             "SessionConfigSelectOptions",
             None,
-            {},
             (
                 Annotated[list[SessionConfigSelectOption], Meta(min_length=1)],
                 Annotated[list[SessionConfigSelectGroup], Meta(min_length=1)],
@@ -2574,14 +2237,7 @@ class SessionConfigSelect(msgspec.Struct, kw_only=True, gc=False, tag_field="typ
     Omitted and `null` are equivalent and mean no category is provided.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -2616,14 +2272,7 @@ class SessionConfigBoolean(msgspec.Struct, kw_only=True, gc=False, tag_field="ty
     Omitted and `null` are equivalent and mean no category is provided.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -2655,13 +2304,7 @@ if TYPE_CHECKING:
 else:
     SessionConfigOption = Annotated[
         Union[SessionConfigSelect, SessionConfigBoolean],
-        UnionInfo(
-            "SessionConfigOption",
-            "type",
-            {"select": SessionConfigSelect, "boolean": SessionConfigBoolean},
-            (),
-            UnknownSessionConfigOption,
-        ),
+        UnionInfo("SessionConfigOption", "type", (), UnknownSessionConfigOption),
     ]
 """A session configuration option selector and its current state."""
 
@@ -2674,14 +2317,7 @@ class ConfigOptionUpdate(
     config_options: list[SessionConfigOption] = msgspec.field(name="configOptions")
     """The full set of configuration options and their current values."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "config_options": SKIP_INVALID,
@@ -2695,43 +2331,7 @@ class Content(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="con
     content: ContentBlock
     """The actual content block."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
-
-class ContentChunk(msgspec.Struct, kw_only=True, gc=False):
-    """A streamed item of message content."""
-
-    message_id: MessageId = msgspec.field(name="messageId")
-    """
-    A unique identifier for the message this chunk belongs to.
-
-    All chunks belonging to the same message share the same `messageId`.
-    Chunks for different messages can interleave.
-    """
-
-    content: ContentBlock
-    """A single item of content"""
-
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    This metadata is scoped to the chunk and does not patch stored metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2761,14 +2361,7 @@ class CopyDiffChange(msgspec.Struct, kw_only=True, gc=False, tag_field="operatio
     Omitted and `null` are equivalent and mean the MIME type is unknown.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "file_type": ON_ERROR,
@@ -2789,14 +2382,7 @@ class Cost(msgspec.Struct, kw_only=True, gc=False):
     unit such as "credits".
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2844,14 +2430,7 @@ class EnumOption(msgspec.Struct, kw_only=True, gc=False):
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -2933,14 +2512,7 @@ class StringPropertySchema(msgspec.Struct, kw_only=True, gc=False, tag_field="ty
     declared by `oneOf`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
@@ -2988,14 +2560,7 @@ class NumberPropertySchema(msgspec.Struct, kw_only=True, gc=False, tag_field="ty
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
@@ -3051,14 +2616,7 @@ class IntegerPropertySchema(
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
@@ -3076,14 +2634,7 @@ class StringMultiSelectItems(
     enum: Annotated[list[str], Meta(min_length=1)]
     """Allowed enum values. Must contain at least one value."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3096,14 +2647,7 @@ class TitledMultiSelectItems(msgspec.Struct, kw_only=True, gc=False):
     any_of: Annotated[list[EnumOption], Meta(min_length=1)] = msgspec.field(name="anyOf")
     """Titled enum options. Must contain at least one option."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3123,13 +2667,7 @@ if TYPE_CHECKING:
 else:
     MultiSelectItems = Annotated[
         Union[StringMultiSelectItems, tag_guard("type")],
-        UnionInfo(
-            "MultiSelectItems",
-            "type",
-            {"string": StringMultiSelectItems},
-            (TitledMultiSelectItems,),
-            UnknownMultiSelectItems,
-        ),
+        UnionInfo("MultiSelectItems", "type", (TitledMultiSelectItems,), UnknownMultiSelectItems),
     ]
 """Items for a multi-select (array) property schema."""
 
@@ -3181,14 +2719,7 @@ class MultiSelectPropertySchema(
     Optional. Omitted and `null` are equivalent and mean no default selections are provided.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
@@ -3232,19 +2763,7 @@ else:
             BooleanPropertySchema,
             MultiSelectPropertySchema,
         ],
-        UnionInfo(
-            "ElicitationPropertySchema",
-            "type",
-            {
-                "string": StringPropertySchema,
-                "number": NumberPropertySchema,
-                "integer": IntegerPropertySchema,
-                "boolean": BooleanPropertySchema,
-                "array": MultiSelectPropertySchema,
-            },
-            (),
-            UnknownElicitationPropertySchema,
-        ),
+        UnionInfo("ElicitationPropertySchema", "type", (), UnknownElicitationPropertySchema),
     ]
 """
 Property schema for elicitation form fields.
@@ -3290,14 +2809,7 @@ class ElicitationSchema(msgspec.Struct, kw_only=True, gc=False):
     Optional. Omitted and `null` are equivalent and mean no schema description is provided.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
@@ -3329,14 +2841,7 @@ class ElicitationFormMode(msgspec.Struct, kw_only=True, gc=False, tag_field="mod
     message: str
     """A human-readable message describing what input is needed."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "tool_call_id": ON_ERROR,
@@ -3381,14 +2886,7 @@ class ElicitationUrlMode(msgspec.Struct, kw_only=True, gc=False, tag_field="mode
     message: str
     """A human-readable message describing what input is needed."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "tool_call_id": ON_ERROR,
@@ -3430,13 +2928,7 @@ if TYPE_CHECKING:
 else:
     CreateElicitationRequest = Annotated[
         Union[ElicitationFormMode, ElicitationUrlMode],
-        UnionInfo(
-            "CreateElicitationRequest",
-            "mode",
-            {"form": ElicitationFormMode, "url": ElicitationUrlMode},
-            (),
-            UnknownCreateElicitationRequest,
-        ),
+        UnionInfo("CreateElicitationRequest", "mode", (), UnknownCreateElicitationRequest),
     ]
 """
 Request from the agent to elicit structured user input.
@@ -3459,81 +2951,12 @@ See protocol docs: [Elicitation](https://agentclientprotocol.com/protocol/v2/eli
 """
 
 
-if TYPE_CHECKING:
-    ElicitationContentValue: TypeAlias = Union[
-        str,
-        Annotated[int, Meta(ge=-9223372036854775808, le=9223372036854775807)],
-        float,
-        bool,
-        list[str],
-        Any,
-    ]
-else:
-    ElicitationContentValue = Annotated[
-        Union[
-            str,
-            Annotated[int, Meta(ge=-9223372036854775808, le=9223372036854775807)],
-            float,
-            bool,
-            list[str],
-        ],
-        UnionInfo(
-            "ElicitationContentValue",
-            None,
-            {},
-            (
-                str,
-                Annotated[int, Meta(ge=-9223372036854775808, le=9223372036854775807)],
-                float,
-                bool,
-                list[str],
-                Any,
-            ),
-            None,
-        ),
-    ]
-"""Allowed wire representations for `ElicitationContentValue`."""
-
-
-class ElicitationAcceptAction(
-    msgspec.Struct, kw_only=True, gc=False, tag_field="action", tag="accept"
-):
-    """The user accepted and provided content."""
-
-    content: dict[str, ElicitationContentValue] | None | UnsetType = UNSET
-    """
-    The user-provided content, if any, as an object matching the requested schema.
-
-    Omitted and `null` are equivalent and mean no content is provided.
-    """
-
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
-
-class DeclineCreateElicitationResponse(
+class DeclineElicitationResponse(
     msgspec.Struct, kw_only=True, gc=False, tag_field="action", tag="decline"
 ):
     """The user declined the elicitation."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3558,29 +2981,15 @@ class UnknownCreateElicitationResponse(OpenVariant):
 
 if TYPE_CHECKING:
     CreateElicitationResponse: TypeAlias = Union[
-        ElicitationAcceptAction,
-        DeclineCreateElicitationResponse,
-        CancelCreateElicitationResponse,
+        AcceptElicitationResponse,
+        DeclineElicitationResponse,
+        CancelElicitationResponse,
         UnknownCreateElicitationResponse,
     ]
 else:
     CreateElicitationResponse = Annotated[
-        Union[
-            ElicitationAcceptAction,
-            DeclineCreateElicitationResponse,
-            CancelCreateElicitationResponse,
-        ],
-        UnionInfo(
-            "CreateElicitationResponse",
-            "action",
-            {
-                "accept": ElicitationAcceptAction,
-                "decline": DeclineCreateElicitationResponse,
-                "cancel": CancelCreateElicitationResponse,
-            },
-            (),
-            UnknownCreateElicitationResponse,
-        ),
+        Union[AcceptElicitationResponse, DeclineElicitationResponse, CancelElicitationResponse],
+        UnionInfo("CreateElicitationResponse", "action", (), UnknownCreateElicitationResponse),
     ]
 """Response from the client to an elicitation request."""
 
@@ -3605,14 +3014,7 @@ class DeleteDiffChange(msgspec.Struct, kw_only=True, gc=False, tag_field="operat
     Omitted and `null` are equivalent and mean the MIME type is unknown.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "file_type": ON_ERROR,
@@ -3631,14 +3033,7 @@ class DeleteSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     session_id: SessionId = msgspec.field(name="sessionId")
     """The ID of the session to delete."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3648,14 +3043,7 @@ class DeleteSessionRequest(msgspec.Struct, kw_only=True, gc=False):
 class DeleteSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response from deleting a session."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3682,14 +3070,7 @@ class ModifyDiffChange(msgspec.Struct, kw_only=True, gc=False, tag_field="operat
     Omitted and `null` are equivalent and mean the MIME type is unknown.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "file_type": ON_ERROR,
@@ -3721,14 +3102,7 @@ class MoveDiffChange(msgspec.Struct, kw_only=True, gc=False, tag_field="operatio
     Omitted and `null` are equivalent and mean the MIME type is unknown.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "file_type": ON_ERROR,
@@ -3761,19 +3135,7 @@ if TYPE_CHECKING:
 else:
     DiffChange = Annotated[
         Union[AddDiffChange, DeleteDiffChange, ModifyDiffChange, MoveDiffChange, CopyDiffChange],
-        UnionInfo(
-            "DiffChange",
-            "operation",
-            {
-                "add": AddDiffChange,
-                "delete": DeleteDiffChange,
-                "modify": ModifyDiffChange,
-                "move": MoveDiffChange,
-                "copy": CopyDiffChange,
-            },
-            (),
-            UnknownDiffChange,
-        ),
+        UnionInfo("DiffChange", "operation", (), UnknownDiffChange),
     ]
 """
 One file-level change described by a `Diff`.
@@ -3813,14 +3175,7 @@ class DiffPatch(msgspec.Struct, kw_only=True, gc=False):
     text: str
     """Patch text in the format named by `format`."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3845,71 +3200,12 @@ class Diff(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="diff")
     equivalent and mean no renderable patch text was provided.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "changes": SKIP_INVALID,
         "patch": ON_ERROR,
         "meta": ON_ERROR,
-    }
-
-
-class DiffPathChange(msgspec.Struct, kw_only=True, gc=False):
-    """Operation metadata for add, delete, and modify changes."""
-
-    path: AbsolutePath
-    """Absolute path for the operation."""
-
-
-class DiffPathPairChange(msgspec.Struct, kw_only=True, gc=False):
-    """Operation metadata for move and copy changes."""
-
-    old_path: AbsolutePath = msgspec.field(name="oldPath")
-    """Absolute path before the operation."""
-
-    path: AbsolutePath
-    """Absolute path after the operation."""
-
-
-class ElicitationRequestScope(msgspec.Struct, kw_only=True, gc=False):
-    """
-    Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
-    (e.g., during auth/configuration phases before any session is started).
-    """
-
-    request_id: RequestId = msgspec.field(name="requestId")
-    """The pending Client-to-Agent request this elicitation is tied to."""
-
-
-class ElicitationSessionScope(msgspec.Struct, kw_only=True, gc=False):
-    """
-    Session-scoped elicitation, optionally tied to a specific tool call.
-
-    When `toolCallId` is set, the elicitation is tied to a specific tool call.
-    This is useful when an agent receives an elicitation from an MCP server
-    during a tool call and needs to redirect it to the user.
-    """
-
-    session_id: SessionId = msgspec.field(name="sessionId")
-    """The session this elicitation is tied to."""
-
-    tool_call_id: ToolCallId | None | UnsetType = msgspec.field(default=UNSET, name="toolCallId")
-    """
-    Optional tool call within the session.
-
-    Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
-    session without a specific tool call.
-    """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "tool_call_id": ON_ERROR,
     }
 
 
@@ -3988,14 +3284,7 @@ class UnsupportedProtocolVersionErrorData(msgspec.Struct, kw_only=True, gc=False
     supported: list[ProtocolVersion]
     """The protocol versions the Agent supports."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4013,14 +3302,7 @@ class SessionNotFoundErrorData(msgspec.Struct, kw_only=True, gc=False):
     session_id: SessionId = msgspec.field(name="sessionId")
     """The session ID from the request."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4035,7 +3317,6 @@ else:
         UnionInfo(
             "ErrorData",
             None,
-            {},
             (
                 UnsupportedProtocolVersionErrorData,
                 SessionNotFoundErrorData,
@@ -4084,51 +3365,6 @@ class Error(msgspec.Struct, kw_only=True, gc=False):
     }
 
 
-class ErrorStopReason(msgspec.Struct, kw_only=True, gc=False, tag_field="stopReason", tag="error"):
-    """
-    The active work ended because something failed.
-
-    This includes pre-insertion foreground work. A prompt failure before
-    insertion also requires an error response to `session/prompt`. After
-    insertion, the prompt's response remains successful.
-    """
-
-    error: Error | None | UnsetType = UNSET
-    """
-    The failure, as a JSON-RPC error object.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting failure details.
-    Agents SHOULD include it.
-    """
-
-    background: list[BackgroundWork] | None | UnsetType = UNSET
-    """
-    Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
-    """
-
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "error": ON_ERROR,
-        "background": ON_ERROR,
-        "meta": ON_ERROR,
-    }
-
-
 ExtNotification: TypeAlias = Any
 """
 Allows either side to send an arbitrary notification that is not part of the ACP spec.
@@ -4168,14 +3404,7 @@ class HttpHeader(msgspec.Struct, kw_only=True, gc=False):
     value: str
     """The value to set for the HTTP header."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4196,14 +3425,7 @@ class IdSetSessionConfigOptionRequest(
     config_id: SessionConfigId = msgspec.field(name="configId")
     """The ID of the configuration option to set."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4239,14 +3461,7 @@ class Implementation(msgspec.Struct, kw_only=True, gc=False):
     for debugging or metrics purposes. (e.g. "1.0.0").
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
@@ -4272,14 +3487,7 @@ class InitializeRequest(msgspec.Struct, kw_only=True, gc=False):
     capabilities: ClientCapabilities | UnsetType = UNSET
     """Capabilities supported by the client."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "capabilities": ON_ERROR,
@@ -4321,14 +3529,7 @@ class InitializeResponse(msgspec.Struct, kw_only=True, gc=False):
     the agent MUST support both `auth/login` and `auth/logout`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "capabilities": ON_ERROR,
@@ -4361,14 +3562,7 @@ class ListSessionsRequest(msgspec.Struct, kw_only=True, gc=False):
     Omitted and `null` are equivalent and mean the first page is requested.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4409,14 +3603,7 @@ class SessionInfo(msgspec.Struct, kw_only=True, gc=False):
     Omitted and `null` are equivalent and mean the last activity time is not reported.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "additional_directories": ON_NULL,
@@ -4441,14 +3628,7 @@ class ListSessionsResponse(msgspec.Struct, kw_only=True, gc=False):
     results. An empty string is a valid cursor, not the end of results.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "sessions": ON_ERROR | SKIP_INVALID,
@@ -4473,14 +3653,7 @@ class LoginAuthRequest(msgspec.Struct, kw_only=True, gc=False):
     Must be one of the methods advertised in the initialize response.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4490,14 +3663,7 @@ class LoginAuthRequest(msgspec.Struct, kw_only=True, gc=False):
 class LoginAuthResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to the `auth/login` method."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4515,14 +3681,7 @@ class LogoutAuthRequest(msgspec.Struct, kw_only=True, gc=False):
     when `authMethods` was omitted or empty.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4532,14 +3691,7 @@ class LogoutAuthRequest(msgspec.Struct, kw_only=True, gc=False):
 class LogoutAuthResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to the `auth/logout` method."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4565,14 +3717,7 @@ class McpServerHttp(msgspec.Struct, kw_only=True, gc=False, tag_field="type", ta
     defines are owned by the transport, and Agents use the transport's values for them.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "headers": ON_NULL,
@@ -4602,14 +3747,7 @@ class McpServerStdio(msgspec.Struct, kw_only=True, gc=False, tag_field="type", t
     Agents MAY reject duplicates with `-32602`, and otherwise the last entry wins.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "args": ON_NULL,
@@ -4639,14 +3777,7 @@ if TYPE_CHECKING:
     McpServer: TypeAlias = Union[McpServerHttp, McpServerStdio, UnknownMcpServer]
 else:
     McpServer = Annotated[
-        Union[McpServerHttp, McpServerStdio],
-        UnionInfo(
-            "McpServer",
-            "type",
-            {"http": McpServerHttp, "stdio": McpServerStdio},
-            (),
-            UnknownMcpServer,
-        ),
+        Union[McpServerHttp, McpServerStdio], UnionInfo("McpServer", "type", (), UnknownMcpServer)
     ]
 """
 Configuration for connecting to an MCP (Model Context Protocol) server.
@@ -4682,14 +3813,7 @@ class NewSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     mcp_servers: list[McpServer] | UnsetType = msgspec.field(default=UNSET, name="mcpServers")
     """List of MCP (Model Context Protocol) servers the agent should connect to."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "additional_directories": ON_NULL,
@@ -4738,14 +3862,7 @@ class NewSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     Later `available_commands_update` notifications replace this list.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "config_options": ON_ERROR | SKIP_INVALID,
@@ -4790,14 +3907,7 @@ class Notice(msgspec.Struct, kw_only=True, gc=False, tag_field="sessionUpdate", 
     Omitted and `null` are equivalent and mean no description was supplied.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -4844,14 +3954,7 @@ class PermissionOption(msgspec.Struct, kw_only=True, gc=False):
     kind: PermissionOptionKind
     """Hint about the nature of this permission option."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4920,14 +4023,7 @@ class PlanEntry(msgspec.Struct, kw_only=True, gc=False):
     status: PlanEntryStatus
     """Current execution status of this task."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4952,14 +4048,7 @@ class PlanItems(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="i
     with their current status. The client replaces that plan with each update.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "entries": SKIP_INVALID,
@@ -4989,7 +4078,7 @@ if TYPE_CHECKING:
 else:
     PlanUpdateContent = Annotated[
         Union[PlanItems, tag_guard("type")],
-        UnionInfo("PlanUpdateContent", "type", {"items": PlanItems}, (), UnknownPlanUpdateContent),
+        UnionInfo("PlanUpdateContent", "type", (), UnknownPlanUpdateContent),
     ]
 """Updated content for a plan."""
 
@@ -5005,14 +4094,7 @@ class PlanUpdate(
     plan: PlanUpdateContent
     """The updated plan content."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5051,14 +4133,7 @@ class PromptRequest(msgspec.Struct, kw_only=True, gc=False):
     inserting it.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5090,14 +4165,7 @@ class PromptResponse(msgspec.Struct, kw_only=True, gc=False):
     not required to retain it. If retained and replayed, the message keeps this identifier.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5107,14 +4175,7 @@ class PromptResponse(msgspec.Struct, kw_only=True, gc=False):
 class ReplayFromStart(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="start"):
     """Replay all retained conversation history from its first replayable entry."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5143,7 +4204,7 @@ if TYPE_CHECKING:
 else:
     ReplayFrom = Annotated[
         Union[ReplayFromStart, tag_guard("type")],
-        UnionInfo("ReplayFrom", "type", {"start": ReplayFromStart}, (), UnknownReplayFrom),
+        UnionInfo("ReplayFrom", "type", (), UnknownReplayFrom),
     ]
 """
 Inclusive cursor describing where replayed session history should begin.
@@ -5165,14 +4226,7 @@ class SelectedPermissionOutcome(
     option_id: PermissionOptionId = msgspec.field(name="optionId")
     """The ID of the option the user selected."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5203,13 +4257,7 @@ if TYPE_CHECKING:
 else:
     RequestPermissionOutcome = Annotated[
         Union[CancelledPermissionOutcome, SelectedPermissionOutcome],
-        UnionInfo(
-            "RequestPermissionOutcome",
-            "outcome",
-            {"cancelled": CancelledPermissionOutcome, "selected": SelectedPermissionOutcome},
-            (),
-            UnknownRequestPermissionOutcome,
-        ),
+        UnionInfo("RequestPermissionOutcome", "outcome", (), UnknownRequestPermissionOutcome),
     ]
 """The outcome of a permission request."""
 
@@ -5314,14 +4362,7 @@ class Terminal(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="te
     terminal_id: TerminalId = msgspec.field(name="terminalId")
     """The ID of the terminal to display."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5349,13 +4390,7 @@ if TYPE_CHECKING:
 else:
     ToolCallContent = Annotated[
         Union[Content, Diff, Terminal],
-        UnionInfo(
-            "ToolCallContent",
-            "type",
-            {"content": Content, "diff": Diff, "terminal": Terminal},
-            (),
-            UnknownToolCallContent,
-        ),
+        UnionInfo("ToolCallContent", "type", (), UnknownToolCallContent),
     ]
 """
 Content produced by a tool call.
@@ -5386,14 +4421,7 @@ class ToolCallLocation(msgspec.Struct, kw_only=True, gc=False):
     mean no specific line. `0` is invalid.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "line": ON_ERROR,
@@ -5408,14 +4436,7 @@ class ToolCallCancelCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5440,14 +4461,7 @@ class ToolCallCapabilities(msgspec.Struct, kw_only=True, gc=False):
     means supported. Agents SHOULD stop advertising it once the tool call reaches a final status.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "cancel": ON_ERROR,
@@ -5600,14 +4614,7 @@ class ToolCallPermissionSubject(
     `toolCallId` creates the tool call.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5638,13 +4645,7 @@ if TYPE_CHECKING:
 else:
     RequestPermissionSubject = Annotated[
         Union[ToolCallPermissionSubject, CommandPermissionSubject],
-        UnionInfo(
-            "RequestPermissionSubject",
-            "type",
-            {"tool_call": ToolCallPermissionSubject, "command": CommandPermissionSubject},
-            (),
-            UnknownRequestPermissionSubject,
-        ),
+        UnionInfo("RequestPermissionSubject", "type", (), UnknownRequestPermissionSubject),
     ]
 """The operation requiring permission."""
 
@@ -5691,14 +4692,7 @@ class RequestPermissionRequest(msgspec.Struct, kw_only=True, gc=False):
     Must contain at least one option.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -5712,55 +4706,9 @@ class RequestPermissionResponse(msgspec.Struct, kw_only=True, gc=False):
     outcome: RequestPermissionOutcome
     """The user's decision on the permission request."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
-
-class RequiresActionStateUpdate(msgspec.Struct, kw_only=True, gc=False):
-    """
-    The foreground workflow as a whole is blocked on user action.
-
-    Agents SHOULD report this state when foreground work cannot progress without
-    user action. Pending permissions or elicitations alone do not imply this
-    state if other foreground work can progress, or if the requests belong only
-    to independent background activity. Once reported, agents MUST report
-    `running` when progress resumes, or `idle` if the work ends without resuming.
-    Responding to one request does not itself imply `running`.
-    """
-
-    background: list[BackgroundWork] | None | UnsetType = UNSET
-    """
-    Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
-    """
-
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "background": ON_ERROR,
         "meta": ON_ERROR,
     }
 
@@ -5819,14 +4767,7 @@ class ResumeSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     or resuming without replay.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "additional_directories": ON_NULL,
@@ -5868,48 +4809,11 @@ class ResumeSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     Later `available_commands_update` notifications replace this list.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "config_options": ON_ERROR | SKIP_INVALID,
         "available_commands": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
-    }
-
-
-class RunningStateUpdate(msgspec.Struct, kw_only=True, gc=False):
-    """Foreground work is in progress."""
-
-    background: list[BackgroundWork] | None | UnsetType = UNSET
-    """
-    Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
-    """
-
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "background": ON_ERROR,
         "meta": ON_ERROR,
     }
 
@@ -5951,6 +4855,58 @@ class SessionInfoUpdate(
         "title": ON_ERROR,
         "updated_at": ON_ERROR,
         "meta": ON_ERROR,
+    }
+
+
+class SessionStateUpdate(
+    msgspec.Struct, kw_only=True, gc=False, tag_field="sessionUpdate", tag="state_update"
+):
+    """A snapshot of the session's aggregate foreground activity."""
+
+    state: OpenLiteral[Literal["running", "idle", "requires_action"]]
+
+    background: list[BackgroundWork] | None | UnsetType = UNSET
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
+    """
+
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+
+    stop_reason: (
+        OpenLiteral[
+            Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"]
+        ]
+        | None
+        | UnsetType
+    ) = msgspec.field(default=UNSET, name="stopReason")
+    """
+    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
+
+    Optional. Omitted and `null` are equivalent and mean the agent is not reporting a stop reason; a malformed value is treated the same way.
+
+    See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#stop-reasons)
+    """
+
+    error: Error | None | UnsetType = UNSET
+    """
+    The failure, as a JSON-RPC error object.
+
+    Optional. Omitted and `null` are equivalent and mean the agent is not reporting failure details.
+    Agents SHOULD include it.
+    """
+
+    __acp_lenient__: ClassVar[dict[str, int]] = {
+        "background": ON_ERROR,
+        "meta": ON_ERROR,
+        "stop_reason": ON_ERROR,
+        "error": ON_ERROR,
     }
 
 
@@ -6026,65 +4982,6 @@ class UserMessage(
     }
 
 
-class StateUpdate(
-    msgspec.Struct, kw_only=True, gc=False, tag_field="sessionUpdate", tag="state_update"
-):
-    """A snapshot of the session's aggregate foreground activity."""
-
-    state: OpenLiteral[Literal["running", "idle", "requires_action"]]
-
-    background: list[BackgroundWork] | None | UnsetType = UNSET
-    """
-    Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
-    """
-
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
-
-    stop_reason: (
-        OpenLiteral[
-            Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"]
-        ]
-        | None
-        | UnsetType
-    ) = msgspec.field(default=UNSET, name="stopReason")
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#stop-reasons)
-    """
-
-    error: Error | None | UnsetType = UNSET
-    """
-    The failure, as a JSON-RPC error object.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting failure details.
-    Agents SHOULD include it.
-    """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "background": ON_ERROR,
-        "meta": ON_ERROR,
-        "stop_reason": ON_ERROR,
-        "error": ON_ERROR,
-    }
-
-
 class ToolCallContentChunk(
     msgspec.Struct, kw_only=True, gc=False, tag_field="sessionUpdate", tag="tool_call_content_chunk"
 ):
@@ -6111,7 +5008,7 @@ class ToolCallContentChunk(
     }
 
 
-class ToolCallUpdateSessionUpdate(
+class ToolCallProgress(
     msgspec.Struct, kw_only=True, gc=False, tag_field="sessionUpdate", tag="tool_call_update"
 ):
     """A tool call has been created or updated."""
@@ -6235,14 +5132,7 @@ class TerminalOutput(msgspec.Struct, kw_only=True, gc=False):
     data: str
     """Base64-encoded replacement terminal output bytes."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6274,14 +5164,7 @@ class TerminalExitStatus(msgspec.Struct, kw_only=True, gc=False):
     platform-specific name. Omitted and `null` are equivalent.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "exit_code": ON_ERROR,
@@ -6299,14 +5182,7 @@ class TerminalSize(msgspec.Struct, kw_only=True, gc=False):
     rows: Annotated[int, Meta(ge=1, le=65535)]
     """Number of rows."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6320,14 +5196,7 @@ class TerminalCancelCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6352,14 +5221,7 @@ class TerminalCapabilities(msgspec.Struct, kw_only=True, gc=False):
     means supported. Agents SHOULD stop advertising it once the terminal reports `exitStatus`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "cancel": ON_ERROR,
@@ -6496,14 +5358,7 @@ class UsageUpdate(
     Three-state patch field: UNSET leaves the value unchanged, None clears it.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "cost": ON_ERROR,
@@ -6535,9 +5390,9 @@ if TYPE_CHECKING:
         AgentMessage,
         AgentThoughtChunk,
         AgentThought,
-        StateUpdate,
+        SessionStateUpdate,
         ToolCallContentChunk,
-        ToolCallUpdateSessionUpdate,
+        ToolCallProgress,
         TerminalUpdate,
         TerminalOutputChunk,
         PlanUpdate,
@@ -6559,9 +5414,9 @@ else:
             AgentMessage,
             AgentThoughtChunk,
             AgentThought,
-            StateUpdate,
+            SessionStateUpdate,
             ToolCallContentChunk,
-            ToolCallUpdateSessionUpdate,
+            ToolCallProgress,
             TerminalUpdate,
             TerminalOutputChunk,
             PlanUpdate,
@@ -6573,33 +5428,7 @@ else:
             CompactionUpdate,
             CompactionSummaryChunk,
         ],
-        UnionInfo(
-            "SessionUpdate",
-            "sessionUpdate",
-            {
-                "user_message_chunk": UserMessageChunk,
-                "user_message": UserMessage,
-                "agent_message_chunk": AgentMessageChunk,
-                "agent_message": AgentMessage,
-                "agent_thought_chunk": AgentThoughtChunk,
-                "agent_thought": AgentThought,
-                "state_update": StateUpdate,
-                "tool_call_content_chunk": ToolCallContentChunk,
-                "tool_call_update": ToolCallUpdateSessionUpdate,
-                "terminal_update": TerminalUpdate,
-                "terminal_output_chunk": TerminalOutputChunk,
-                "plan_update": PlanUpdate,
-                "available_commands_update": AvailableCommandsUpdate,
-                "config_option_update": ConfigOptionUpdate,
-                "session_info_update": SessionInfoUpdate,
-                "usage_update": UsageUpdate,
-                "notice": Notice,
-                "compaction_update": CompactionUpdate,
-                "compaction_summary_chunk": CompactionSummaryChunk,
-            },
-            (),
-            UnknownSessionUpdate,
-        ),
+        UnionInfo("SessionUpdate", "sessionUpdate", (), UnknownSessionUpdate),
     ]
 """
 Different types of updates that can be sent while a session exists.
@@ -6635,14 +5464,7 @@ else:
     SetSessionConfigOptionRequest = Annotated[
         Union[IdSetSessionConfigOptionRequest, BooleanSetSessionConfigOptionRequest],
         UnionInfo(
-            "SetSessionConfigOptionRequest",
-            "type",
-            {
-                "id": IdSetSessionConfigOptionRequest,
-                "boolean": BooleanSetSessionConfigOptionRequest,
-            },
-            (),
-            UnknownSetSessionConfigOptionRequest,
+            "SetSessionConfigOptionRequest", "type", (), UnknownSetSessionConfigOptionRequest
         ),
     ]
 """
@@ -6662,14 +5484,7 @@ class SetSessionConfigOptionResponse(msgspec.Struct, kw_only=True, gc=False):
     config_options: list[SessionConfigOption] = msgspec.field(name="configOptions")
     """The full set of configuration options and their current values."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "config_options": SKIP_INVALID,
@@ -6692,14 +5507,7 @@ class UpdateSessionNotification(msgspec.Struct, kw_only=True, gc=False):
     update: SessionUpdate
     """The actual update content."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,

@@ -44,10 +44,10 @@ async def main(command: list[str]) -> None:
                 match update:
                     case v2.AgentMessageChunk(content=v2.TextContent(text=text)):
                         print(f"agent: {text}")
-                    case v2.StateUpdate(state="idle", stop_reason=reason):
+                    case v2.SessionStateUpdate(state="idle", stop_reason=reason):
                         print(f"turn ended: {reason}")
                         break
-                    case v2.StateUpdate(state=state):
+                    case v2.SessionStateUpdate(state=state):
                         print(f"state: {state}")
         try:  # an error the agent answers with is raised as PeerError
             prompt.session_id = "no-such-session"

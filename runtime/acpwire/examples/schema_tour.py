@@ -40,11 +40,11 @@ V1_LINE = (
 
 def describe(update: object) -> str:
     match update:
-        case v2.StateUpdate(state=state, stop_reason=reason):
+        case v2.SessionStateUpdate(state=state, stop_reason=reason):
             return f"state -> {state}" + (f" ({reason})" if reason is not UNSET else "")
         case v2.AgentMessageChunk(content=v2.TextContent(text=text)):
             return f"agent says {text!r}"
-        case v2.ToolCallUpdateSessionUpdate(tool_call_id=call, title=title, status=status):
+        case v2.ToolCallProgress(tool_call_id=call, title=title, status=status):
             shown = "unchanged" if title is UNSET else ("cleared" if title is None else repr(title))
             return f"tool call {call}: status={status}, title {shown}"
         case OpenVariant():

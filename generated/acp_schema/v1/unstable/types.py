@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Final, Literal, Type
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from acp_schema._support import (
+from acp_schema._runtime.schema import (
     ON_ERROR,
     ON_NULL,
     SKIP_INVALID,
@@ -21,6 +21,7 @@ from acp_schema._support import (
 )
 
 __all__ = [
+    "AcceptElicitationResponse",
     "AgentAuthCapabilities",
     "AgentCapabilities",
     "AgentMessageChunk",
@@ -49,10 +50,10 @@ __all__ = [
     "BooleanConfigOptionCapabilities",
     "BooleanPropertySchema",
     "BooleanSetSessionConfigOptionRequest",
-    "CancelCreateElicitationResponse",
+    "CancelElicitationResponse",
     "CancelNotification",
     "CancelRequestNotification",
-    "CancelledRequestPermissionOutcome",
+    "CancelledPermissionOutcome",
     "ClientCapabilities",
     "ClientSessionCapabilities",
     "CloseSessionRequest",
@@ -66,30 +67,26 @@ __all__ = [
     "ConfigOptionUpdate",
     "Content",
     "ContentBlock",
-    "ContentChunk",
     "Cost",
     "CreateElicitationRequest",
     "CreateElicitationResponse",
     "CreateTerminalRequest",
     "CreateTerminalResponse",
     "CurrentModeUpdate",
-    "DeclineCreateElicitationResponse",
+    "DeclineElicitationResponse",
     "DeleteSessionRequest",
     "DeleteSessionResponse",
     "Diff",
     "DisableProviderRequest",
     "DisableProviderResponse",
-    "ElicitationAcceptAction",
     "ElicitationCapabilities",
     "ElicitationContentValue",
     "ElicitationFormCapabilities",
     "ElicitationFormMode",
     "ElicitationId",
     "ElicitationPropertySchema",
-    "ElicitationRequestScope",
     "ElicitationSchema",
     "ElicitationSchemaType",
-    "ElicitationSessionScope",
     "ElicitationUrlCapabilities",
     "ElicitationUrlMode",
     "EmbeddedResource",
@@ -100,7 +97,6 @@ __all__ = [
     "ErrorCode",
     "ErrorCodeValues",
     "ErrorMessageMcpResponse",
-    "ErrorStopReason",
     "ExtNotification",
     "ExtRequest",
     "ExtResponse",
@@ -141,6 +137,7 @@ __all__ = [
     "MessageMcpNotification",
     "MessageMcpRequest",
     "MessageMcpResponse",
+    "Metadata",
     "MultiSelectItems",
     "MultiSelectPropertySchema",
     "NewSessionRequest",
@@ -261,9 +258,9 @@ __all__ = [
     "ToolCallContent",
     "ToolCallId",
     "ToolCallLocation",
+    "ToolCallProgress",
     "ToolCallStatus",
     "ToolCallUpdate",
-    "ToolCallUpdateSessionUpdate",
     "ToolKind",
     "UnarchiveSessionRequest",
     "UnarchiveSessionResponse",
@@ -286,6 +283,61 @@ __all__ = [
 ]
 
 
+Metadata: TypeAlias = dict[str, Any]
+"""
+The `_meta` object of the structs that have a `meta` field:
+
+The _meta property is reserved by ACP to allow clients and agents to attach additional
+metadata to their interactions. Implementations MUST NOT make assumptions about values at
+these keys.
+
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+"""
+
+
+if TYPE_CHECKING:
+    ElicitationContentValue: TypeAlias = Union[
+        str,
+        Annotated[int, Meta(ge=-9223372036854775808, le=9223372036854775807)],
+        float,
+        bool,
+        list[str],
+    ]
+else:
+    ElicitationContentValue = Union[
+        str,
+        Annotated[int, Meta(ge=-9223372036854775808, le=9223372036854775807)],
+        float,
+        bool,
+        list[str],
+    ]
+"""Allowed wire representations for `ElicitationContentValue`."""
+
+
+class AcceptElicitationResponse(
+    msgspec.Struct, kw_only=True, gc=False, tag_field="action", tag="accept"
+):
+    """The user accepted and provided content."""
+
+    content: dict[str, ElicitationContentValue] | None | UnsetType = UNSET
+    """The user-provided content, if any, as an object matching the requested schema."""
+
+    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """
+    The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
+    """
+
+    __acp_lenient__: ClassVar[dict[str, int]] = {
+        "meta": ON_ERROR,
+    }
+
+
 class AuthStatusCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
     **UNSTABLE**
@@ -297,14 +349,7 @@ class AuthStatusCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the agent supports the `auth/status` method.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -318,14 +363,7 @@ class LogoutCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the agent supports the logout method.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -355,14 +393,7 @@ class AgentAuthCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the agent supports the logout method.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "status": ON_ERROR,
@@ -411,14 +442,7 @@ class PromptCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Schema default: `False` (applies when UNSET).
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "image": ON_ERROR,
@@ -456,14 +480,7 @@ class McpCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Schema default: `False` (applies when UNSET).
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "http": ON_ERROR,
@@ -480,14 +497,7 @@ class SessionListCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the agent supports listing sessions.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -501,14 +511,7 @@ class SessionDeleteCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the agent supports deleting sessions from `session/list`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -525,14 +528,7 @@ class SessionAdditionalDirectoriesCapabilities(msgspec.Struct, kw_only=True, gc=
     complete ordered additional-root list associated with a listed session.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -551,14 +547,7 @@ class SessionSystemPromptOverrideCapabilities(msgspec.Struct, kw_only=True, gc=F
     instructions with the client-provided system prompt.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -586,14 +575,7 @@ class SessionSystemPromptModeCapabilities(msgspec.Struct, kw_only=True, gc=False
     instructions with the client-provided system prompt.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "override": ON_ERROR,
@@ -620,14 +602,7 @@ class SessionSystemPromptCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Optional. Omitted or `null` both mean the agent supports only `append`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "mode": ON_ERROR,
@@ -646,14 +621,7 @@ class SessionForkCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the agent supports forking sessions.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -672,14 +640,7 @@ class SessionArchiveCapabilities(msgspec.Struct, kw_only=True, gc=False):
     `session/list`, and `SessionInfo.archived`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -697,14 +658,7 @@ class SessionStatusCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the agent supports checking session status.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -723,14 +677,7 @@ class SessionTitleCapabilities(msgspec.Struct, kw_only=True, gc=False):
     through `session/list` and `session_info_update` without this capability.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -744,14 +691,7 @@ class SessionResumeCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the agent supports resuming sessions.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -765,14 +705,7 @@ class SessionCloseCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the agent supports closing sessions.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -905,14 +838,7 @@ class SessionCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the agent supports closing sessions.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "list": ON_ERROR,
@@ -940,14 +866,7 @@ class ProvidersCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the agent supports provider configuration methods.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1009,14 +928,7 @@ class AgentCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the agent supports provider configuration methods.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "load_session": ON_ERROR,
@@ -1051,14 +963,7 @@ class Annotations(msgspec.Struct, kw_only=True, gc=False):
     priority: float | None | UnsetType = UNSET
     """Relative importance of this content when clients choose what to surface."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "audience": ON_ERROR | SKIP_INVALID,
@@ -1082,14 +987,7 @@ class TextContent(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag=
     text: str
     """Text payload carried by this content block."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "annotations": ON_ERROR,
@@ -1116,14 +1014,7 @@ class ImageContent(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
     uri: str | None | UnsetType = UNSET
     """URI associated with this resource or media payload."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "annotations": ON_ERROR,
@@ -1148,14 +1039,7 @@ class AudioContent(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
     mime_type: str = msgspec.field(name="mimeType")
     """MIME type describing the encoded media payload."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "annotations": ON_ERROR,
@@ -1193,14 +1077,7 @@ class ResourceLink(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
     uri: str
     """URI associated with this resource or media payload."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "annotations": ON_ERROR,
@@ -1224,14 +1101,7 @@ class TextResourceContents(msgspec.Struct, kw_only=True, gc=False):
     uri: str
     """URI associated with this resource or media payload."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "mime_type": ON_ERROR,
@@ -1251,14 +1121,7 @@ class BlobResourceContents(msgspec.Struct, kw_only=True, gc=False):
     uri: str
     """URI associated with this resource or media payload."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "mime_type": ON_ERROR,
@@ -1274,7 +1137,6 @@ else:
         UnionInfo(
             "EmbeddedResourceResource",
             None,
-            {},
             (
                 TextResourceContents,
                 BlobResourceContents,
@@ -1300,14 +1162,7 @@ class EmbeddedResource(msgspec.Struct, kw_only=True, gc=False, tag_field="type",
     resource: EmbeddedResourceResource
     """Embedded resource payload, either text or binary data."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "annotations": ON_ERROR,
@@ -1322,19 +1177,7 @@ if TYPE_CHECKING:
 else:
     ContentBlock = Annotated[
         Union[TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource],
-        UnionInfo(
-            "ContentBlock",
-            "type",
-            {
-                "text": TextContent,
-                "image": ImageContent,
-                "audio": AudioContent,
-                "resource_link": ResourceLink,
-                "resource": EmbeddedResource,
-            },
-            (),
-            None,
-        ),
+        UnionInfo("ContentBlock", "type", (), None),
     ]
 """
 Content blocks represent displayable information in the Agent Client Protocol.
@@ -1371,14 +1214,7 @@ class AgentMessageChunk(
     A change in `messageId` indicates a new message has started.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "message_id": ON_ERROR,
@@ -1402,14 +1238,7 @@ class AgentThoughtChunk(
     A change in `messageId` indicates a new message has started.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "message_id": ON_ERROR,
@@ -1447,14 +1276,7 @@ class ArchiveSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     session_id: SessionId = msgspec.field(name="sessionId")
     """The ID of the session to archive."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1470,14 +1292,7 @@ class ArchiveSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     Response from archiving a session.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1534,14 +1349,7 @@ class AuthAccount(msgspec.Struct, kw_only=True, gc=False):
     Optional. Omitted and `null` are equivalent and mean no organization is reported.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "active": ON_ERROR,
@@ -1572,14 +1380,7 @@ class AuthCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Schema default: `False` (applies when UNSET).
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "terminal": ON_ERROR,
@@ -1615,14 +1416,7 @@ class AuthMethodTerminal(msgspec.Struct, kw_only=True, gc=False, tag_field="type
     These values override same-named variables in the base launch configuration.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -1648,14 +1442,7 @@ class AuthMethodAgent(msgspec.Struct, kw_only=True, gc=False):
     description: str | None | UnsetType = UNSET
     """Optional human-readable description of this authentication method."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -1679,11 +1466,7 @@ else:
     AuthMethod = Annotated[
         Union[AuthMethodTerminal, tag_guard("type")],
         UnionInfo(
-            "AuthMethod",
-            "type",
-            {"terminal": AuthMethodTerminal, "agent": AuthMethodAgent},
-            (AuthMethodAgent,),
-            UnknownAuthMethod,
+            "AuthMethod", "type", (AuthMethodAgent,), UnknownAuthMethod, {"agent": AuthMethodAgent}
         ),
     ]
 """
@@ -1734,14 +1517,7 @@ class AuthStatusRequest(msgspec.Struct, kw_only=True, gc=False):
     whether authentication is required.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1774,14 +1550,7 @@ class AuthStatusResponse(msgspec.Struct, kw_only=True, gc=False):
     of them and mark the ones in effect with `active`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "accounts": ON_ERROR | SKIP_INVALID,
@@ -1819,14 +1588,7 @@ class AuthStatusUpdateNotification(msgspec.Struct, kw_only=True, gc=False):
     of them and mark the ones in effect with `active`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "accounts": ON_ERROR | SKIP_INVALID,
@@ -1847,14 +1609,7 @@ class AuthenticateRequest(msgspec.Struct, kw_only=True, gc=False):
     Must be one of the methods advertised in the initialize response.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1864,14 +1619,7 @@ class AuthenticateRequest(msgspec.Struct, kw_only=True, gc=False):
 class AuthenticateResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to the `authenticate` method."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1884,14 +1632,7 @@ class UnstructuredCommandInput(msgspec.Struct, kw_only=True, gc=False):
     hint: str
     """A hint to display when the input hasn't been provided yet"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1917,14 +1658,7 @@ class AvailableCommand(msgspec.Struct, kw_only=True, gc=False):
     input: AvailableCommandInput | None | UnsetType = UNSET
     """Input for the command if required"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "input": ON_ERROR,
@@ -1944,14 +1678,7 @@ class AvailableCommandsUpdate(
     available_commands: list[AvailableCommand] = msgspec.field(name="availableCommands")
     """Commands the agent can execute"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "available_commands": ON_ERROR | SKIP_INVALID,
@@ -1966,14 +1693,7 @@ class BooleanConfigOptionCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the client supports boolean session configuration options.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2043,21 +1763,14 @@ class BooleanSetSessionConfigOptionRequest(
     config_id: SessionConfigId = msgspec.field(name="configId")
     """The ID of the configuration option to set."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
     }
 
 
-class CancelCreateElicitationResponse(
+class CancelElicitationResponse(
     msgspec.Struct, kw_only=True, gc=False, tag_field="action", tag="cancel"
 ):
     """The elicitation was cancelled."""
@@ -2088,14 +1801,7 @@ class CancelNotification(msgspec.Struct, kw_only=True, gc=False):
     session_id: SessionId = msgspec.field(name="sessionId")
     """The ID of the session to cancel operations for."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2133,21 +1839,14 @@ class CancelRequestNotification(msgspec.Struct, kw_only=True, gc=False):
     request_id: RequestId = msgspec.field(name="requestId")
     """The ID of the request to cancel."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
     }
 
 
-class CancelledRequestPermissionOutcome(
+class CancelledPermissionOutcome(
     msgspec.Struct, kw_only=True, gc=False, tag_field="outcome", tag="cancelled"
 ):
     """
@@ -2182,14 +1881,7 @@ class FileSystemCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Schema default: `False` (applies when UNSET).
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "read_text_file": ON_ERROR,
@@ -2215,14 +1907,7 @@ class SessionConfigOptionsCapabilities(msgspec.Struct, kw_only=True, gc=False):
     requests with `type: "boolean"` and a boolean `value`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "boolean": ON_ERROR,
@@ -2261,14 +1946,7 @@ class ClientSessionCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the client can present notices to the user.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "compaction": ON_ERROR,
@@ -2313,14 +1991,7 @@ class PlanCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Capabilities for receiving `plan_update` and `plan_removed` session updates.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2487,14 +2158,7 @@ class ClientCapabilities(msgspec.Struct, kw_only=True, gc=False):
     elicitation support.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "fs": ON_ERROR,
@@ -2522,14 +2186,7 @@ class CloseSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     session_id: SessionId = msgspec.field(name="sessionId")
     """The ID of the session to close."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2539,14 +2196,7 @@ class CloseSessionRequest(msgspec.Struct, kw_only=True, gc=False):
 class CloseSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response from closing a session."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2690,14 +2340,7 @@ class SessionConfigSelectOption(msgspec.Struct, kw_only=True, gc=False):
     description: str | None | UnsetType = UNSET
     """Optional description for this option value."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -2721,14 +2364,7 @@ class SessionConfigSelectGroup(msgspec.Struct, kw_only=True, gc=False):
     options: list[SessionConfigSelectOption]
     """The set of option values in this group."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "options": ON_ERROR | SKIP_INVALID,
@@ -2746,7 +2382,6 @@ else:
         UnionInfo(
             "SessionConfigSelectOptions",
             None,
-            {},
             (
                 list[SessionConfigSelectOption],
                 list[SessionConfigSelectGroup],
@@ -2807,14 +2442,7 @@ class SessionConfigSelect(msgspec.Struct, kw_only=True, gc=False, tag_field="typ
     category: SessionConfigOptionCategory | None | UnsetType = UNSET
     """Optional semantic category for this option (UX only)."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -2841,14 +2469,7 @@ class SessionConfigBoolean(msgspec.Struct, kw_only=True, gc=False, tag_field="ty
     category: SessionConfigOptionCategory | None | UnsetType = UNSET
     """Optional semantic category for this option (UX only)."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -2862,13 +2483,7 @@ if TYPE_CHECKING:
 else:
     SessionConfigOption = Annotated[
         Union[SessionConfigSelect, SessionConfigBoolean],
-        UnionInfo(
-            "SessionConfigOption",
-            "type",
-            {"select": SessionConfigSelect, "boolean": SessionConfigBoolean},
-            (),
-            None,
-        ),
+        UnionInfo("SessionConfigOption", "type", (), None),
     ]
 """A session configuration option selector and its current state."""
 
@@ -2881,14 +2496,7 @@ class ConfigOptionUpdate(
     config_options: list[SessionConfigOption] = msgspec.field(name="configOptions")
     """The full set of configuration options and their current values."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "config_options": ON_ERROR | SKIP_INVALID,
@@ -2902,45 +2510,9 @@ class Content(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="con
     content: ContentBlock
     """The actual content block."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
-
-class ContentChunk(msgspec.Struct, kw_only=True, gc=False):
-    """A streamed item of content"""
-
-    content: ContentBlock
-    """A single item of content"""
-
-    message_id: MessageId | None | UnsetType = msgspec.field(default=UNSET, name="messageId")
-    """
-    A unique identifier for the message this chunk belongs to.
-
-    All chunks belonging to the same message share the same `messageId`.
-    A change in `messageId` indicates a new message has started.
-    """
-
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "message_id": ON_ERROR,
         "meta": ON_ERROR,
     }
 
@@ -2957,14 +2529,7 @@ class Cost(msgspec.Struct, kw_only=True, gc=False):
     unit such as "credits".
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3296,13 +2861,7 @@ if TYPE_CHECKING:
 else:
     MultiSelectItems = Annotated[
         Union[StringMultiSelectItems, tag_guard("type")],
-        UnionInfo(
-            "MultiSelectItems",
-            "type",
-            {"string": StringMultiSelectItems},
-            (TitledMultiSelectItems,),
-            UnknownMultiSelectItems,
-        ),
+        UnionInfo("MultiSelectItems", "type", (TitledMultiSelectItems,), UnknownMultiSelectItems),
     ]
 """Items for a multi-select (array) property schema."""
 
@@ -3407,19 +2966,7 @@ else:
             BooleanPropertySchema,
             MultiSelectPropertySchema,
         ],
-        UnionInfo(
-            "ElicitationPropertySchema",
-            "type",
-            {
-                "string": StringPropertySchema,
-                "number": NumberPropertySchema,
-                "integer": IntegerPropertySchema,
-                "boolean": BooleanPropertySchema,
-                "array": MultiSelectPropertySchema,
-            },
-            (),
-            UnknownElicitationPropertySchema,
-        ),
+        UnionInfo("ElicitationPropertySchema", "type", (), UnknownElicitationPropertySchema),
     ]
 """
 Property schema for elicitation form fields.
@@ -3618,13 +3165,7 @@ if TYPE_CHECKING:
 else:
     CreateElicitationRequest = Annotated[
         Union[ElicitationFormMode, ElicitationUrlMode],
-        UnionInfo(
-            "CreateElicitationRequest",
-            "mode",
-            {"form": ElicitationFormMode, "url": ElicitationUrlMode},
-            (),
-            UnknownCreateElicitationRequest,
-        ),
+        UnionInfo("CreateElicitationRequest", "mode", (), UnknownCreateElicitationRequest),
     ]
 """
 Request from the agent to elicit structured user input.
@@ -3635,50 +3176,7 @@ Elicitations are tied to a session (optionally a tool call) or a request.
 """
 
 
-if TYPE_CHECKING:
-    ElicitationContentValue: TypeAlias = Union[
-        str,
-        Annotated[int, Meta(ge=-9223372036854775808, le=9223372036854775807)],
-        float,
-        bool,
-        list[str],
-    ]
-else:
-    ElicitationContentValue = Union[
-        str,
-        Annotated[int, Meta(ge=-9223372036854775808, le=9223372036854775807)],
-        float,
-        bool,
-        list[str],
-    ]
-"""Allowed wire representations for `ElicitationContentValue`."""
-
-
-class ElicitationAcceptAction(
-    msgspec.Struct, kw_only=True, gc=False, tag_field="action", tag="accept"
-):
-    """The user accepted and provided content."""
-
-    content: dict[str, ElicitationContentValue] | None | UnsetType = UNSET
-    """The user-provided content, if any, as an object matching the requested schema."""
-
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    Optional. Omitted and `null` are equivalent and mean no metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
-
-class DeclineCreateElicitationResponse(
+class DeclineElicitationResponse(
     msgspec.Struct, kw_only=True, gc=False, tag_field="action", tag="decline"
 ):
     """The user declined the elicitation."""
@@ -3717,29 +3215,15 @@ class UnknownCreateElicitationResponse(OpenVariant):
 
 if TYPE_CHECKING:
     CreateElicitationResponse: TypeAlias = Union[
-        ElicitationAcceptAction,
-        DeclineCreateElicitationResponse,
-        CancelCreateElicitationResponse,
+        AcceptElicitationResponse,
+        DeclineElicitationResponse,
+        CancelElicitationResponse,
         UnknownCreateElicitationResponse,
     ]
 else:
     CreateElicitationResponse = Annotated[
-        Union[
-            ElicitationAcceptAction,
-            DeclineCreateElicitationResponse,
-            CancelCreateElicitationResponse,
-        ],
-        UnionInfo(
-            "CreateElicitationResponse",
-            "action",
-            {
-                "accept": ElicitationAcceptAction,
-                "decline": DeclineCreateElicitationResponse,
-                "cancel": CancelCreateElicitationResponse,
-            },
-            (),
-            UnknownCreateElicitationResponse,
-        ),
+        Union[AcceptElicitationResponse, DeclineElicitationResponse, CancelElicitationResponse],
+        UnionInfo("CreateElicitationResponse", "action", (), UnknownCreateElicitationResponse),
     ]
 """Response from the client to an elicitation request."""
 
@@ -3753,14 +3237,7 @@ class EnvVariable(msgspec.Struct, kw_only=True, gc=False):
     value: str
     """The value to set for the environment variable."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3799,14 +3276,7 @@ class CreateTerminalRequest(msgspec.Struct, kw_only=True, gc=False):
     specified limit.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "args": ON_NULL,
@@ -3825,14 +3295,7 @@ class CreateTerminalResponse(msgspec.Struct, kw_only=True, gc=False):
     terminal_id: TerminalId = msgspec.field(name="terminalId")
     """The unique identifier for the created terminal."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3855,14 +3318,7 @@ class CurrentModeUpdate(
     current_mode_id: SessionModeId = msgspec.field(name="currentModeId")
     """The ID of the current mode"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3879,14 +3335,7 @@ class DeleteSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     session_id: SessionId = msgspec.field(name="sessionId")
     """The ID of the session to delete."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3896,14 +3345,7 @@ class DeleteSessionRequest(msgspec.Struct, kw_only=True, gc=False):
 class DeleteSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response from deleting a session."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3922,14 +3364,7 @@ class Diff(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="diff")
     new_text: str = msgspec.field(name="newText")
     """The new content after modification."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "old_text": ON_ERROR,
@@ -3959,14 +3394,7 @@ class DisableProviderRequest(msgspec.Struct, kw_only=True, gc=False):
     provider_id: ProviderId = msgspec.field(name="providerId")
     """Provider ID to disable."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3982,52 +3410,10 @@ class DisableProviderResponse(msgspec.Struct, kw_only=True, gc=False):
     Response to `providers/disable`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
-    }
-
-
-class ElicitationRequestScope(msgspec.Struct, kw_only=True, gc=False):
-    """
-    Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
-    (e.g., during auth/configuration phases before any session is started).
-    """
-
-    request_id: RequestId = msgspec.field(name="requestId")
-    """The request this elicitation is tied to."""
-
-
-class ElicitationSessionScope(msgspec.Struct, kw_only=True, gc=False):
-    """
-    Session-scoped elicitation, optionally tied to a specific tool call.
-
-    When `toolCallId` is set, the elicitation is tied to a specific tool call.
-    This is useful when an agent receives an elicitation from an MCP server
-    during a tool call and needs to redirect it to the user.
-    """
-
-    session_id: SessionId = msgspec.field(name="sessionId")
-    """The session this elicitation is tied to."""
-
-    tool_call_id: ToolCallId | None | UnsetType = msgspec.field(default=UNSET, name="toolCallId")
-    """
-    Optional tool call within the session.
-
-    Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
-    session without a specific tool call.
-    """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "tool_call_id": ON_ERROR,
     }
 
 
@@ -4146,28 +3532,6 @@ class ErrorMessageMcpResponse(msgspec.Struct, kw_only=True, gc=False):
     }
 
 
-class ErrorStopReason(msgspec.Struct, kw_only=True, gc=False):
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Details of a failure that ended a child's foreground work.
-    """
-
-    error: Error | None | UnsetType = UNSET
-    """
-    The failure, as a JSON-RPC error object.
-
-    Optional. Omitted or `null` both mean the agent is not reporting failure details.
-    Agents SHOULD include it.
-    """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "error": ON_ERROR,
-    }
-
-
 ExtNotification: TypeAlias = Any
 """
 Allows either side to send an arbitrary notification that is not part of the ACP spec.
@@ -4207,14 +3571,7 @@ class HttpHeader(msgspec.Struct, kw_only=True, gc=False):
     value: str
     """The value to set for the HTTP header."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4237,14 +3594,7 @@ class McpServerHttp(msgspec.Struct, kw_only=True, gc=False, tag_field="type", ta
     headers: list[HttpHeader]
     """HTTP headers to set when making requests to the MCP server."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "headers": ON_NULL,
@@ -4268,14 +3618,7 @@ class McpServerSse(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
     headers: list[HttpHeader]
     """HTTP headers to set when making requests to the MCP server."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "headers": ON_NULL,
@@ -4319,14 +3662,7 @@ class McpServerAcp(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
     on the same ACP connection.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4348,14 +3684,7 @@ class McpServerStdio(msgspec.Struct, kw_only=True, gc=False):
     env: list[EnvVariable]
     """Environment variables to set when launching the MCP server."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "args": ON_NULL,
@@ -4382,16 +3711,7 @@ else:
     McpServer = Annotated[
         Union[McpServerHttp, McpServerSse, McpServerAcp],
         UnionInfo(
-            "McpServer",
-            "type",
-            {
-                "http": McpServerHttp,
-                "sse": McpServerSse,
-                "acp": McpServerAcp,
-                "stdio": McpServerStdio,
-            },
-            (McpServerStdio,),
-            UnknownMcpServer,
+            "McpServer", "type", (McpServerStdio,), UnknownMcpServer, {"stdio": McpServerStdio}
         ),
     ]
 """
@@ -4473,14 +3793,7 @@ class SystemPrompt(msgspec.Struct, kw_only=True, gc=False):
     `-32602` without creating, loading, resuming, or forking the session.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4538,14 +3851,7 @@ class ForkSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     for the source session.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "additional_directories": ON_NULL,
@@ -4570,14 +3876,7 @@ class SessionMode(msgspec.Struct, kw_only=True, gc=False):
     description: str | None | UnsetType = UNSET
     """Optional human-readable details shown with this protocol object."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -4594,14 +3893,7 @@ class SessionModeState(msgspec.Struct, kw_only=True, gc=False):
     available_modes: list[SessionMode] = msgspec.field(name="availableModes")
     """The set of modes that the Agent can operate in"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "available_modes": ON_ERROR | SKIP_INVALID,
@@ -4633,14 +3925,7 @@ class ForkSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     )
     """Initial session configuration options if supported by the Agent."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "modes": ON_ERROR,
@@ -4682,14 +3967,7 @@ class Usage(msgspec.Struct, kw_only=True, gc=False):
     )
     """Total cache write tokens."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "thought_tokens": ON_ERROR,
@@ -4774,14 +4052,7 @@ class Implementation(msgspec.Struct, kw_only=True, gc=False):
     for debugging or metrics purposes. (e.g. "1.0.0").
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
@@ -4826,14 +4097,7 @@ class InitializeRequest(msgspec.Struct, kw_only=True, gc=False):
     Note: in future versions of the protocol, this will be required.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "client_capabilities": ON_ERROR,
@@ -4902,14 +4166,7 @@ class InitializeResponse(msgspec.Struct, kw_only=True, gc=False):
     Note: in future versions of the protocol, this will be required.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "agent_capabilities": ON_ERROR,
@@ -4942,14 +4199,7 @@ class KillTerminalRequest(msgspec.Struct, kw_only=True, gc=False):
     terminal_id: TerminalId = msgspec.field(name="terminalId")
     """The ID of the terminal to kill."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4959,14 +4209,7 @@ class KillTerminalRequest(msgspec.Struct, kw_only=True, gc=False):
 class KillTerminalResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to `terminal/kill` method"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4982,14 +4225,7 @@ class ListProvidersRequest(msgspec.Struct, kw_only=True, gc=False):
     Request parameters for `providers/list`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5041,14 +4277,7 @@ class ProviderCurrentConfig(msgspec.Struct, kw_only=True, gc=False):
     base_url: str = msgspec.field(name="baseUrl")
     """Base URL currently used by this provider."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5082,14 +4311,7 @@ class ProviderInfo(msgspec.Struct, kw_only=True, gc=False):
     Null or omitted means provider is disabled.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "supported": ON_ERROR | SKIP_INVALID,
@@ -5109,14 +4331,7 @@ class ListProvidersResponse(msgspec.Struct, kw_only=True, gc=False):
     providers: list[ProviderInfo]
     """Configurable providers with current routing info suitable for UI display."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5171,14 +4386,7 @@ class ListSessionsRequest(msgspec.Struct, kw_only=True, gc=False):
     applies before pagination. Clients keep the same value when following `nextCursor`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5223,14 +4431,7 @@ class SessionInfo(msgspec.Struct, kw_only=True, gc=False):
     Agents that advertise the `sessionCapabilities.archive` capability MUST include it on every listed session.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "additional_directories": ON_ERROR | SKIP_INVALID,
@@ -5253,14 +4454,7 @@ class ListSessionsResponse(msgspec.Struct, kw_only=True, gc=False):
     to fetch the next page. If absent, there are no more results.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "sessions": ON_ERROR | SKIP_INVALID,
@@ -5316,14 +4510,7 @@ class LoadSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     when the session was created.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "mcp_servers": ON_NULL,
@@ -5347,14 +4534,7 @@ class LoadSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     )
     """Initial session configuration options if supported by the Agent."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "modes": ON_ERROR,
@@ -5370,14 +4550,7 @@ class LogoutRequest(msgspec.Struct, kw_only=True, gc=False):
     Terminates the current authenticated session.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5387,14 +4560,7 @@ class LogoutRequest(msgspec.Struct, kw_only=True, gc=False):
 class LogoutResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to the `logout` method."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5442,14 +4608,7 @@ class MessageMcpNotification(msgspec.Struct, kw_only=True, gc=False):
     If omitted or set to `null`, the inner MCP message has no params.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5481,14 +4640,7 @@ class MessageMcpRequest(msgspec.Struct, kw_only=True, gc=False):
     If omitted or set to `null`, the inner MCP message has no params.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5517,7 +4669,6 @@ else:
         UnionInfo(
             "MessageMcpResponse",
             None,
-            {},
             (
                 ResultMessageMcpResponse,
                 ErrorMessageMcpResponse,
@@ -5578,14 +4729,7 @@ class NewSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     advertises `sessionCapabilities.systemPrompt`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "additional_directories": ON_NULL,
@@ -5620,14 +4764,7 @@ class NewSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     )
     """Initial session configuration options if supported by the Agent."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "modes": ON_ERROR,
@@ -5719,14 +4856,7 @@ class PermissionOption(msgspec.Struct, kw_only=True, gc=False):
     kind: PermissionOptionKind
     """Hint about the nature of this permission option."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5785,14 +4915,7 @@ class PlanEntry(msgspec.Struct, kw_only=True, gc=False):
     status: PlanEntryStatus
     """Current execution status of this task."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5813,14 +4936,7 @@ class Plan(msgspec.Struct, kw_only=True, gc=False, tag_field="sessionUpdate", ta
     with their current status. The client replaces the entire plan with each update.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "entries": ON_ERROR | SKIP_INVALID,
@@ -5847,14 +4963,7 @@ class PlanFile(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="fi
     uri: str
     """The URI of the file containing the plan."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5875,14 +4984,7 @@ class PlanItems(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="i
     with their current status. The client replaces that plan with each update.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "entries": ON_ERROR | SKIP_INVALID,
@@ -5899,14 +5001,7 @@ class PlanMarkdown(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
     content: str
     """Markdown content for the plan."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5927,14 +5022,7 @@ class PlanRemoved(
     plan_id: PlanId = msgspec.field(name="planId")
     """The plan ID to remove."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5945,14 +5033,7 @@ if TYPE_CHECKING:
     PlanUpdateContent: TypeAlias = Union[PlanItems, PlanFile, PlanMarkdown]
 else:
     PlanUpdateContent = Annotated[
-        Union[PlanItems, PlanFile, PlanMarkdown],
-        UnionInfo(
-            "PlanUpdateContent",
-            "type",
-            {"items": PlanItems, "file": PlanFile, "markdown": PlanMarkdown},
-            (),
-            None,
-        ),
+        Union[PlanItems, PlanFile, PlanMarkdown], UnionInfo("PlanUpdateContent", "type", (), None)
     ]
 """
 **UNSTABLE**
@@ -5977,14 +5058,7 @@ class PlanUpdate(
     plan: PlanUpdateContent
     """The updated plan content."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6020,14 +5094,7 @@ class PromptRequest(msgspec.Struct, kw_only=True, gc=False):
     pieces of context from sources the agent may not have access to.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6081,14 +5148,7 @@ class PromptResponse(msgspec.Struct, kw_only=True, gc=False):
     Token usage for this turn (optional).
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "usage": ON_ERROR,
@@ -6222,14 +5282,7 @@ class ReadTextFileRequest(msgspec.Struct, kw_only=True, gc=False):
     limit: Annotated[int, Meta(ge=0, le=4294967295)] | None | UnsetType = UNSET
     """Maximum number of lines to read."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6242,14 +5295,7 @@ class ReadTextFileResponse(msgspec.Struct, kw_only=True, gc=False):
     content: str
     """Content payload returned by this response."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6265,14 +5311,7 @@ class ReleaseTerminalRequest(msgspec.Struct, kw_only=True, gc=False):
     terminal_id: TerminalId = msgspec.field(name="terminalId")
     """The ID of the terminal to release."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6282,14 +5321,7 @@ class ReleaseTerminalRequest(msgspec.Struct, kw_only=True, gc=False):
 class ReleaseTerminalResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to terminal/release method"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6304,14 +5336,7 @@ class SelectedPermissionOutcome(
     option_id: PermissionOptionId = msgspec.field(name="optionId")
     """The ID of the option the user selected."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6320,18 +5345,12 @@ class SelectedPermissionOutcome(
 
 if TYPE_CHECKING:
     RequestPermissionOutcome: TypeAlias = Union[
-        CancelledRequestPermissionOutcome, SelectedPermissionOutcome
+        CancelledPermissionOutcome, SelectedPermissionOutcome
     ]
 else:
     RequestPermissionOutcome = Annotated[
-        Union[CancelledRequestPermissionOutcome, SelectedPermissionOutcome],
-        UnionInfo(
-            "RequestPermissionOutcome",
-            "outcome",
-            {"cancelled": CancelledRequestPermissionOutcome, "selected": SelectedPermissionOutcome},
-            (),
-            None,
-        ),
+        Union[CancelledPermissionOutcome, SelectedPermissionOutcome],
+        UnionInfo("RequestPermissionOutcome", "outcome", (), None),
     ]
 """The outcome of a permission request."""
 
@@ -6400,14 +5419,7 @@ class Terminal(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="te
     terminal_id: TerminalId = msgspec.field(name="terminalId")
     """Identifier of the terminal instance to embed in the content stream."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6418,14 +5430,7 @@ if TYPE_CHECKING:
     ToolCallContent: TypeAlias = Union[Content, Diff, Terminal]
 else:
     ToolCallContent = Annotated[
-        Union[Content, Diff, Terminal],
-        UnionInfo(
-            "ToolCallContent",
-            "type",
-            {"content": Content, "diff": Diff, "terminal": Terminal},
-            (),
-            None,
-        ),
+        Union[Content, Diff, Terminal], UnionInfo("ToolCallContent", "type", (), None)
     ]
 """
 Content produced by a tool call.
@@ -6453,14 +5458,7 @@ class ToolCallLocation(msgspec.Struct, kw_only=True, gc=False):
     line: Annotated[int, Meta(ge=0, le=4294967295)] | None | UnsetType = UNSET
     """Optional 1-based line number within the file."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "line": ON_ERROR,
@@ -6510,14 +5508,7 @@ class ToolCallUpdate(msgspec.Struct, kw_only=True, gc=False):
     raw_output: Any | UnsetType = msgspec.field(default=UNSET, name="rawOutput")
     """Update the raw output."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "kind": ON_ERROR,
@@ -6550,14 +5541,7 @@ class RequestPermissionRequest(msgspec.Struct, kw_only=True, gc=False):
     options: list[PermissionOption]
     """Available permission options for the user to choose from."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6570,14 +5554,7 @@ class RequestPermissionResponse(msgspec.Struct, kw_only=True, gc=False):
     outcome: RequestPermissionOutcome
     """The user's decision on the permission request."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6649,14 +5626,7 @@ class ResumeSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     when the session was created.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "additional_directories": ON_NULL,
@@ -6680,14 +5650,7 @@ class ResumeSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     )
     """Initial session configuration options if supported by the Agent."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "modes": ON_ERROR,
@@ -6722,14 +5685,7 @@ class SessionCancelCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6755,16 +5711,7 @@ class SessionInfoUpdate(
     Three-state patch field: UNSET leaves the value unchanged, None clears it.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-
-    Three-state patch field: UNSET leaves the value unchanged, None clears it.
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
@@ -6896,14 +5843,7 @@ class UserMessageChunk(
     A change in `messageId` indicates a new message has started.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "message_id": ON_ERROR,
@@ -6952,14 +5892,7 @@ class ToolCall(msgspec.Struct, kw_only=True, gc=False, tag_field="sessionUpdate"
     raw_output: Any | UnsetType = msgspec.field(default=UNSET, name="rawOutput")
     """Raw output returned by the tool."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "name": ON_ERROR,
@@ -6973,7 +5906,7 @@ class ToolCall(msgspec.Struct, kw_only=True, gc=False, tag_field="sessionUpdate"
     }
 
 
-class ToolCallUpdateSessionUpdate(
+class ToolCallProgress(
     msgspec.Struct, kw_only=True, gc=False, tag_field="sessionUpdate", tag="tool_call_update"
 ):
     """Update on the status or results of a tool call."""
@@ -7010,14 +5943,7 @@ class ToolCallUpdateSessionUpdate(
     raw_output: Any | UnsetType = msgspec.field(default=UNSET, name="rawOutput")
     """Update the raw output."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "kind": ON_ERROR,
@@ -7046,14 +5972,7 @@ class UsageUpdate(
     cost: Cost | None | UnsetType = UNSET
     """Cumulative session cost (optional)."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "cost": ON_ERROR,
@@ -7134,18 +6053,7 @@ if TYPE_CHECKING:
 else:
     StateUpdate = Annotated[
         Union[RunningStateUpdate, IdleStateUpdate, RequiresActionStateUpdate, UnknownStateUpdate],
-        UnionInfo(
-            "StateUpdate",
-            "state",
-            {
-                "running": RunningStateUpdate,
-                "idle": IdleStateUpdate,
-                "requires_action": RequiresActionStateUpdate,
-                "unknown": UnknownStateUpdate,
-            },
-            (),
-            OtherStateUpdate,
-        ),
+        UnionInfo("StateUpdate", "state", (), OtherStateUpdate),
     ]
 """
 **UNSTABLE**
@@ -7260,7 +6168,7 @@ if TYPE_CHECKING:
         AgentMessageChunk,
         AgentThoughtChunk,
         ToolCall,
-        ToolCallUpdateSessionUpdate,
+        ToolCallProgress,
         Plan,
         PlanUpdate,
         PlanRemoved,
@@ -7283,7 +6191,7 @@ else:
             AgentMessageChunk,
             AgentThoughtChunk,
             ToolCall,
-            ToolCallUpdateSessionUpdate,
+            ToolCallProgress,
             Plan,
             PlanUpdate,
             PlanRemoved,
@@ -7299,33 +6207,7 @@ else:
             SessionMessage,
             SessionMessageChunk,
         ],
-        UnionInfo(
-            "SessionUpdate",
-            "sessionUpdate",
-            {
-                "user_message_chunk": UserMessageChunk,
-                "agent_message_chunk": AgentMessageChunk,
-                "agent_thought_chunk": AgentThoughtChunk,
-                "tool_call": ToolCall,
-                "tool_call_update": ToolCallUpdateSessionUpdate,
-                "plan": Plan,
-                "plan_update": PlanUpdate,
-                "plan_removed": PlanRemoved,
-                "available_commands_update": AvailableCommandsUpdate,
-                "current_mode_update": CurrentModeUpdate,
-                "config_option_update": ConfigOptionUpdate,
-                "session_info_update": SessionInfoUpdate,
-                "usage_update": UsageUpdate,
-                "notice": Notice,
-                "compaction_update": CompactionUpdate,
-                "compaction_summary_chunk": CompactionSummaryChunk,
-                "subagent_update": SubagentUpdate,
-                "session_message": SessionMessage,
-                "session_message_chunk": SessionMessageChunk,
-            },
-            (),
-            None,
-        ),
+        UnionInfo("SessionUpdate", "sessionUpdate", (), None),
     ]
 """
 Different types of updates that can be sent during session processing.
@@ -7351,14 +6233,7 @@ class SessionNotification(msgspec.Struct, kw_only=True, gc=False):
     update: SessionUpdate
     """The actual update content."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -7407,14 +6282,7 @@ class SessionStatusRequest(msgspec.Struct, kw_only=True, gc=False):
     session_id: SessionId = msgspec.field(name="sessionId")
     """The ID of the session to check."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -7440,14 +6308,7 @@ class SessionStatusResponse(msgspec.Struct, kw_only=True, gc=False):
     Required. Clients MUST treat a value they do not recognize as `saved`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -7480,14 +6341,7 @@ class SetProviderRequest(msgspec.Struct, kw_only=True, gc=False):
     May include authorization, routing, or other integration-specific headers.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -7503,14 +6357,7 @@ class SetProviderResponse(msgspec.Struct, kw_only=True, gc=False):
     Response to `providers/set`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -7535,14 +6382,7 @@ class ValueIdSetSessionConfigOptionRequest(msgspec.Struct, kw_only=True, gc=Fals
     config_id: SessionConfigId = msgspec.field(name="configId")
     """The ID of the configuration option to set."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -7557,11 +6397,7 @@ else:
     SetSessionConfigOptionRequest = Annotated[
         Union[BooleanSetSessionConfigOptionRequest, tag_guard("type")],
         UnionInfo(
-            "SetSessionConfigOptionRequest",
-            "type",
-            {"boolean": BooleanSetSessionConfigOptionRequest},
-            (ValueIdSetSessionConfigOptionRequest,),
-            None,
+            "SetSessionConfigOptionRequest", "type", (ValueIdSetSessionConfigOptionRequest,), None
         ),
     ]
 """Request parameters for setting a session configuration option."""
@@ -7573,14 +6409,7 @@ class SetSessionConfigOptionResponse(msgspec.Struct, kw_only=True, gc=False):
     config_options: list[SessionConfigOption] = msgspec.field(name="configOptions")
     """The full set of configuration options and their current values."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "config_options": ON_ERROR | SKIP_INVALID,
@@ -7597,14 +6426,7 @@ class SetSessionModeRequest(msgspec.Struct, kw_only=True, gc=False):
     mode_id: SessionModeId = msgspec.field(name="modeId")
     """The ID of the mode to set."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -7614,14 +6436,7 @@ class SetSessionModeRequest(msgspec.Struct, kw_only=True, gc=False):
 class SetSessionModeResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to `session/set_mode` method."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -7658,14 +6473,7 @@ class SetSessionTitleRequest(msgspec.Struct, kw_only=True, gc=False):
     that is empty after normalization, with `-32602`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -7689,14 +6497,7 @@ class SetSessionTitleResponse(msgspec.Struct, kw_only=True, gc=False):
     display this value rather than the one they sent.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -7714,14 +6515,7 @@ class TerminalExitStatus(msgspec.Struct, kw_only=True, gc=False):
     signal: str | None | UnsetType = UNSET
     """The signal that terminated the process (may be null if exited normally)."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "exit_code": ON_ERROR,
@@ -7739,14 +6533,7 @@ class TerminalOutputRequest(msgspec.Struct, kw_only=True, gc=False):
     terminal_id: TerminalId = msgspec.field(name="terminalId")
     """The ID of the terminal to get output from."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -7767,14 +6554,7 @@ class TerminalOutputResponse(msgspec.Struct, kw_only=True, gc=False):
     )
     """Exit status if the command has completed."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "exit_status": ON_ERROR,
@@ -7802,14 +6582,7 @@ class UnarchiveSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     session_id: SessionId = msgspec.field(name="sessionId")
     """The ID of the session to unarchive."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -7825,14 +6598,7 @@ class UnarchiveSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     Response from unarchiving a session.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -7848,14 +6614,7 @@ class WaitForTerminalExitRequest(msgspec.Struct, kw_only=True, gc=False):
     terminal_id: TerminalId = msgspec.field(name="terminalId")
     """The ID of the terminal to wait for."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -7873,14 +6632,7 @@ class WaitForTerminalExitResponse(msgspec.Struct, kw_only=True, gc=False):
     signal: str | None | UnsetType = UNSET
     """The signal that terminated the process (may be null if exited normally)."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "exit_code": ON_ERROR,
@@ -7905,14 +6657,7 @@ class WriteTextFileRequest(msgspec.Struct, kw_only=True, gc=False):
     content: str
     """The text content to write to the file."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -7922,14 +6667,7 @@ class WriteTextFileRequest(msgspec.Struct, kw_only=True, gc=False):
 class WriteTextFileResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to `fs/write_text_file`"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Final, Literal, Type
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from acp_schema._support import (
+from acp_schema._runtime.schema import (
     ON_ERROR,
     ON_NULL,
     SKIP_INVALID,
@@ -22,6 +22,7 @@ from acp_schema._support import (
 
 __all__ = [
     "AbsolutePath",
+    "AcceptElicitationResponse",
     "AddDiffChange",
     "AgentAuthCapabilities",
     "AgentCapabilities",
@@ -53,7 +54,7 @@ __all__ = [
     "BlobResourceContents",
     "BooleanPropertySchema",
     "BooleanSetSessionConfigOptionRequest",
-    "CancelCreateElicitationResponse",
+    "CancelElicitationResponse",
     "CancelRequestNotification",
     "CancelSessionNotification",
     "CancelTerminalRequest",
@@ -75,12 +76,11 @@ __all__ = [
     "ConfigOptionUpdate",
     "Content",
     "ContentBlock",
-    "ContentChunk",
     "CopyDiffChange",
     "Cost",
     "CreateElicitationRequest",
     "CreateElicitationResponse",
-    "DeclineCreateElicitationResponse",
+    "DeclineElicitationResponse",
     "DeleteDiffChange",
     "DeleteSessionRequest",
     "DeleteSessionResponse",
@@ -89,21 +89,16 @@ __all__ = [
     "DiffFileType",
     "DiffPatch",
     "DiffPatchFormat",
-    "DiffPathChange",
-    "DiffPathPairChange",
     "DisableProviderRequest",
     "DisableProviderResponse",
-    "ElicitationAcceptAction",
     "ElicitationCapabilities",
     "ElicitationContentValue",
     "ElicitationFormCapabilities",
     "ElicitationFormMode",
     "ElicitationId",
     "ElicitationPropertySchema",
-    "ElicitationRequestScope",
     "ElicitationSchema",
     "ElicitationSchemaType",
-    "ElicitationSessionScope",
     "ElicitationUrlCapabilities",
     "ElicitationUrlMode",
     "EmbeddedResource",
@@ -115,7 +110,6 @@ __all__ = [
     "ErrorCodeValues",
     "ErrorData",
     "ErrorMessageMcpResponse",
-    "ErrorStopReason",
     "ExtNotification",
     "ExtRequest",
     "ExtResponse",
@@ -158,6 +152,7 @@ __all__ = [
     "MessageMcpNotification",
     "MessageMcpRequest",
     "MessageMcpResponse",
+    "Metadata",
     "ModifyDiffChange",
     "MoveDiffChange",
     "MultiSelectItems",
@@ -234,6 +229,7 @@ __all__ = [
     "SessionMessage",
     "SessionMessageChunk",
     "SessionNotFoundErrorData",
+    "SessionStateUpdate",
     "SessionStatus",
     "SessionStatusCapabilities",
     "SessionStatusRequest",
@@ -250,7 +246,6 @@ __all__ = [
     "SetSessionTitleRequest",
     "SetSessionTitleResponse",
     "StateUpdate",
-    "StateUpdateSessionUpdate",
     "StringFormat",
     "StringMultiSelectItems",
     "StringPropertySchema",
@@ -279,9 +274,9 @@ __all__ = [
     "ToolCallId",
     "ToolCallLocation",
     "ToolCallPermissionSubject",
+    "ToolCallProgress",
     "ToolCallStatus",
     "ToolCallUpdate",
-    "ToolCallUpdateSessionUpdate",
     "ToolKind",
     "UnarchiveSessionRequest",
     "UnarchiveSessionResponse",
@@ -314,6 +309,18 @@ __all__ = [
 ]
 
 
+Metadata: TypeAlias = dict[str, Any]
+"""
+The `_meta` object of the structs that have a `meta` field:
+
+The _meta property is reserved by ACP to allow clients and agents to attach additional
+metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+Implementations MUST NOT assign meaning to keys they do not recognize.
+
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
+"""
+
+
 AbsolutePath: TypeAlias = str
 """
 An absolute filesystem path used by the protocol.
@@ -321,6 +328,60 @@ An absolute filesystem path used by the protocol.
 Uses the native syntax of the machine the Agent runs on, such as `/home/user/project`,
 `C:\\Users\\user\\project`, or `\\\\server\\share\\project`. It is not a URI.
 """
+
+
+if TYPE_CHECKING:
+    ElicitationContentValue: TypeAlias = Union[
+        str,
+        Annotated[int, Meta(ge=-9223372036854775808, le=9223372036854775807)],
+        float,
+        bool,
+        list[str],
+        Any,
+    ]
+else:
+    ElicitationContentValue = Annotated[
+        Union[
+            str,
+            Annotated[int, Meta(ge=-9223372036854775808, le=9223372036854775807)],
+            float,
+            bool,
+            list[str],
+        ],
+        UnionInfo(
+            "ElicitationContentValue",
+            None,
+            (
+                str,
+                Annotated[int, Meta(ge=-9223372036854775808, le=9223372036854775807)],
+                float,
+                bool,
+                list[str],
+                Any,
+            ),
+            None,
+        ),
+    ]
+"""Allowed wire representations for `ElicitationContentValue`."""
+
+
+class AcceptElicitationResponse(
+    msgspec.Struct, kw_only=True, gc=False, tag_field="action", tag="accept"
+):
+    """The user accepted and provided content."""
+
+    content: dict[str, ElicitationContentValue] | None | UnsetType = UNSET
+    """
+    The user-provided content, if any, as an object matching the requested schema.
+
+    Omitted and `null` are equivalent and mean no content is provided.
+    """
+
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+
+    __acp_lenient__: ClassVar[dict[str, int]] = {
+        "meta": ON_ERROR,
+    }
 
 
 if TYPE_CHECKING:
@@ -364,14 +425,7 @@ class AddDiffChange(msgspec.Struct, kw_only=True, gc=False, tag_field="operation
     Omitted and `null` are equivalent and mean the MIME type is unknown.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "file_type": ON_ERROR,
@@ -391,14 +445,7 @@ class AuthStatusCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the agent supports the `auth/status` method.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -426,14 +473,7 @@ class AgentAuthCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the agent supports the `auth/status` method.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "status": ON_ERROR,
@@ -448,14 +488,7 @@ class PromptImageCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the agent supports image content in prompts.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -469,14 +502,7 @@ class PromptAudioCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the agent supports audio content in prompts.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -490,14 +516,7 @@ class PromptEmbeddedContextCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the agent supports embedded context in prompts.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -549,14 +568,7 @@ class PromptCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the agent supports embedded context in prompts.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "image": ON_ERROR,
@@ -573,14 +585,7 @@ class McpStdioCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the agent supports stdio MCP server transports.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -594,14 +599,7 @@ class McpHttpCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the agent supports HTTP MCP server transports.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -619,14 +617,7 @@ class McpAcpCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the agent supports ACP MCP server transports.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -664,14 +655,7 @@ class McpCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the agent supports ACP MCP server transports.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "stdio": ON_ERROR,
@@ -688,14 +672,7 @@ class SessionDeleteCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the agent supports deleting sessions from `session/list`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -712,14 +689,7 @@ class SessionAdditionalDirectoriesCapabilities(msgspec.Struct, kw_only=True, gc=
     complete ordered additional-root list associated with a listed session.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -738,14 +708,7 @@ class SessionSystemPromptOverrideCapabilities(msgspec.Struct, kw_only=True, gc=F
     instructions with the client-provided system prompt.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -773,14 +736,7 @@ class SessionSystemPromptModeCapabilities(msgspec.Struct, kw_only=True, gc=False
     instructions with the client-provided system prompt.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "override": ON_ERROR,
@@ -807,14 +763,7 @@ class SessionSystemPromptCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Optional. Omitted and `null` are equivalent and mean the agent supports only `append`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "mode": ON_ERROR,
@@ -833,14 +782,7 @@ class SessionForkCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the agent supports forking sessions.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -859,14 +801,7 @@ class SessionArchiveCapabilities(msgspec.Struct, kw_only=True, gc=False):
     `session/list`, and `SessionInfo.archived`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -884,14 +819,7 @@ class SessionStatusCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the agent supports checking session status.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -910,14 +838,7 @@ class SessionTitleCapabilities(msgspec.Struct, kw_only=True, gc=False):
     through `session/list` and `session_info_update` without this capability.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1044,14 +965,7 @@ class SessionCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the agent supports setting session titles.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "prompt": ON_ERROR,
@@ -1078,14 +992,7 @@ class ProvidersCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the agent supports provider configuration methods.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1135,14 +1042,7 @@ class AgentCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the agent supports provider configuration methods.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "session": ON_ERROR,
@@ -1202,14 +1102,7 @@ class Annotations(msgspec.Struct, kw_only=True, gc=False):
     Omitted and `null` are equivalent and mean no priority is specified.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "audience": ON_ERROR | SKIP_INVALID,
@@ -1238,14 +1131,7 @@ class TextContent(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag=
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "annotations": ON_ERROR,
@@ -1280,14 +1166,7 @@ class ImageContent(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "uri": ON_ERROR,
@@ -1316,14 +1195,7 @@ class AudioContent(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "annotations": ON_ERROR,
@@ -1379,14 +1251,7 @@ class Icon(msgspec.Struct, kw_only=True, gc=False):
     Omitted and `null` are equivalent and mean the icon is not theme-specific.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "mime_type": ON_ERROR,
@@ -1451,14 +1316,7 @@ class ResourceLink(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
@@ -1487,14 +1345,7 @@ class TextResourceContents(msgspec.Struct, kw_only=True, gc=False):
     Omitted and `null` are equivalent and mean the MIME type is not specified.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "mime_type": ON_ERROR,
@@ -1518,14 +1369,7 @@ class BlobResourceContents(msgspec.Struct, kw_only=True, gc=False):
     Omitted and `null` are equivalent and mean the MIME type is not specified.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "mime_type": ON_ERROR,
@@ -1541,7 +1385,6 @@ else:
         UnionInfo(
             "EmbeddedResourceResource",
             None,
-            {},
             (
                 TextResourceContents,
                 BlobResourceContents,
@@ -1571,14 +1414,7 @@ class EmbeddedResource(msgspec.Struct, kw_only=True, gc=False, tag_field="type",
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "annotations": ON_ERROR,
@@ -1611,19 +1447,7 @@ if TYPE_CHECKING:
 else:
     ContentBlock = Annotated[
         Union[TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource],
-        UnionInfo(
-            "ContentBlock",
-            "type",
-            {
-                "text": TextContent,
-                "image": ImageContent,
-                "audio": AudioContent,
-                "resource_link": ResourceLink,
-                "resource": EmbeddedResource,
-            },
-            (),
-            UnknownContentBlock,
-        ),
+        UnionInfo("ContentBlock", "type", (), UnknownContentBlock),
     ]
 """
 Content blocks represent displayable information in the Agent Client Protocol.
@@ -1815,14 +1639,7 @@ class ArchiveSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     session_id: SessionId = msgspec.field(name="sessionId")
     """The ID of the session to archive."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1838,14 +1655,7 @@ class ArchiveSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     Response from archiving a session.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1902,14 +1712,7 @@ class AuthAccount(msgspec.Struct, kw_only=True, gc=False):
     Optional. Omitted and `null` are equivalent and mean no organization is reported.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "active": ON_ERROR,
@@ -1933,14 +1736,7 @@ class EnvVariable(msgspec.Struct, kw_only=True, gc=False):
     value: str
     """The value to set for the environment variable."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1976,14 +1772,7 @@ class AuthMethodTerminal(msgspec.Struct, kw_only=True, gc=False, tag_field="type
     base launch configuration.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -2013,14 +1802,7 @@ class AuthMethodAgent(msgspec.Struct, kw_only=True, gc=False, tag_field="type", 
     Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -2049,13 +1831,7 @@ if TYPE_CHECKING:
 else:
     AuthMethod = Annotated[
         Union[AuthMethodTerminal, AuthMethodAgent],
-        UnionInfo(
-            "AuthMethod",
-            "type",
-            {"terminal": AuthMethodTerminal, "agent": AuthMethodAgent},
-            (),
-            UnknownAuthMethod,
-        ),
+        UnionInfo("AuthMethod", "type", (), UnknownAuthMethod),
     ]
 """
 Describes an available authentication method.
@@ -2104,14 +1880,7 @@ class AuthStatusRequest(msgspec.Struct, kw_only=True, gc=False):
     whether authentication is required.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2144,14 +1913,7 @@ class AuthStatusResponse(msgspec.Struct, kw_only=True, gc=False):
     of them and mark the ones in effect with `active`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "accounts": ON_ERROR | SKIP_INVALID,
@@ -2189,14 +1951,7 @@ class AuthStatusUpdateNotification(msgspec.Struct, kw_only=True, gc=False):
     of them and mark the ones in effect with `active`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "accounts": ON_ERROR | SKIP_INVALID,
@@ -2210,14 +1965,7 @@ class TextCommandInput(msgspec.Struct, kw_only=True, gc=False, tag_field="type",
     hint: str
     """A hint to display when the input hasn't been provided yet"""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2246,13 +1994,7 @@ if TYPE_CHECKING:
 else:
     AvailableCommandInput = Annotated[
         Union[TextCommandInput, tag_guard("type")],
-        UnionInfo(
-            "AvailableCommandInput",
-            "type",
-            {"text": TextCommandInput},
-            (),
-            UnknownAvailableCommandInput,
-        ),
+        UnionInfo("AvailableCommandInput", "type", (), UnknownAvailableCommandInput),
     ]
 """The input specification for a command."""
 
@@ -2277,14 +2019,7 @@ class Command(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="com
     Omitted and `null` are equivalent and mean the command takes no input.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "input": ON_ERROR,
@@ -2314,7 +2049,7 @@ if TYPE_CHECKING:
 else:
     AvailableCommand = Annotated[
         Union[Command, tag_guard("type")],
-        UnionInfo("AvailableCommand", "type", {"command": Command}, (), UnknownAvailableCommand),
+        UnionInfo("AvailableCommand", "type", (), UnknownAvailableCommand),
     ]
 """
 A command the agent advertises to the client.
@@ -2335,14 +2070,7 @@ class AvailableCommandsUpdate(
     available_commands: list[AvailableCommand] = msgspec.field(name="availableCommands")
     """Commands the agent can execute."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "available_commands": SKIP_INVALID,
@@ -2363,14 +2091,7 @@ class BackgroundSubagent(msgspec.Struct, kw_only=True, gc=False, tag_field="type
     session_id: SessionId = msgspec.field(name="sessionId")
     """The ID of the listed session."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2390,14 +2111,7 @@ class BackgroundTerminal(msgspec.Struct, kw_only=True, gc=False, tag_field="type
     terminal_id: TerminalId = msgspec.field(name="terminalId")
     """The ID of the listed terminal."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2418,14 +2132,7 @@ class BackgroundToolCall(msgspec.Struct, kw_only=True, gc=False, tag_field="type
     tool_call_id: ToolCallId = msgspec.field(name="toolCallId")
     """The ID of the listed tool call."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2454,17 +2161,7 @@ if TYPE_CHECKING:
 else:
     BackgroundWork = Annotated[
         Union[BackgroundTerminal, BackgroundToolCall, BackgroundSubagent],
-        UnionInfo(
-            "BackgroundWork",
-            "type",
-            {
-                "terminal": BackgroundTerminal,
-                "tool_call": BackgroundToolCall,
-                "subagent": BackgroundSubagent,
-            },
-            (),
-            UnknownBackgroundWork,
-        ),
+        UnionInfo("BackgroundWork", "type", (), UnknownBackgroundWork),
     ]
 """
 One piece of work running independently of the session's foreground work.
@@ -2504,14 +2201,7 @@ class BooleanPropertySchema(
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
@@ -2539,33 +2229,19 @@ class BooleanSetSessionConfigOptionRequest(
     config_id: SessionConfigId = msgspec.field(name="configId")
     """The ID of the configuration option to set."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
     }
 
 
-class CancelCreateElicitationResponse(
+class CancelElicitationResponse(
     msgspec.Struct, kw_only=True, gc=False, tag_field="action", tag="cancel"
 ):
     """The elicitation was cancelled."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2600,14 +2276,7 @@ class CancelRequestNotification(msgspec.Struct, kw_only=True, gc=False):
     Receivers match it only against requests they received from that sender.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2624,14 +2293,7 @@ class CancelSessionNotification(msgspec.Struct, kw_only=True, gc=False):
     session_id: SessionId = msgspec.field(name="sessionId")
     """The ID of the session to cancel operations for."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2661,14 +2323,7 @@ class CancelTerminalRequest(msgspec.Struct, kw_only=True, gc=False):
     terminal_id: TerminalId = msgspec.field(name="terminalId")
     """The ID of the terminal to cancel."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2678,14 +2333,7 @@ class CancelTerminalRequest(msgspec.Struct, kw_only=True, gc=False):
 class CancelTerminalResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response from cancelling a terminal."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2714,14 +2362,7 @@ class CancelToolCallRequest(msgspec.Struct, kw_only=True, gc=False):
     tool_call_id: ToolCallId = msgspec.field(name="toolCallId")
     """The ID of the tool call to cancel."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2731,14 +2372,7 @@ class CancelToolCallRequest(msgspec.Struct, kw_only=True, gc=False):
 class CancelToolCallResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response from cancelling a tool call."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2761,14 +2395,7 @@ class CancelledPermissionOutcome(
     See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#cancellation)
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2784,14 +2411,7 @@ class TerminalAuthCapabilities(msgspec.Struct, kw_only=True, gc=False):
     methods.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2817,14 +2437,7 @@ class ClientAuthCapabilities(msgspec.Struct, kw_only=True, gc=False):
     agent may include `terminal` entries in its authentication methods.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "terminal": ON_ERROR,
@@ -2839,14 +2452,7 @@ class ElicitationFormCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the client supports form-based elicitation.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2860,14 +2466,7 @@ class ElicitationUrlCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the client supports URL-based elicitation.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2893,14 +2492,7 @@ class ElicitationCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` means the client supports URL-based elicitation.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "form": ON_ERROR,
@@ -2938,14 +2530,7 @@ class ClientCapabilities(msgspec.Struct, kw_only=True, gc=False):
     elicitation support.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "auth": ON_ERROR,
@@ -2981,14 +2566,7 @@ class CloseSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     session_id: SessionId = msgspec.field(name="sessionId")
     """The ID of the session to close."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2998,14 +2576,7 @@ class CloseSessionRequest(msgspec.Struct, kw_only=True, gc=False):
 class CloseSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response from closing a session."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3029,14 +2600,7 @@ class CommandPermissionSubject(
     terminal_id: TerminalId | None | UnsetType = msgspec.field(default=UNSET, name="terminalId")
     """The associated terminal, when already known. Omitted and `null` are equivalent."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "tool_call_id": ON_ERROR,
@@ -3158,14 +2722,7 @@ class CompleteElicitationNotification(msgspec.Struct, kw_only=True, gc=False):
     elicitation_id: ElicitationId = msgspec.field(name="elicitationId")
     """The ID of the elicitation that completed."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3192,14 +2749,7 @@ class SessionConfigSelectOption(msgspec.Struct, kw_only=True, gc=False):
     Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -3223,14 +2773,7 @@ class SessionConfigSelectGroup(msgspec.Struct, kw_only=True, gc=False):
     options: Annotated[list[SessionConfigSelectOption], Meta(min_length=1)]
     """The set of option values in this group. MUST contain at least one value."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "options": ON_ERROR | SKIP_INVALID,
@@ -3249,7 +2792,6 @@ else:
         UnionInfo(
             "SessionConfigSelectOptions",
             None,
-            {},
             (
                 Annotated[list[SessionConfigSelectOption], Meta(min_length=1)],
                 Annotated[list[SessionConfigSelectGroup], Meta(min_length=1)],
@@ -3321,14 +2863,7 @@ class SessionConfigSelect(msgspec.Struct, kw_only=True, gc=False, tag_field="typ
     Omitted and `null` are equivalent and mean no category is provided.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -3363,14 +2898,7 @@ class SessionConfigBoolean(msgspec.Struct, kw_only=True, gc=False, tag_field="ty
     Omitted and `null` are equivalent and mean no category is provided.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -3402,13 +2930,7 @@ if TYPE_CHECKING:
 else:
     SessionConfigOption = Annotated[
         Union[SessionConfigSelect, SessionConfigBoolean],
-        UnionInfo(
-            "SessionConfigOption",
-            "type",
-            {"select": SessionConfigSelect, "boolean": SessionConfigBoolean},
-            (),
-            UnknownSessionConfigOption,
-        ),
+        UnionInfo("SessionConfigOption", "type", (), UnknownSessionConfigOption),
     ]
 """A session configuration option selector and its current state."""
 
@@ -3421,14 +2943,7 @@ class ConfigOptionUpdate(
     config_options: list[SessionConfigOption] = msgspec.field(name="configOptions")
     """The full set of configuration options and their current values."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "config_options": SKIP_INVALID,
@@ -3442,43 +2957,7 @@ class Content(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="con
     content: ContentBlock
     """The actual content block."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
-
-class ContentChunk(msgspec.Struct, kw_only=True, gc=False):
-    """A streamed item of message content."""
-
-    message_id: MessageId = msgspec.field(name="messageId")
-    """
-    A unique identifier for the message this chunk belongs to.
-
-    All chunks belonging to the same message share the same `messageId`.
-    Chunks for different messages can interleave.
-    """
-
-    content: ContentBlock
-    """A single item of content"""
-
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    This metadata is scoped to the chunk and does not patch stored metadata.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3508,14 +2987,7 @@ class CopyDiffChange(msgspec.Struct, kw_only=True, gc=False, tag_field="operatio
     Omitted and `null` are equivalent and mean the MIME type is unknown.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "file_type": ON_ERROR,
@@ -3536,14 +3008,7 @@ class Cost(msgspec.Struct, kw_only=True, gc=False):
     unit such as "credits".
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3591,14 +3056,7 @@ class EnumOption(msgspec.Struct, kw_only=True, gc=False):
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -3680,14 +3138,7 @@ class StringPropertySchema(msgspec.Struct, kw_only=True, gc=False, tag_field="ty
     declared by `oneOf`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
@@ -3735,14 +3186,7 @@ class NumberPropertySchema(msgspec.Struct, kw_only=True, gc=False, tag_field="ty
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
@@ -3798,14 +3242,7 @@ class IntegerPropertySchema(
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
@@ -3823,14 +3260,7 @@ class StringMultiSelectItems(
     enum: Annotated[list[str], Meta(min_length=1)]
     """Allowed enum values. Must contain at least one value."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3843,14 +3273,7 @@ class TitledMultiSelectItems(msgspec.Struct, kw_only=True, gc=False):
     any_of: Annotated[list[EnumOption], Meta(min_length=1)] = msgspec.field(name="anyOf")
     """Titled enum options. Must contain at least one option."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3870,13 +3293,7 @@ if TYPE_CHECKING:
 else:
     MultiSelectItems = Annotated[
         Union[StringMultiSelectItems, tag_guard("type")],
-        UnionInfo(
-            "MultiSelectItems",
-            "type",
-            {"string": StringMultiSelectItems},
-            (TitledMultiSelectItems,),
-            UnknownMultiSelectItems,
-        ),
+        UnionInfo("MultiSelectItems", "type", (TitledMultiSelectItems,), UnknownMultiSelectItems),
     ]
 """Items for a multi-select (array) property schema."""
 
@@ -3928,14 +3345,7 @@ class MultiSelectPropertySchema(
     Optional. Omitted and `null` are equivalent and mean no default selections are provided.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
@@ -3979,19 +3389,7 @@ else:
             BooleanPropertySchema,
             MultiSelectPropertySchema,
         ],
-        UnionInfo(
-            "ElicitationPropertySchema",
-            "type",
-            {
-                "string": StringPropertySchema,
-                "number": NumberPropertySchema,
-                "integer": IntegerPropertySchema,
-                "boolean": BooleanPropertySchema,
-                "array": MultiSelectPropertySchema,
-            },
-            (),
-            UnknownElicitationPropertySchema,
-        ),
+        UnionInfo("ElicitationPropertySchema", "type", (), UnknownElicitationPropertySchema),
     ]
 """
 Property schema for elicitation form fields.
@@ -4037,14 +3435,7 @@ class ElicitationSchema(msgspec.Struct, kw_only=True, gc=False):
     Optional. Omitted and `null` are equivalent and mean no schema description is provided.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
@@ -4076,14 +3467,7 @@ class ElicitationFormMode(msgspec.Struct, kw_only=True, gc=False, tag_field="mod
     message: str
     """A human-readable message describing what input is needed."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "tool_call_id": ON_ERROR,
@@ -4128,14 +3512,7 @@ class ElicitationUrlMode(msgspec.Struct, kw_only=True, gc=False, tag_field="mode
     message: str
     """A human-readable message describing what input is needed."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "tool_call_id": ON_ERROR,
@@ -4177,13 +3554,7 @@ if TYPE_CHECKING:
 else:
     CreateElicitationRequest = Annotated[
         Union[ElicitationFormMode, ElicitationUrlMode],
-        UnionInfo(
-            "CreateElicitationRequest",
-            "mode",
-            {"form": ElicitationFormMode, "url": ElicitationUrlMode},
-            (),
-            UnknownCreateElicitationRequest,
-        ),
+        UnionInfo("CreateElicitationRequest", "mode", (), UnknownCreateElicitationRequest),
     ]
 """
 Request from the agent to elicit structured user input.
@@ -4206,81 +3577,12 @@ See protocol docs: [Elicitation](https://agentclientprotocol.com/protocol/v2/dra
 """
 
 
-if TYPE_CHECKING:
-    ElicitationContentValue: TypeAlias = Union[
-        str,
-        Annotated[int, Meta(ge=-9223372036854775808, le=9223372036854775807)],
-        float,
-        bool,
-        list[str],
-        Any,
-    ]
-else:
-    ElicitationContentValue = Annotated[
-        Union[
-            str,
-            Annotated[int, Meta(ge=-9223372036854775808, le=9223372036854775807)],
-            float,
-            bool,
-            list[str],
-        ],
-        UnionInfo(
-            "ElicitationContentValue",
-            None,
-            {},
-            (
-                str,
-                Annotated[int, Meta(ge=-9223372036854775808, le=9223372036854775807)],
-                float,
-                bool,
-                list[str],
-                Any,
-            ),
-            None,
-        ),
-    ]
-"""Allowed wire representations for `ElicitationContentValue`."""
-
-
-class ElicitationAcceptAction(
-    msgspec.Struct, kw_only=True, gc=False, tag_field="action", tag="accept"
-):
-    """The user accepted and provided content."""
-
-    content: dict[str, ElicitationContentValue] | None | UnsetType = UNSET
-    """
-    The user-provided content, if any, as an object matching the requested schema.
-
-    Omitted and `null` are equivalent and mean no content is provided.
-    """
-
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
-
-class DeclineCreateElicitationResponse(
+class DeclineElicitationResponse(
     msgspec.Struct, kw_only=True, gc=False, tag_field="action", tag="decline"
 ):
     """The user declined the elicitation."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4305,29 +3607,15 @@ class UnknownCreateElicitationResponse(OpenVariant):
 
 if TYPE_CHECKING:
     CreateElicitationResponse: TypeAlias = Union[
-        ElicitationAcceptAction,
-        DeclineCreateElicitationResponse,
-        CancelCreateElicitationResponse,
+        AcceptElicitationResponse,
+        DeclineElicitationResponse,
+        CancelElicitationResponse,
         UnknownCreateElicitationResponse,
     ]
 else:
     CreateElicitationResponse = Annotated[
-        Union[
-            ElicitationAcceptAction,
-            DeclineCreateElicitationResponse,
-            CancelCreateElicitationResponse,
-        ],
-        UnionInfo(
-            "CreateElicitationResponse",
-            "action",
-            {
-                "accept": ElicitationAcceptAction,
-                "decline": DeclineCreateElicitationResponse,
-                "cancel": CancelCreateElicitationResponse,
-            },
-            (),
-            UnknownCreateElicitationResponse,
-        ),
+        Union[AcceptElicitationResponse, DeclineElicitationResponse, CancelElicitationResponse],
+        UnionInfo("CreateElicitationResponse", "action", (), UnknownCreateElicitationResponse),
     ]
 """Response from the client to an elicitation request."""
 
@@ -4352,14 +3640,7 @@ class DeleteDiffChange(msgspec.Struct, kw_only=True, gc=False, tag_field="operat
     Omitted and `null` are equivalent and mean the MIME type is unknown.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "file_type": ON_ERROR,
@@ -4378,14 +3659,7 @@ class DeleteSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     session_id: SessionId = msgspec.field(name="sessionId")
     """The ID of the session to delete."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4395,14 +3669,7 @@ class DeleteSessionRequest(msgspec.Struct, kw_only=True, gc=False):
 class DeleteSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response from deleting a session."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4429,14 +3696,7 @@ class ModifyDiffChange(msgspec.Struct, kw_only=True, gc=False, tag_field="operat
     Omitted and `null` are equivalent and mean the MIME type is unknown.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "file_type": ON_ERROR,
@@ -4468,14 +3728,7 @@ class MoveDiffChange(msgspec.Struct, kw_only=True, gc=False, tag_field="operatio
     Omitted and `null` are equivalent and mean the MIME type is unknown.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "file_type": ON_ERROR,
@@ -4508,19 +3761,7 @@ if TYPE_CHECKING:
 else:
     DiffChange = Annotated[
         Union[AddDiffChange, DeleteDiffChange, ModifyDiffChange, MoveDiffChange, CopyDiffChange],
-        UnionInfo(
-            "DiffChange",
-            "operation",
-            {
-                "add": AddDiffChange,
-                "delete": DeleteDiffChange,
-                "modify": ModifyDiffChange,
-                "move": MoveDiffChange,
-                "copy": CopyDiffChange,
-            },
-            (),
-            UnknownDiffChange,
-        ),
+        UnionInfo("DiffChange", "operation", (), UnknownDiffChange),
     ]
 """
 One file-level change described by a `Diff`.
@@ -4560,14 +3801,7 @@ class DiffPatch(msgspec.Struct, kw_only=True, gc=False):
     text: str
     """Patch text in the format named by `format`."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4592,37 +3826,13 @@ class Diff(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="diff")
     equivalent and mean no renderable patch text was provided.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "changes": SKIP_INVALID,
         "patch": ON_ERROR,
         "meta": ON_ERROR,
     }
-
-
-class DiffPathChange(msgspec.Struct, kw_only=True, gc=False):
-    """Operation metadata for add, delete, and modify changes."""
-
-    path: AbsolutePath
-    """Absolute path for the operation."""
-
-
-class DiffPathPairChange(msgspec.Struct, kw_only=True, gc=False):
-    """Operation metadata for move and copy changes."""
-
-    old_path: AbsolutePath = msgspec.field(name="oldPath")
-    """Absolute path before the operation."""
-
-    path: AbsolutePath
-    """Absolute path after the operation."""
 
 
 ProviderId: TypeAlias = str
@@ -4647,14 +3857,7 @@ class DisableProviderRequest(msgspec.Struct, kw_only=True, gc=False):
     provider_id: ProviderId = msgspec.field(name="providerId")
     """Provider ID to disable."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4670,52 +3873,10 @@ class DisableProviderResponse(msgspec.Struct, kw_only=True, gc=False):
     Response to `providers/disable`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
-    }
-
-
-class ElicitationRequestScope(msgspec.Struct, kw_only=True, gc=False):
-    """
-    Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
-    (e.g., during auth/configuration phases before any session is started).
-    """
-
-    request_id: RequestId = msgspec.field(name="requestId")
-    """The pending Client-to-Agent request this elicitation is tied to."""
-
-
-class ElicitationSessionScope(msgspec.Struct, kw_only=True, gc=False):
-    """
-    Session-scoped elicitation, optionally tied to a specific tool call.
-
-    When `toolCallId` is set, the elicitation is tied to a specific tool call.
-    This is useful when an agent receives an elicitation from an MCP server
-    during a tool call and needs to redirect it to the user.
-    """
-
-    session_id: SessionId = msgspec.field(name="sessionId")
-    """The session this elicitation is tied to."""
-
-    tool_call_id: ToolCallId | None | UnsetType = msgspec.field(default=UNSET, name="toolCallId")
-    """
-    Optional tool call within the session.
-
-    Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
-    session without a specific tool call.
-    """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "tool_call_id": ON_ERROR,
     }
 
 
@@ -4794,14 +3955,7 @@ class UnsupportedProtocolVersionErrorData(msgspec.Struct, kw_only=True, gc=False
     supported: list[ProtocolVersion]
     """The protocol versions the Agent supports."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4819,14 +3973,7 @@ class SessionNotFoundErrorData(msgspec.Struct, kw_only=True, gc=False):
     session_id: SessionId = msgspec.field(name="sessionId")
     """The session ID from the request."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4841,7 +3988,6 @@ else:
         UnionInfo(
             "ErrorData",
             None,
-            {},
             (
                 UnsupportedProtocolVersionErrorData,
                 SessionNotFoundErrorData,
@@ -4931,22 +4077,6 @@ class ErrorMessageMcpResponse(msgspec.Struct, kw_only=True, gc=False):
     }
 
 
-class ErrorStopReason(msgspec.Struct, kw_only=True, gc=False):
-    """Details of a failure that ended active work."""
-
-    error: Error | None | UnsetType = UNSET
-    """
-    The failure, as a JSON-RPC error object.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting failure details.
-    Agents SHOULD include it.
-    """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "error": ON_ERROR,
-    }
-
-
 ExtNotification: TypeAlias = Any
 """
 Allows either side to send an arbitrary notification that is not part of the ACP spec.
@@ -4986,14 +4116,7 @@ class HttpHeader(msgspec.Struct, kw_only=True, gc=False):
     value: str
     """The value to set for the HTTP header."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5019,14 +4142,7 @@ class McpServerHttp(msgspec.Struct, kw_only=True, gc=False, tag_field="type", ta
     defines are owned by the transport, and Agents use the transport's values for them.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "headers": ON_NULL,
@@ -5070,14 +4186,7 @@ class McpServerAcp(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
     on the same ACP connection.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5106,14 +4215,7 @@ class McpServerStdio(msgspec.Struct, kw_only=True, gc=False, tag_field="type", t
     Agents MAY reject duplicates with `-32602`, and otherwise the last entry wins.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "args": ON_NULL,
@@ -5144,13 +4246,7 @@ if TYPE_CHECKING:
 else:
     McpServer = Annotated[
         Union[McpServerHttp, McpServerAcp, McpServerStdio],
-        UnionInfo(
-            "McpServer",
-            "type",
-            {"http": McpServerHttp, "acp": McpServerAcp, "stdio": McpServerStdio},
-            (),
-            UnknownMcpServer,
-        ),
+        UnionInfo("McpServer", "type", (), UnknownMcpServer),
     ]
 """
 Configuration for connecting to an MCP (Model Context Protocol) server.
@@ -5230,14 +4326,7 @@ class SystemPrompt(msgspec.Struct, kw_only=True, gc=False):
     `-32602` without creating, resuming, or forking the session.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5295,14 +4384,7 @@ class ForkSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     source session.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "additional_directories": ON_NULL,
@@ -5345,14 +4427,7 @@ class ForkSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     Later `available_commands_update` notifications replace this list.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "config_options": ON_ERROR | SKIP_INVALID,
@@ -5375,14 +4450,7 @@ class IdSetSessionConfigOptionRequest(
     config_id: SessionConfigId = msgspec.field(name="configId")
     """The ID of the configuration option to set."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5434,14 +4502,7 @@ class Usage(msgspec.Struct, kw_only=True, gc=False):
     Omitted and `null` are equivalent and mean the count is not reported.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "thought_tokens": ON_ERROR,
@@ -5493,14 +4554,7 @@ class IdleStateUpdate(msgspec.Struct, kw_only=True, gc=False, tag_field="state",
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     error: Error | None | UnsetType = UNSET
     """
@@ -5548,14 +4602,7 @@ class Implementation(msgspec.Struct, kw_only=True, gc=False):
     for debugging or metrics purposes. (e.g. "1.0.0").
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
@@ -5581,14 +4628,7 @@ class InitializeRequest(msgspec.Struct, kw_only=True, gc=False):
     capabilities: ClientCapabilities | UnsetType = UNSET
     """Capabilities supported by the client."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "capabilities": ON_ERROR,
@@ -5650,14 +4690,7 @@ class InitializeResponse(msgspec.Struct, kw_only=True, gc=False):
     the agent MUST support both `auth/login` and `auth/logout`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "capabilities": ON_ERROR,
@@ -5689,14 +4722,7 @@ class ListProvidersRequest(msgspec.Struct, kw_only=True, gc=False):
     Request parameters for `providers/list`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5748,14 +4774,7 @@ class ProviderCurrentConfig(msgspec.Struct, kw_only=True, gc=False):
     base_url: str = msgspec.field(name="baseUrl")
     """Base URL currently used by this provider."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5789,14 +4808,7 @@ class ProviderInfo(msgspec.Struct, kw_only=True, gc=False):
     Null or omitted means provider is disabled.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "supported": ON_ERROR | SKIP_INVALID,
@@ -5816,14 +4828,7 @@ class ListProvidersResponse(msgspec.Struct, kw_only=True, gc=False):
     providers: list[ProviderInfo]
     """Configurable providers with current routing info suitable for UI display."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5889,14 +4894,7 @@ class ListSessionsRequest(msgspec.Struct, kw_only=True, gc=False):
     applies before pagination. Clients keep the same value when following `nextCursor`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5949,14 +4947,7 @@ class SessionInfo(msgspec.Struct, kw_only=True, gc=False):
     Agents that advertise the `session.archive` capability MUST include it on every listed session.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "additional_directories": ON_NULL,
@@ -5982,14 +4973,7 @@ class ListSessionsResponse(msgspec.Struct, kw_only=True, gc=False):
     results. An empty string is a valid cursor, not the end of results.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "sessions": ON_ERROR | SKIP_INVALID,
@@ -6014,14 +4998,7 @@ class LoginAuthRequest(msgspec.Struct, kw_only=True, gc=False):
     Must be one of the methods advertised in the initialize response.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6031,14 +5008,7 @@ class LoginAuthRequest(msgspec.Struct, kw_only=True, gc=False):
 class LoginAuthResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to the `auth/login` method."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6056,14 +5026,7 @@ class LogoutAuthRequest(msgspec.Struct, kw_only=True, gc=False):
     when `authMethods` was omitted or empty.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6073,14 +5036,7 @@ class LogoutAuthRequest(msgspec.Struct, kw_only=True, gc=False):
 class LogoutAuthResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to the `auth/logout` method."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6195,7 +5151,6 @@ else:
         UnionInfo(
             "MessageMcpResponse",
             None,
-            {},
             (
                 ResultMessageMcpResponse,
                 ErrorMessageMcpResponse,
@@ -6256,14 +5211,7 @@ class NewSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     advertises `session.systemPrompt`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "additional_directories": ON_NULL,
@@ -6312,14 +5260,7 @@ class NewSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     Later `available_commands_update` notifications replace this list.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "config_options": ON_ERROR | SKIP_INVALID,
@@ -6364,14 +5305,7 @@ class Notice(msgspec.Struct, kw_only=True, gc=False, tag_field="sessionUpdate", 
     Omitted and `null` are equivalent and mean no description was supplied.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -6418,14 +5352,7 @@ class PermissionOption(msgspec.Struct, kw_only=True, gc=False):
     kind: PermissionOptionKind
     """Hint about the nature of this permission option."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6494,14 +5421,7 @@ class PlanEntry(msgspec.Struct, kw_only=True, gc=False):
     status: PlanEntryStatus
     """Current execution status of this task."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6527,14 +5447,7 @@ class PlanFile(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="fi
     uri: str
     """The URI of the file containing the plan."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6555,14 +5468,7 @@ class PlanItems(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="i
     with their current status. The client replaces that plan with each update.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "entries": SKIP_INVALID,
@@ -6585,14 +5491,7 @@ class PlanMarkdown(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
     content: str
     """Markdown content for the plan."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6613,14 +5512,7 @@ class PlanRemoved(
     plan_id: PlanId = msgspec.field(name="planId")
     """The plan ID to remove."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6651,13 +5543,7 @@ if TYPE_CHECKING:
 else:
     PlanUpdateContent = Annotated[
         Union[PlanItems, PlanFile, PlanMarkdown],
-        UnionInfo(
-            "PlanUpdateContent",
-            "type",
-            {"items": PlanItems, "file": PlanFile, "markdown": PlanMarkdown},
-            (),
-            UnknownPlanUpdateContent,
-        ),
+        UnionInfo("PlanUpdateContent", "type", (), UnknownPlanUpdateContent),
     ]
 """Updated content for a plan."""
 
@@ -6673,14 +5559,7 @@ class PlanUpdate(
     plan: PlanUpdateContent
     """The updated plan content."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6719,14 +5598,7 @@ class PromptRequest(msgspec.Struct, kw_only=True, gc=False):
     inserting it.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6758,14 +5630,7 @@ class PromptResponse(msgspec.Struct, kw_only=True, gc=False):
     not required to retain it. If retained and replayed, the message keeps this identifier.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6882,14 +5747,7 @@ Result of a `proxy/successor` request: the wrapped request's result, forwarded u
 class ReplayFromStart(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="start"):
     """Replay all retained conversation history from its first replayable entry."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6918,7 +5776,7 @@ if TYPE_CHECKING:
 else:
     ReplayFrom = Annotated[
         Union[ReplayFromStart, tag_guard("type")],
-        UnionInfo("ReplayFrom", "type", {"start": ReplayFromStart}, (), UnknownReplayFrom),
+        UnionInfo("ReplayFrom", "type", (), UnknownReplayFrom),
     ]
 """
 Inclusive cursor describing where replayed session history should begin.
@@ -6940,14 +5798,7 @@ class SelectedPermissionOutcome(
     option_id: PermissionOptionId = msgspec.field(name="optionId")
     """The ID of the option the user selected."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6978,13 +5829,7 @@ if TYPE_CHECKING:
 else:
     RequestPermissionOutcome = Annotated[
         Union[CancelledPermissionOutcome, SelectedPermissionOutcome],
-        UnionInfo(
-            "RequestPermissionOutcome",
-            "outcome",
-            {"cancelled": CancelledPermissionOutcome, "selected": SelectedPermissionOutcome},
-            (),
-            UnknownRequestPermissionOutcome,
-        ),
+        UnionInfo("RequestPermissionOutcome", "outcome", (), UnknownRequestPermissionOutcome),
     ]
 """The outcome of a permission request."""
 
@@ -7089,14 +5934,7 @@ class Terminal(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="te
     terminal_id: TerminalId = msgspec.field(name="terminalId")
     """The ID of the terminal to display."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -7124,13 +5962,7 @@ if TYPE_CHECKING:
 else:
     ToolCallContent = Annotated[
         Union[Content, Diff, Terminal],
-        UnionInfo(
-            "ToolCallContent",
-            "type",
-            {"content": Content, "diff": Diff, "terminal": Terminal},
-            (),
-            UnknownToolCallContent,
-        ),
+        UnionInfo("ToolCallContent", "type", (), UnknownToolCallContent),
     ]
 """
 Content produced by a tool call.
@@ -7161,14 +5993,7 @@ class ToolCallLocation(msgspec.Struct, kw_only=True, gc=False):
     mean no specific line. `0` is invalid.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "line": ON_ERROR,
@@ -7183,14 +6008,7 @@ class ToolCallCancelCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -7215,14 +6033,7 @@ class ToolCallCapabilities(msgspec.Struct, kw_only=True, gc=False):
     means supported. Agents SHOULD stop advertising it once the tool call reaches a final status.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "cancel": ON_ERROR,
@@ -7375,14 +6186,7 @@ class ToolCallPermissionSubject(
     `toolCallId` creates the tool call.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -7413,13 +6217,7 @@ if TYPE_CHECKING:
 else:
     RequestPermissionSubject = Annotated[
         Union[ToolCallPermissionSubject, CommandPermissionSubject],
-        UnionInfo(
-            "RequestPermissionSubject",
-            "type",
-            {"tool_call": ToolCallPermissionSubject, "command": CommandPermissionSubject},
-            (),
-            UnknownRequestPermissionSubject,
-        ),
+        UnionInfo("RequestPermissionSubject", "type", (), UnknownRequestPermissionSubject),
     ]
 """The operation requiring permission."""
 
@@ -7466,14 +6264,7 @@ class RequestPermissionRequest(msgspec.Struct, kw_only=True, gc=False):
     Must contain at least one option.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -7487,14 +6278,7 @@ class RequestPermissionResponse(msgspec.Struct, kw_only=True, gc=False):
     outcome: RequestPermissionOutcome
     """The user's decision on the permission request."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -7518,14 +6302,7 @@ class RequiresActionStateUpdate(
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "background": ON_ERROR,
@@ -7604,14 +6381,7 @@ class ResumeSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     session was created.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "additional_directories": ON_NULL,
@@ -7653,14 +6423,7 @@ class ResumeSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     Later `available_commands_update` notifications replace this list.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "config_options": ON_ERROR | SKIP_INVALID,
@@ -7684,14 +6447,7 @@ class RunningStateUpdate(msgspec.Struct, kw_only=True, gc=False, tag_field="stat
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "background": ON_ERROR,
@@ -7710,14 +6466,7 @@ class SessionCancelCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -7879,6 +6628,71 @@ class SessionMessageChunk(
     }
 
 
+class SessionStateUpdate(
+    msgspec.Struct, kw_only=True, gc=False, tag_field="sessionUpdate", tag="state_update"
+):
+    """A snapshot of the session's aggregate foreground activity."""
+
+    state: OpenLiteral[Literal["running", "idle", "requires_action", "unknown"]]
+
+    background: list[BackgroundWork] | None | UnsetType = UNSET
+    """
+    Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
+    """
+
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+
+    stop_reason: (
+        OpenLiteral[
+            Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"]
+        ]
+        | None
+        | UnsetType
+    ) = msgspec.field(default=UNSET, name="stopReason")
+    """
+    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
+
+    Optional. Omitted and `null` are equivalent and mean the agent is not reporting a stop reason; a malformed value is treated the same way.
+
+    See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#stop-reasons)
+    """
+
+    usage: Usage | None | UnsetType = UNSET
+    """
+    **UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Token usage for completed foreground work.
+
+    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
+    usage for this state update.
+    """
+
+    error: Error | None | UnsetType = UNSET
+    """
+    The failure, as a JSON-RPC error object.
+
+    Optional. Omitted and `null` are equivalent and mean the agent is not reporting failure details.
+    Agents SHOULD include it.
+    """
+
+    __acp_lenient__: ClassVar[dict[str, int]] = {
+        "background": ON_ERROR,
+        "meta": ON_ERROR,
+        "stop_reason": ON_ERROR,
+        "usage": ON_ERROR,
+        "error": ON_ERROR,
+    }
+
+
 if TYPE_CHECKING:
     SessionStatus: TypeAlias = Literal["open", "saved"] | str
 else:
@@ -7921,14 +6735,7 @@ class SessionStatusRequest(msgspec.Struct, kw_only=True, gc=False):
     session_id: SessionId = msgspec.field(name="sessionId")
     """The ID of the session to check."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -7957,14 +6764,7 @@ class UnknownStateUpdate(msgspec.Struct, kw_only=True, gc=False, tag_field="stat
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "background": ON_ERROR,
@@ -8001,18 +6801,7 @@ if TYPE_CHECKING:
 else:
     StateUpdate = Annotated[
         Union[RunningStateUpdate, IdleStateUpdate, RequiresActionStateUpdate, UnknownStateUpdate],
-        UnionInfo(
-            "StateUpdate",
-            "state",
-            {
-                "running": RunningStateUpdate,
-                "idle": IdleStateUpdate,
-                "requires_action": RequiresActionStateUpdate,
-                "unknown": UnknownStateUpdate,
-            },
-            (),
-            OtherStateUpdate,
-        ),
+        UnionInfo("StateUpdate", "state", (), OtherStateUpdate),
     ]
 """
 A snapshot of the session's aggregate foreground activity.
@@ -8088,14 +6877,7 @@ class SessionStatusResponse(msgspec.Struct, kw_only=True, gc=False):
     MUST NOT count an `idle` snapshot as a new completion.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "state": ON_ERROR,
@@ -8175,78 +6957,6 @@ class UserMessage(
     }
 
 
-class StateUpdateSessionUpdate(
-    msgspec.Struct, kw_only=True, gc=False, tag_field="sessionUpdate", tag="state_update"
-):
-    """A snapshot of the session's aggregate foreground activity."""
-
-    state: OpenLiteral[Literal["running", "idle", "requires_action", "unknown"]]
-
-    background: list[BackgroundWork] | None | UnsetType = UNSET
-    """
-    Work running independently of foreground work, as a complete snapshot.
-
-    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-    background work, not that nothing is running. `[]` means no background work is
-    running. An Agent that reports background work MUST include it on every state
-    update for the session. A malformed list is treated as not reported.
-
-    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
-    """
-
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
-
-    stop_reason: (
-        OpenLiteral[
-            Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"]
-        ]
-        | None
-        | UnsetType
-    ) = msgspec.field(default=UNSET, name="stopReason")
-    """
-    Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting a stop reason; a malformed value is treated the same way.
-
-    See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#stop-reasons)
-    """
-
-    usage: Usage | None | UnsetType = UNSET
-    """
-    **UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    Token usage for completed foreground work.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
-    usage for this state update.
-    """
-
-    error: Error | None | UnsetType = UNSET
-    """
-    The failure, as a JSON-RPC error object.
-
-    Optional. Omitted and `null` are equivalent and mean the agent is not reporting failure details.
-    Agents SHOULD include it.
-    """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "background": ON_ERROR,
-        "meta": ON_ERROR,
-        "stop_reason": ON_ERROR,
-        "usage": ON_ERROR,
-        "error": ON_ERROR,
-    }
-
-
 class ToolCallContentChunk(
     msgspec.Struct, kw_only=True, gc=False, tag_field="sessionUpdate", tag="tool_call_content_chunk"
 ):
@@ -8273,7 +6983,7 @@ class ToolCallContentChunk(
     }
 
 
-class ToolCallUpdateSessionUpdate(
+class ToolCallProgress(
     msgspec.Struct, kw_only=True, gc=False, tag_field="sessionUpdate", tag="tool_call_update"
 ):
     """A tool call has been created or updated."""
@@ -8397,14 +7107,7 @@ class TerminalOutput(msgspec.Struct, kw_only=True, gc=False):
     data: str
     """Base64-encoded replacement terminal output bytes."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -8436,14 +7139,7 @@ class TerminalExitStatus(msgspec.Struct, kw_only=True, gc=False):
     platform-specific name. Omitted and `null` are equivalent.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "exit_code": ON_ERROR,
@@ -8461,14 +7157,7 @@ class TerminalSize(msgspec.Struct, kw_only=True, gc=False):
     rows: Annotated[int, Meta(ge=1, le=65535)]
     """Number of rows."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -8482,14 +7171,7 @@ class TerminalCancelCapabilities(msgspec.Struct, kw_only=True, gc=False):
     Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -8514,14 +7196,7 @@ class TerminalCapabilities(msgspec.Struct, kw_only=True, gc=False):
     means supported. Agents SHOULD stop advertising it once the terminal reports `exitStatus`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "cancel": ON_ERROR,
@@ -8658,14 +7333,7 @@ class UsageUpdate(
     Three-state patch field: UNSET leaves the value unchanged, None clears it.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "cost": ON_ERROR,
@@ -8692,14 +7360,7 @@ class SubagentSessionCapabilities(msgspec.Struct, kw_only=True, gc=False):
     `{}`) means supported.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "cancel": ON_ERROR,
@@ -8821,9 +7482,9 @@ if TYPE_CHECKING:
         AgentMessage,
         AgentThoughtChunk,
         AgentThought,
-        StateUpdateSessionUpdate,
+        SessionStateUpdate,
         ToolCallContentChunk,
-        ToolCallUpdateSessionUpdate,
+        ToolCallProgress,
         TerminalUpdate,
         TerminalOutputChunk,
         PlanUpdate,
@@ -8849,9 +7510,9 @@ else:
             AgentMessage,
             AgentThoughtChunk,
             AgentThought,
-            StateUpdateSessionUpdate,
+            SessionStateUpdate,
             ToolCallContentChunk,
-            ToolCallUpdateSessionUpdate,
+            ToolCallProgress,
             TerminalUpdate,
             TerminalOutputChunk,
             PlanUpdate,
@@ -8867,37 +7528,7 @@ else:
             SessionMessage,
             SessionMessageChunk,
         ],
-        UnionInfo(
-            "SessionUpdate",
-            "sessionUpdate",
-            {
-                "user_message_chunk": UserMessageChunk,
-                "user_message": UserMessage,
-                "agent_message_chunk": AgentMessageChunk,
-                "agent_message": AgentMessage,
-                "agent_thought_chunk": AgentThoughtChunk,
-                "agent_thought": AgentThought,
-                "state_update": StateUpdateSessionUpdate,
-                "tool_call_content_chunk": ToolCallContentChunk,
-                "tool_call_update": ToolCallUpdateSessionUpdate,
-                "terminal_update": TerminalUpdate,
-                "terminal_output_chunk": TerminalOutputChunk,
-                "plan_update": PlanUpdate,
-                "plan_removed": PlanRemoved,
-                "available_commands_update": AvailableCommandsUpdate,
-                "config_option_update": ConfigOptionUpdate,
-                "session_info_update": SessionInfoUpdate,
-                "usage_update": UsageUpdate,
-                "notice": Notice,
-                "compaction_update": CompactionUpdate,
-                "compaction_summary_chunk": CompactionSummaryChunk,
-                "subagent_update": SubagentUpdate,
-                "session_message": SessionMessage,
-                "session_message_chunk": SessionMessageChunk,
-            },
-            (),
-            UnknownSessionUpdate,
-        ),
+        UnionInfo("SessionUpdate", "sessionUpdate", (), UnknownSessionUpdate),
     ]
 """
 Different types of updates that can be sent while a session exists.
@@ -8934,14 +7565,7 @@ class SetProviderRequest(msgspec.Struct, kw_only=True, gc=False):
     May include authorization, routing, or other integration-specific headers.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -8957,14 +7581,7 @@ class SetProviderResponse(msgspec.Struct, kw_only=True, gc=False):
     Response to `providers/set`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -8996,14 +7613,7 @@ else:
     SetSessionConfigOptionRequest = Annotated[
         Union[IdSetSessionConfigOptionRequest, BooleanSetSessionConfigOptionRequest],
         UnionInfo(
-            "SetSessionConfigOptionRequest",
-            "type",
-            {
-                "id": IdSetSessionConfigOptionRequest,
-                "boolean": BooleanSetSessionConfigOptionRequest,
-            },
-            (),
-            UnknownSetSessionConfigOptionRequest,
+            "SetSessionConfigOptionRequest", "type", (), UnknownSetSessionConfigOptionRequest
         ),
     ]
 """
@@ -9023,14 +7633,7 @@ class SetSessionConfigOptionResponse(msgspec.Struct, kw_only=True, gc=False):
     config_options: list[SessionConfigOption] = msgspec.field(name="configOptions")
     """The full set of configuration options and their current values."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "config_options": SKIP_INVALID,
@@ -9068,14 +7671,7 @@ class SetSessionTitleRequest(msgspec.Struct, kw_only=True, gc=False):
     that is empty after normalization, with `-32602`.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -9099,14 +7695,7 @@ class SetSessionTitleResponse(msgspec.Struct, kw_only=True, gc=False):
     display this value rather than the one they sent.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -9133,14 +7722,7 @@ class UnarchiveSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     session_id: SessionId = msgspec.field(name="sessionId")
     """The ID of the session to unarchive."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -9156,14 +7738,7 @@ class UnarchiveSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     Response from unarchiving a session.
     """
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -9185,14 +7760,7 @@ class UpdateSessionNotification(msgspec.Struct, kw_only=True, gc=False):
     update: SessionUpdate
     """The actual update content."""
 
-    meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """
-    The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
-    """
+    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
