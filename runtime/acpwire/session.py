@@ -380,7 +380,13 @@ class SessionState(_Fold[v2.SessionUpdate, v2.ContentBlock]):
             return call
         return self._own(self.tool_calls, key, call)
 
-    def _tool_call_update(self, update: v2.ToolCallUpdateSessionUpdate) -> None:
+    def apply_permission_request(self, request: v2.RequestPermissionRequest) -> None:
+        """A tool call subject patches its tool call like a `tool_call_update` (the schema:
+        in the order received, before showing the prompt)."""
+        if isinstance(request.subject, v2.ToolCallPermissionSubject):
+            self._tool_call_update(request.subject.tool_call)
+
+    def _tool_call_update(self, update: v2.ToolCallUpdateSessionUpdate | v2.ToolCallUpdate) -> None:
         call = self._tool_call(update.tool_call_id)
         if update.name is not UNSET:
             call.name = update.name
@@ -519,7 +525,11 @@ class V1SessionState(_Fold[v1.SessionUpdate, v1.ContentBlock]):
             call.raw_output = update.raw_output
         call.meta = update.meta or None
 
-    def _tool_call_update(self, update: v1.ToolCallUpdateSessionUpdate) -> None:
+    def apply_permission_request(self, request: v1.RequestPermissionRequest) -> None:
+        """The request's `toolCall` patches its tool call like a `tool_call_update`."""
+        self._tool_call_update(request.tool_call)
+
+    def _tool_call_update(self, update: v1.ToolCallUpdateSessionUpdate | v1.ToolCallUpdate) -> None:
         """v1 has no clearing: `null` and omitted both leave a field unchanged."""
         key = update.tool_call_id
         call = self.tool_calls.get(key)
