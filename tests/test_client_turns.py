@@ -3,6 +3,7 @@ JSON-line agents (each test states the wire) and the official SDK peers."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -16,7 +17,7 @@ from conftest import RawPeer, notification, request, response
 from test_endpoints import INIT_V1, INIT_V2
 
 from acp_schema import v1, v2
-from acpwire.client import ClientConnection, connect
+from acpwire.client import ClientConnection, connect, open_agent
 from acpwire.turns import (
     AgentRequests,
     PermissionRequested,
@@ -286,3 +287,60 @@ def test_a_turn_loop_is_checked_by_mypy_strict(tmp_path: Path) -> None:
     assert len(errors) == 1 and ":17: error:" in errors[0] and "no_such_field" in errors[0], (
         result.stdout + result.stderr
     )
+
+
+# ------------------------------------------------------------------ the official SDK peers
+
+INTEROP = ROOT / "tests" / "interop"
+PEER_ENV = {
+    "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+    "PYTHONPATH": os.pathsep.join(str(ROOT / p) for p in ("generated", "runtime")),
+}
+
+
+def text_prompt(module: Any, session_id: str, text: str) -> Any:
+    return module.PromptRequest(session_id=session_id, prompt=[module.TextContent(text=text)])
+
+
+async def test_a_turn_against_the_typescript_sdk_v2_agent() -> None:
+    command = ["node", "ts/agent_v2.mjs"]
+    async with open_agent(command, v2=TurnClientV2, cwd=str(INTEROP), env=PEER_ENV) as conn:
+        await conn.initialize(INIT_V2)
+        session = await conn.v2.peer.session_new(v2.NewSessionRequest(cwd=str(ROOT)))
+        params = text_prompt(v2, session.session_id, "read the readme")
+        async with prompt(conn.v2, conn.client.requests, params) as turn:
+            async for event in turn:
+                if isinstance(event, PermissionRequested):
+                    assert turn.state.tool_calls["call_1"].title == "Read README.md"
+                    event.select("allow")
+        assert turn.stop_reason == "end_turn" and turn.state.run_state == "idle"
+        agent = [m.text() for m in turn.state.messages.values() if m.role == "agent"]
+        assert agent == ["Hello from the TS v2 agent. The tool finished. Done."]
+        call = turn.state.tool_calls["call_1"]
+        assert call.status == "completed" and len(call.content) == 1
+
+        slow = text_prompt(v2, session.session_id, "slow")
+        async with prompt(conn.v2, conn.client.requests, slow, state=turn.state) as turn2:
+            async for event in turn2:
+                if isinstance(event, SessionUpdateEvent) and describe(event) == "chunk slow 2 ":
+                    await turn2.cancel()
+        assert turn2.stop_reason == "cancelled" and turn2.state is turn.state
+
+
+async def test_a_turn_against_the_python_sdk_v1_agent() -> None:
+    command = [sys.executable, "py/agent_v1.py"]
+    async with open_agent(command, v1=TurnClientV1, cwd=str(INTEROP), env=PEER_ENV) as conn:
+        await conn.initialize(INIT_V1)
+        session = await conn.v1.peer.session_new(
+            v1.NewSessionRequest(cwd=str(ROOT), mcp_servers=[])
+        )
+        params = text_prompt(v1, session.session_id, "read the readme")
+        async with prompt(conn.v1, conn.client.requests, params) as turn:
+            async for event in turn:
+                if isinstance(event, PermissionRequested):
+                    assert turn.state.tool_calls["call_1"].status == "pending"
+                    event.select("allow")
+        assert turn.stop_reason == "end_turn"
+        text = "".join(m.text() for m in turn.state.messages.values() if m.role == "agent")
+        assert text == "Hello from the Python v1 agent. The tool finished. Done."
+        assert turn.state.tool_calls["call_1"].status == "completed"
