@@ -52,11 +52,15 @@ class TurnClientV1(v1.ClientBase):
 
 
 @asynccontextmanager
-async def raw_agent(version: int = 2) -> AsyncIterator[tuple[ClientConnection, RawPeer]]:
+async def raw_agent(
+    version: int = 2, client: Any = None
+) -> AsyncIterator[tuple[ClientConnection, RawPeer]]:
     """A client connection (initialized) whose agent is written in raw JSON lines."""
     agent_end, client_end = trio.testing.memory_stream_pair()
     peer = RawPeer(agent_end)
-    factories: dict[str, Any] = {"v2": TurnClientV2} if version == 2 else {"v1": TurnClientV1}
+    factories: dict[str, Any] = (
+        {"v2": client or TurnClientV2} if version == 2 else {"v1": client or TurnClientV1}
+    )
     init: Any = INIT_V2 if version == 2 else INIT_V1
     result: dict[str, Any] = (
         {"protocolVersion": 2, "info": {"name": "raw", "version": "0"}}
@@ -212,10 +216,12 @@ async def test_turn_cancel_sends_cancel_and_the_turn_ends_cancelled() -> None:
         assert turn.state.run_state == "idle"
 
 
-async def test_a_permission_outside_a_turn_is_answered_cancelled() -> None:
+async def test_a_permission_outside_a_turn_is_rejected_with_the_offered_reject_option() -> None:
+    """Nobody to ask: the default policy (ask) rejects, with the agent's reject option."""
     async with raw_agent() as (_, peer):
         await peer.send(permission(3))
-        assert (await peer.receive())["result"] == {"outcome": {"outcome": "cancelled"}}
+        result = (await peer.receive())["result"]
+        assert result == {"outcome": {"outcome": "selected", "optionId": "no"}}
 
 
 async def test_a_v1_turn_ends_at_the_prompt_response_after_the_updates_before_it() -> None:

@@ -1,7 +1,7 @@
 """A prompt turn as an ordered, typed event stream (client side).
 
     class Client(v2.ClientBase):
-        requests = AgentRequests()                      # routes requests to the running turn
+        requests = AgentRequests(Permissions(approve_reads))  # policy, then the running turn
 
         async def session_request_permission(self, params):
             return await self.requests.request_permission(params)
@@ -36,6 +36,7 @@ from acp_schema import v1, v2
 
 from ._groups import SingleException
 from .client import V1Connection, V2Connection
+from .permissions import Permissions, cancelled_permission
 from .session import SessionState, V1SessionState
 
 __all__ = [
@@ -124,13 +125,6 @@ class ElicitationRequested(Generic[Req, Resp]):
         self._answer.give(response)
 
 
-def cancelled_permission(module: Any) -> Any:
-    """The version's `RequestPermissionResponse` with the `cancelled` outcome."""
-    outcome = getattr(module, "CancelledPermissionOutcome", None)
-    outcome = outcome or module.CancelledRequestPermissionOutcome
-    return module.RequestPermissionResponse(outcome=outcome())
-
-
 V2Event = (
     SessionUpdateEvent[v2.SessionUpdate]
     | PermissionRequested[v2.RequestPermissionRequest]
@@ -176,10 +170,6 @@ class Turn(Generic[Event, State]):
         if self._room is not None and len(self._events) < QUEUE_LIMIT:
             self._room.set()
             self._room = None
-        if isinstance(event, SessionUpdateEvent):
-            self.state.apply(event.update)
-        elif isinstance(event, PermissionRequested):
-            self.state.apply_permission_request(event.request)
         return event  # type: ignore[no-any-return]
 
     async def cancel(self) -> None:
@@ -206,6 +196,10 @@ class Turn(Generic[Event, State]):
             self._room = self._room or trio.Event()
             await self._room.wait()
 
+    def _update(self, update: Any) -> None:
+        self.state.apply(update)
+        self._push(SessionUpdateEvent(update))
+
     async def _request(
         self, event: PermissionRequested[Any] | ElicitationRequested[Any, Any]
     ) -> Any:
@@ -220,10 +214,15 @@ V1Turn = Turn[V1Event, V1SessionState]
 class AgentRequests:
     """Routes the agent's session requests to the session's running turn, as events. Call it
     from the client's handlers (`return await self.requests.request_permission(params)`).
-    A request for a session without a running turn is declined: permission `cancelled` (not
-    approved), elicitation `cancel`."""
 
-    def __init__(self) -> None:
+    Permission requests go through `permissions` first (default: ask for every one): what
+    its policy allows or rejects (or a remembered `*_always` answer) is answered at once,
+    what it asks becomes a `PermissionRequested` event of the turn. A request for a session
+    without a running turn gets the policy's answer, asking meaning reject (non-interactive);
+    an elicitation there is answered `cancel`."""
+
+    def __init__(self, permissions: Permissions | None = None) -> None:
+        self.permissions = permissions or Permissions()
         self._turns: dict[str, Turn[Any, Any]] = {}
 
     @overload
@@ -235,11 +234,14 @@ class AgentRequests:
         self, params: v1.RequestPermissionRequest
     ) -> v1.RequestPermissionResponse: ...
     async def request_permission(self, params: Any) -> Any:
-        module = v2 if isinstance(params, v2.RequestPermissionRequest) else v1
         turn = self._turns.get(params.session_id)
         if turn is None:
-            return cancelled_permission(module)
-        return await turn._request(PermissionRequested(params, module))
+            return await self.permissions.answer(params)
+        # the schema: a tool call subject patches the stored tool call, in the order received
+        turn.state.apply_permission_request(params)
+        module = v2 if isinstance(params, v2.RequestPermissionRequest) else v1
+        event = PermissionRequested(params, module)
+        return await self.permissions.answer(params, lambda: turn._request(event), turn.state)
 
     @overload
     async def elicitation(
@@ -354,7 +356,7 @@ async def _pump(turn: Turn[Any, Any], updates: Any, end: _V2End | None) -> None:
     while True:
         await turn._wait_room()
         update = await updates.__anext__()
-        turn._push(SessionUpdateEvent(update))
+        turn._update(update)
         if end is not None and end.update(update):
             _end_v2(turn, end)
             return
