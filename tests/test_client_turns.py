@@ -53,7 +53,7 @@ class TurnClientV1(v1.ClientBase):
 
 @asynccontextmanager
 async def raw_agent(
-    version: int = 2, client: Any = None
+    version: int = 2, client: Any = None, capabilities: dict[str, Any] | None = None
 ) -> AsyncIterator[tuple[ClientConnection, RawPeer]]:
     """A client connection (initialized) whose agent is written in raw JSON lines."""
     agent_end, client_end = trio.testing.memory_stream_pair()
@@ -67,6 +67,8 @@ async def raw_agent(
         if version == 2
         else {"protocolVersion": 1}
     )
+    if capabilities is not None:
+        result["capabilities" if version == 2 else "agentCapabilities"] = capabilities
     async with connect(client_end, **factories) as conn, trio.open_nursery() as nursery:
         nursery.start_soon(conn.initialize, init)
         message = await peer.receive()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import subprocess
 import sys
 import typing
@@ -16,8 +17,15 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import pytest
+import trio
+from conftest import error_response, response
+from test_client_turns import TurnClientV2, raw_agent
+from test_endpoints import INIT_V2
 
 from acp_schema import v1, v2
+from acpwire.client import open_agent
+from acpwire.resume import authenticated, open_session
 from acpwire.session import SessionState, V1SessionState, patch_meta
 
 MAKE_STREAMS = Path(__file__).parent / "data" / "conformance" / "make_streams.py"
@@ -473,3 +481,143 @@ def test_snapshots_of_a_long_stream_match_a_fresh_fold() -> None:
         assert {k: t.output() for k, t in snap.terminals.items()} == {
             k: t.output() for k, t in fresh.terminals.items()
         }
+
+
+# ------------------------------------------------------------------ resume / load / replay
+
+
+def session_update(session_id: str, body: dict[str, Any]) -> dict[str, Any]:
+    params = {"sessionId": session_id, "update": body}
+    return {"jsonrpc": "2.0", "method": "session/update", "params": params}
+
+
+async def test_v2_resume_replays_the_history_into_the_state_before_returning() -> None:
+    history = [
+        session_update(
+            "sess_1", {"sessionUpdate": "user_message", "messageId": "u", "content": [text("q")]}
+        ),
+        *[
+            session_update("sess_1", chunk("agent_message_chunk", "a", str(i % 10)))
+            for i in range(1500)
+        ],
+        session_update(
+            "sess_1", {"sessionUpdate": "agent_message", "messageId": "b", "content": [text("B")]}
+        ),
+    ]  # more than the subscription's buffer (1024): the replay is read while it arrives
+    async with raw_agent(capabilities={"session": {}}) as (conn, peer):
+        async with trio.open_nursery() as nursery:
+
+            async def agent() -> None:
+                call = await peer.receive()
+                assert call["method"] == "session/resume"
+                assert call["params"] == {
+                    "sessionId": "sess_1",
+                    "cwd": "/w",
+                    "mcpServers": [],
+                    "replayFrom": {"type": "start"},
+                }
+                await peer.send(*history, response(call["id"], {}))
+
+            nursery.start_soon(agent)
+            opened = await open_session(conn.v2, cwd="/w", session_id="sess_1")
+        assert (opened.how, opened.session_id) == ("resumed", "sess_1")
+        texts = {k: m.text() for k, m in opened.state.messages.items()}
+        assert texts == {"u": "q", "a": "0123456789" * 150, "b": "B"}
+
+
+@pytest.mark.parametrize(
+    ("capabilities", "expect"),
+    [({}, ["session/new"]), ({"session": {}}, ["session/resume", "session/new"])],
+)
+async def test_v2_without_the_session_capability_or_with_resume_missing_opens_a_new_one(
+    capabilities: dict[str, Any], expect: list[str]
+) -> None:
+    async with raw_agent(capabilities=capabilities) as (conn, peer):
+        methods: list[str] = []
+        async with trio.open_nursery() as nursery:
+
+            async def agent() -> None:
+                call = await peer.receive()
+                methods.append(call["method"])
+                if call["method"] == "session/resume":
+                    await peer.send(error_response(call["id"], -32601, "Method not found"))
+                    call = await peer.receive()
+                    methods.append(call["method"])
+                await peer.send(response(call["id"], {"sessionId": "sess_new"}))
+
+            nursery.start_soon(agent)
+            opened = await open_session(conn.v2, cwd="/w", session_id="sess_old")
+        assert (opened.how, opened.session_id, methods) == ("new", "sess_new", expect)
+
+
+async def test_v1_load_replays_into_the_state_and_without_load_a_new_session_opens() -> None:
+    async with raw_agent(version=1, capabilities={"loadSession": True}) as (conn, peer):
+        async with trio.open_nursery() as nursery:
+
+            async def agent() -> None:
+                call = await peer.receive()
+                assert call["method"] == "session/load"
+                replayed = [
+                    session_update(
+                        "s", {"sessionUpdate": "user_message_chunk", "content": text("hi")}
+                    ),
+                    session_update(
+                        "s", {"sessionUpdate": "agent_message_chunk", "content": text("yo")}
+                    ),
+                ]
+                await peer.send(*replayed, response(call["id"], {}))
+
+            nursery.start_soon(agent)
+            opened = await open_session(conn.v1, cwd="/w", session_id="s")
+        assert opened.how == "loaded"
+        assert [(m.role, m.text()) for m in opened.state.messages.values()] == [
+            ("user", "hi"),
+            ("agent", "yo"),
+        ]
+    async with raw_agent(version=1) as (conn, peer):
+        async with trio.open_nursery() as nursery:
+
+            async def new_only() -> None:
+                call = await peer.receive()
+                assert call["method"] == "session/new"
+                await peer.send(response(call["id"], {"sessionId": "fresh"}))
+
+            nursery.start_soon(new_only)
+            opened1 = await open_session(conn.v1, cwd="/w", session_id="s")
+        assert (opened1.how, opened1.session_id) == ("new", "fresh")
+
+
+async def test_authenticated_retries_after_authentication_required() -> None:
+    async with raw_agent(version=1) as (conn, peer):
+        async with trio.open_nursery() as nursery:
+            seen: list[str] = []
+
+            async def agent() -> None:
+                call = await peer.receive()
+                seen.append(call["method"])
+                await peer.send(error_response(call["id"], -32000, "Authentication required"))
+                auth = await peer.receive()
+                seen.append(f"{auth['method']} {auth['params']['methodId']}")
+                await peer.send(response(auth["id"], {}))
+                call = await peer.receive()
+                seen.append(call["method"])
+                await peer.send(response(call["id"], {"sessionId": "s2"}))
+
+            nursery.start_soon(agent)
+            peer_v1 = conn.v1.peer
+            new = await authenticated(
+                lambda: peer_v1.session_new(v1.NewSessionRequest(cwd="/w", mcp_servers=[])),
+                lambda: peer_v1.authenticate(v1.AuthenticateRequest(method_id="api_key")),
+            )
+        assert new.session_id == "s2"
+        assert seen == ["session/new", "authenticate api_key", "session/new"]
+
+
+async def test_the_typescript_v2_agent_without_session_support_gets_a_new_session() -> None:
+    command = ["node", "ts/agent_v2.mjs"]
+    interop = Path(__file__).parent / "interop"
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    async with open_agent(command, v2=TurnClientV2, cwd=str(interop), env=env) as conn:
+        await conn.initialize(INIT_V2)
+        opened = await open_session(conn.v2, cwd=str(interop), session_id="sess_gone")
+        assert opened.how == "new" and opened.session_id.startswith("sess_ts_v2_")
