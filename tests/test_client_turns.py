@@ -11,15 +11,19 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import msgspec
+import pytest
 import trio
 import trio.testing
-from conftest import RawPeer, notification, request, response
+from conftest import RawPeer, error_response, notification, request, response
 from test_endpoints import INIT_V1, INIT_V2
 
 from acp_schema import v1, v2
 from acpwire.client import ClientConnection, connect, open_agent
+from acpwire.errors import PeerError
 from acpwire.turns import (
     AgentRequests,
+    ElicitationRequested,
     PermissionRequested,
     SessionUpdateEvent,
     prompt,
@@ -39,6 +43,11 @@ class TurnClientV2(v2.ClientBase):
         self, params: v2.RequestPermissionRequest
     ) -> v2.RequestPermissionResponse:
         return await self.requests.request_permission(params)
+
+    async def elicitation_create(
+        self, params: v2.CreateElicitationRequest
+    ) -> v2.CreateElicitationResponse:
+        return await self.requests.elicitation(params)
 
 
 class TurnClientV1(v1.ClientBase):
@@ -136,7 +145,9 @@ async def test_a_v2_turn_gives_updates_and_permission_in_wire_order_until_idle()
                 call = await peer.receive()
                 assert call["method"] == "session/prompt"
                 await peer.send(response(call["id"], {"messageId": "u1"}), user_message("u1"))
-                await peer.send(state("running"), chunk("a"), permission(7), chunk("b"))
+                after = [chunk(c) for c in "bcdefghij"]  # one write: read with the request
+                burst = [state("running"), chunk("a"), permission(7), *after]
+                await peer.send(b"".join(msgspec.json.encode(m) + b"\n" for m in burst))
                 answer = await peer.receive()
                 assert answer == {
                     "jsonrpc": "2.0",
@@ -158,11 +169,11 @@ async def test_a_v2_turn_gives_updates_and_permission_in_wire_order_until_idle()
             "state running",
             "chunk a",
             "permission",
-            "chunk b",
+            *[f"chunk {c}" for c in "bcdefghij"],
             "state idle",
         ]
         assert turn.ended and turn.stop_reason == "end_turn"
-        assert turn.state.messages["m"].text() == "ab"
+        assert turn.state.messages["m"].text() == "abcdefghij"
         assert turn.prompt_response == v2.PromptResponse(message_id="u1")
 
 
@@ -216,6 +227,49 @@ async def test_turn_cancel_sends_cancel_and_the_turn_ends_cancelled() -> None:
                     await peer.send(state("idle", "cancelled"))
         assert turn.stop_reason == "cancelled"
         assert turn.state.run_state == "idle"
+
+
+async def test_an_elicitation_of_the_session_is_an_event_answered_from_the_loop() -> None:
+    elicitation = {
+        "mode": "form",
+        "sessionId": SESSION,
+        "message": "Your name?",
+        "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
+    }
+    async with raw_agent() as (conn, peer):
+        async with trio.open_nursery() as nursery:
+
+            async def agent() -> None:
+                call = await peer.receive()
+                await peer.send(response(call["id"], {"messageId": "u1"}), user_message("u1"))
+                await peer.send(chunk("a"), request(5, "elicitation/create", elicitation))
+                answer = await peer.receive()
+                assert answer["id"] == 5
+                assert answer["result"] == {"action": "accept", "content": {"name": "Ada"}}
+                await peer.send(state("idle", "end_turn"))
+
+            nursery.start_soon(agent)
+            log = []
+            async with prompt(conn.v2, conn.client.requests, PROMPT_V2) as turn:
+                async for event in turn:
+                    if isinstance(event, ElicitationRequested):
+                        log.append("elicitation")
+                        event.respond(v2.ElicitationAcceptAction(content={"name": "Ada"}))
+                    else:
+                        log.append(describe(event))
+        assert log == ["UserMessage", "chunk a", "elicitation", "state idle"]
+
+
+async def test_a_prompt_the_agent_rejects_leaves_the_turn_as_a_peer_error() -> None:
+    async with raw_agent() as (conn, peer):
+        with pytest.raises(PeerError) as raised:
+            async with prompt(conn.v2, conn.client.requests, PROMPT_V2) as turn:
+                call = await peer.receive()
+                await peer.send(error_response(call["id"], -32602, "bad prompt"))
+                async for _ in turn:
+                    pass
+        assert raised.value.code == -32602
+        await peer.expect_silence()  # no turn runs: nothing to cancel
 
 
 async def test_a_permission_outside_a_turn_is_rejected_with_the_offered_reject_option() -> None:

@@ -31,6 +31,7 @@ __all__ = [
     "PermissionContext",
     "Permissions",
     "Policy",
+    "Verdict",
     "approve_all",
     "approve_reads",
     "ask_user",
@@ -154,6 +155,36 @@ class Permissions:
         tool = context.tool
         return self._remembered.get((context.session_id, tool)) if tool else None
 
+    def decide(
+        self,
+        request: v2.RequestPermissionRequest | v1.RequestPermissionRequest,
+        state: SessionState | V1SessionState | None = None,
+    ) -> Verdict:
+        """The remembered answer for the request's tool, else the policy's decision."""
+        context = context_of(request, state)
+        remembered = self.remembered(context)
+        return Verdict(context, remembered or self.policy(context), remembered is not None)
+
+    def respond(self, verdict: Verdict) -> Any:
+        """The response for an allow/reject verdict (asking with nobody to ask: reject)."""
+        request = verdict.context.request
+        module: Any = v2 if isinstance(request, v2.RequestPermissionRequest) else v1
+        kinds = ALLOW if verdict.decision == "allow" else REJECT
+        # a remembered answer repeats the `*_always` option when offered
+        return select(module, request.options, kinds[::-1] if verdict.remembered else kinds)
+
+    def learn(self, verdict: Verdict, response: Any) -> None:
+        """Remember an `allow_always` / `reject_always` option the user chose."""
+        context = verdict.context
+        option_id = getattr(response.outcome, "option_id", None)
+        chosen = next((o for o in context.request.options if o.option_id == option_id), None)
+        if chosen is None or context.tool is None:
+            return
+        if chosen.kind == "allow_always":
+            self._remembered[context.session_id, context.tool] = "allow"
+        elif chosen.kind == "reject_always":
+            self._remembered[context.session_id, context.tool] = "reject"
+
     @overload
     async def answer(
         self,
@@ -170,27 +201,21 @@ class Permissions:
     ) -> v1.RequestPermissionResponse: ...
     async def answer(self, request: Any, ask: Ask | None = None, state: Any = None) -> Any:
         """The response to `request`: the policy's (or a remembered) decision, else `ask()`."""
-        module: Any = v2 if isinstance(request, v2.RequestPermissionRequest) else v1
-        context = context_of(request, state)
-        remembered = self.remembered(context)
-        decision = remembered or self.policy(context)
-        if decision == "ask" and ask is not None:
+        verdict = self.decide(request, state)
+        if verdict.decision == "ask" and ask is not None:
             response = await ask()
-            self._remember(context, response)
+            self.learn(verdict, response)
             return response
-        kinds = ALLOW if decision == "allow" else REJECT
-        # a remembered answer repeats the `*_always` option when offered
-        return select(module, request.options, kinds[::-1] if remembered else kinds)
+        return self.respond(verdict)
 
-    def _remember(self, context: PermissionContext, response: Any) -> None:
-        option_id = getattr(response.outcome, "option_id", None)
-        chosen = next((o for o in context.request.options if o.option_id == option_id), None)
-        if chosen is None or context.tool is None:
-            return
-        if chosen.kind == "allow_always":
-            self._remembered[context.session_id, context.tool] = "allow"
-        elif chosen.kind == "reject_always":
-            self._remembered[context.session_id, context.tool] = "reject"
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """A decision on one request: `decision`, and whether it was a remembered answer."""
+
+    context: PermissionContext
+    decision: Decision
+    remembered: bool
 
 
 def select(module: Any, options: list[Any], kinds: tuple[str, ...]) -> Any:

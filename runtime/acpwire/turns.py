@@ -13,9 +13,9 @@
                 case PermissionRequested(): event.select(event.request.options[0].option_id)
     turn.stop_reason, turn.state                         # the folded SessionState
 
-Events come in wire order: the connection hands a session's request to its handler only once
-the turn took the updates received before it (`ClientConnection.subscribe`), and the handler
-queues the request behind them. The turn ends at the first idle `state_update` after the
+Events come in wire order: the turn's subscription holds the session's requests among its
+updates (`UpdateStream.holds_requests`); the turn queues each where it came and only then lets
+its handler run (which answers it by policy or waits for the event's answer). The turn ends at the first idle `state_update` after the
 `session/prompt` response (v2) or at the `session/prompt` response once the updates before it
 were yielded (v1). Leaving the block before the end sends `session/cancel` (pending permission
 requests answered `cancelled`, as `conn.cancel` does); `await turn.cancel()` does the same and
@@ -35,8 +35,9 @@ import trio
 from acp_schema import v1, v2
 
 from ._groups import SingleException
-from .client import V1Connection, V2Connection
-from .permissions import Permissions, cancelled_permission
+from .client import HeldRequest, V1Connection, V2Connection
+from .errors import PeerError
+from .permissions import Permissions, Verdict, cancelled_permission
 from .session import SessionState, V1SessionState
 
 __all__ = [
@@ -57,6 +58,7 @@ Req = TypeVar("Req")
 Resp = TypeVar("Resp")
 State = TypeVar("State", SessionState, V1SessionState)
 Event = TypeVar("Event")
+TURN_REQUESTS = frozenset({"session/request_permission", "elicitation/create"})
 QUEUE_LIMIT = 64  # updates moved from the subscription ahead of the reader (back-pressure)
 
 
@@ -152,6 +154,8 @@ class Turn(Generic[Event, State]):
         self._readable: trio.Event | None = None
         self._room: trio.Event | None = None
         self._finished = False  # the end was queued behind the last event
+        self._rejected = False  # the agent answered session/prompt with an error
+        self._asked: list[PermissionRequested[Any] | ElicitationRequested[Any, Any]] = []
         self._cancel: Any = None
 
     # -- the reader's side
@@ -185,6 +189,21 @@ class Turn(Generic[Event, State]):
             self._readable.set()
             self._readable = None
 
+    def _ask(self, event: PermissionRequested[Any] | ElicitationRequested[Any, Any]) -> None:
+        self._asked.append(event)
+        self._push(event)
+
+    def _decline_unanswered(self) -> None:
+        """Leaving the turn: what was asked and not answered is declined (permission
+        `cancelled`, elicitation `cancel`), so no handler waits for an event nobody reads."""
+        for event in self._asked:
+            if event.answered:
+                continue
+            if isinstance(event, PermissionRequested):
+                event.cancel()
+            else:
+                event.respond(self._module.CancelCreateElicitationResponse())
+
     def _finish(self) -> None:
         self._finished = True
         if self._readable is not None:
@@ -199,12 +218,6 @@ class Turn(Generic[Event, State]):
     def _update(self, update: Any) -> None:
         self.state.apply(update)
         self._push(SessionUpdateEvent(update))
-
-    async def _request(
-        self, event: PermissionRequested[Any] | ElicitationRequested[Any, Any]
-    ) -> Any:
-        self._push(event)
-        return await event._answer.wait()
 
 
 V2Turn = Turn[V2Event, SessionState]
@@ -224,6 +237,37 @@ class AgentRequests:
     def __init__(self, permissions: Permissions | None = None) -> None:
         self.permissions = permissions or Permissions()
         self._turns: dict[str, Turn[Any, Any]] = {}
+        self._arrivals: dict[int, tuple[Any, Any]] = {}  # id(params) -> (params, entry)
+
+    def _arrived(self, turn: Turn[Any, Any], params: Any) -> Any:
+        """A request of the turn's session, at its place in the wire order: apply a
+        permission's tool call subject, decide, and queue an event for what is asked."""
+        entry: Any
+        if isinstance(params, (v2.RequestPermissionRequest, v1.RequestPermissionRequest)):
+            # the schema: a tool call subject patches the stored tool call, in wire order
+            turn.state.apply_permission_request(params)
+            verdict = self.permissions.decide(params, turn.state)
+            entry = verdict
+            if verdict.decision == "ask":
+                module = v2 if isinstance(params, v2.RequestPermissionRequest) else v1
+                entry = (verdict, PermissionRequested(params, module))
+                turn._ask(entry[1])
+        else:
+            entry = ElicitationRequested(params)
+            turn._ask(entry)
+        self._arrivals[id(params)] = (params, entry)
+        return entry
+
+    def _claim(self, params: Any) -> Any:
+        """What `_arrived` made of this request in its turn (None: it came outside one)."""
+        arrival = self._arrivals.pop(id(params), None)
+        if arrival is None or arrival[0] is not params:
+            turn = self._turns.get(getattr(params, "session_id", None) or "")
+            if turn is None:
+                return None
+            self._arrived(turn, params)  # its session's stream did not hold it
+            arrival = self._arrivals.pop(id(params))
+        return arrival[1]
 
     @overload
     async def request_permission(
@@ -234,14 +278,15 @@ class AgentRequests:
         self, params: v1.RequestPermissionRequest
     ) -> v1.RequestPermissionResponse: ...
     async def request_permission(self, params: Any) -> Any:
-        turn = self._turns.get(params.session_id)
-        if turn is None:
+        entry = self._claim(params)
+        if entry is None:
             return await self.permissions.answer(params)
-        # the schema: a tool call subject patches the stored tool call, in the order received
-        turn.state.apply_permission_request(params)
-        module = v2 if isinstance(params, v2.RequestPermissionRequest) else v1
-        event = PermissionRequested(params, module)
-        return await self.permissions.answer(params, lambda: turn._request(event), turn.state)
+        if isinstance(entry, Verdict):
+            return self.permissions.respond(entry)
+        verdict, event = entry
+        response = await event._answer.wait()
+        self.permissions.learn(verdict, response)
+        return response
 
     @overload
     async def elicitation(
@@ -252,11 +297,11 @@ class AgentRequests:
         self, params: v1.CreateElicitationRequest
     ) -> v1.CreateElicitationResponse: ...
     async def elicitation(self, params: Any) -> Any:
-        turn = self._turns.get(getattr(params, "session_id", None) or "")
-        if turn is None:
+        event: ElicitationRequested[Any, Any] | None = self._claim(params)
+        if event is None:
             module = v2 if type(params).__module__.startswith(v2.__name__) else v1
             return module.CancelCreateElicitationResponse()
-        return await turn._request(ElicitationRequested(params))
+        return await event._answer.wait()
 
 
 @overload
@@ -291,17 +336,19 @@ async def prompt(
     turn._cancel = conn.cancel
     with SingleException() as single:
         async with conn.subscribe(session_id) as updates, trio.open_nursery() as nursery:
+            updates.holds_requests = True  # the session's requests come in among the updates
             requests._turns[session_id] = turn
             try:
                 drive = _drive_v2 if version_2 else _drive_v1
-                nursery.start_soon(drive, turn, conn, params, updates)
+                nursery.start_soon(drive, turn, requests, conn, params, updates)
                 with single.callers_code():
                     yield turn
             finally:
                 del requests._turns[session_id]
-                if not turn._finished:
+                if not (turn._finished or turn._rejected):
                     with trio.CancelScope(shield=True):
                         await conn.cancel(session_id)
+                turn._decline_unanswered()
                 nursery.cancel_scope.cancel()
 
 
@@ -349,15 +396,22 @@ class _V2End:
         return False
 
 
-async def _pump(turn: Turn[Any, Any], updates: Any, end: _V2End | None) -> None:
-    """Move the subscription's updates into the turn, in order (a request of the session is
-    released by the connection once its earlier updates were taken here, and is queued
-    behind them: nothing yields between taking an update and queueing it)."""
+async def _pump(
+    turn: Turn[Any, Any], requests: AgentRequests, updates: Any, end: _V2End | None
+) -> None:
+    """Move the subscription's items into the turn, in wire order: updates, and the
+    session's requests (the stream holds them, `HeldRequest`), whose handlers are released
+    once their event is queued."""
     while True:
         await turn._wait_room()
-        update = await updates.__anext__()
-        turn._update(update)
-        if end is not None and end.update(update):
+        item = await updates.__anext__()
+        if type(item) is HeldRequest:
+            if item.call.method in TURN_REQUESTS:
+                requests._arrived(turn, item.call.params)
+            item.released.set()
+            continue
+        turn._update(item)
+        if end is not None and end.update(item):
             _end_v2(turn, end)
             return
 
@@ -368,21 +422,33 @@ def _end_v2(turn: Turn[Any, Any], end: _V2End) -> None:
     turn._finish()
 
 
-async def _drive_v2(turn: Turn[Any, Any], conn: V2Connection, params: Any, updates: Any) -> None:
+async def _send_prompt(turn: Turn[Any, Any], conn: Any, params: Any) -> Any:
+    try:
+        return await conn.peer.session_prompt(params)
+    except PeerError:
+        turn._rejected = True  # no turn runs: nothing to cancel
+        raise
+
+
+async def _drive_v2(
+    turn: Turn[Any, Any], requests: AgentRequests, conn: V2Connection, params: Any, updates: Any
+) -> None:
     end = _V2End()
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(_pump, turn, updates, end)
-        response = await conn.peer.session_prompt(params)
+        nursery.start_soon(_pump, turn, requests, updates, end)
+        response = await _send_prompt(turn, conn, params)
         turn.prompt_response = response
         if end.responded(response.message_id):
             _end_v2(turn, end)
             nursery.cancel_scope.cancel()
 
 
-async def _drive_v1(turn: Turn[Any, Any], conn: V1Connection, params: Any, updates: Any) -> None:
+async def _drive_v1(
+    turn: Turn[Any, Any], requests: AgentRequests, conn: V1Connection, params: Any, updates: Any
+) -> None:
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(_pump, turn, updates, None)
-        response = await conn.peer.session_prompt(params)
+        nursery.start_soon(_pump, turn, requests, updates, None)
+        response = await _send_prompt(turn, conn, params)
         # the updates sent before the response are in the subscription by now: take them
         # into the turn before its end
         gate = updates.gate()
