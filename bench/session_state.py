@@ -144,19 +144,34 @@ def memory(run_state: Callable[[], Any]) -> int:
     return size
 
 
-def check(v1_state: V1SessionState, v2_state: SessionState, sdk_snapshot: Any) -> None:
-    """Before timing: both folds saw every variant (no update left as unknown) and agree with
-    the SDK on the tool calls' final status and the agent's text."""
-    assert not v1_state.unknown and not v2_state.unknown
-    assert v2_state.tool_calls and v2_state.messages and v2_state.run is not None
-    ours = {key: call.status for key, call in v1_state.tool_calls.items()}
-    theirs = {key: view.status for key, view in sdk_snapshot.tool_calls.items()}
-    assert ours == theirs, "tool call status differs from the SDK's"
-    our_text = "".join(m.text() for m in v1_state.messages.values() if m.role == "agent")
-    sdk_text = "".join(
-        c.content.text for c in sdk_snapshot.agent_messages if hasattr(c.content, "text")
-    )
-    assert our_text == sdk_text, "agent text differs from the SDK's"
+def check(v1_updates: list[Any], v2_updates: list[Any], sdk_updates: list[Any]) -> None:
+    """Before timing, session by session: both folds saw every variant (no update left as
+    unknown) and the v1 fold agrees with the SDK on the tool calls' final status and the
+    agent's text."""
+    from acp.contrib import SessionAccumulator
+
+    for session in sessions(v2_updates):
+        v2_state = SessionState()
+        for update in session:
+            v2_state.apply(update)
+        assert not v2_state.unknown
+    for ours_session, sdk_session in zip(sessions(v1_updates), sessions(sdk_updates), strict=True):
+        v1_state = V1SessionState()
+        for update in ours_session:
+            v1_state.apply(update)
+        assert not v1_state.unknown
+        accumulator = SessionAccumulator()
+        for notification in sdk_session:
+            accumulator.apply(notification)
+        sdk_snapshot = accumulator.snapshot()
+        ours = {key: call.status for key, call in v1_state.tool_calls.items()}
+        theirs = {key: view.status or "pending" for key, view in sdk_snapshot.tool_calls.items()}
+        assert ours == theirs, "tool call status differs from the SDK's"
+        our_text = "".join(m.text() for m in v1_state.messages.values() if m.role == "agent")
+        sdk_text = "".join(
+            c.content.text for c in sdk_snapshot.agent_messages if hasattr(c.content, "text")
+        )
+        assert our_text == sdk_text, "agent text differs from the SDK's"
 
 
 def main() -> None:
@@ -171,17 +186,7 @@ def main() -> None:
     v1_updates = [v1.CLIENT_CODEC.decode(line).params.update for line in v1_lines]
     v2_updates = [v2.CLIENT_CODEC.decode(line).params.update for line in v2_lines]
 
-    v1_state, v2_state = V1SessionState(), SessionState()
-    for update in v1_updates:
-        v1_state.apply(update)
-    for update in v2_updates:
-        v2_state.apply(update)
-    from acp.contrib import SessionAccumulator
-
-    accumulator = SessionAccumulator()
-    for notification in sdk_updates:
-        accumulator.apply(notification)
-    check(v1_state, v2_state, accumulator.snapshot())
+    check(v1_updates, v2_updates, sdk_updates)
 
     cases = [
         Case("v1 acpwire apply", fold(V1SessionState, v1_updates, snapshot=False)),
