@@ -87,6 +87,18 @@ class _Gate:
         self.opened = trio.Event()
 
 
+class HeldRequest:
+    """A request of the session, queued among its updates in a stream that holds requests
+    (`UpdateStream.holds_requests`): its handler runs once the reader took it and set
+    `released`."""
+
+    __slots__ = ("call", "released")
+
+    def __init__(self, call: Call) -> None:
+        self.call = call
+        self.released = trio.Event()
+
+
 class UpdateStream(Generic[Update]):
     """The updates of one session, in order, as an async iterator.
 
@@ -103,6 +115,9 @@ class UpdateStream(Generic[Update]):
         self._writer: trio.Event | None = None  # set to wake a writer waiting for room
         self._closed = False
         self._gates: collections.deque[_Gate] = collections.deque()  # in arrival order
+        self.holds_requests = False
+        """True: the session's requests are queued among the updates as `HeldRequest`s, in
+        wire order, their handlers held until the reader sets `released` (acpwire.turns)."""
 
     def offer(self, update: Update) -> bool:
         """Add an update unless the buffer is full (False); once closed, updates are dropped."""
@@ -138,7 +153,22 @@ class UpdateStream(Generic[Update]):
             gates.popleft().opened.set()
         return update
 
+    def hold(self, call: Call) -> trio.Event | None:
+        """Queue a request among the updates (beyond the buffer limit: requests are few);
+        None once closed (nobody will take it)."""
+        if self._closed:
+            return None
+        held = HeldRequest(call)
+        self._items.append(held)  # type: ignore[arg-type]
+        if self._reader is not None:
+            self._reader.set()
+            self._reader = None
+        return held.released
+
     def close(self) -> None:
+        for item in self._items:
+            if isinstance(item, HeldRequest):
+                item.released.set()
         self._closed = True
         for waiting in (self._reader, self._writer):
             if waiting is not None:
@@ -383,7 +413,11 @@ class ClientConnection:
         streams = self._subscribers.get(session_id) if isinstance(session_id, str) else None
         if not streams:
             return
-        gates = [gate for stream in streams if (gate := stream.gate()) is not None]
+        gates = [
+            gate
+            for stream in streams
+            if (gate := stream.hold(call) if stream.holds_requests else stream.gate()) is not None
+        ]
         if gates:
             assert not isinstance(call.id, msgspec.UnsetType)
             self._gates[call.id] = gates

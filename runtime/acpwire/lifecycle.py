@@ -278,6 +278,7 @@ class Turn:
 
     @property
     def prompt_text(self) -> str:
+        """The prompt's text blocks, joined by newlines."""
         return text_of(self.prompt)
 
     async def tool_call(
@@ -636,6 +637,7 @@ class V1Turn:
 
     @property
     def prompt_text(self) -> str:
+        """The prompt's text blocks, joined by newlines."""
         return text_of(self.prompt)
 
     def request_permission(
@@ -785,7 +787,9 @@ class V1PromptTurns:
         """`recorder`: gives the function recording every update the turns of `start` send,
         and the prompt as `user_message_chunk`s (a session store's `recorder`)."""
         self.client = client
+        """The client's typed peer (`start` needs it; `run` works without)."""
         self.recorder = recorder
+        """Records every update the turns of `start` send, or None."""
         self.connection = client.caller if client is not None else None
         """The connection whose queued prompts `cancel` answers (None without a client)."""
         self._active: dict[str, tuple[trio.CancelScope, trio.Event]] = {}

@@ -1,0 +1,589 @@
+"""A session's state folded from its `session/update`s: `SessionState` (v2), `V1SessionState`.
+
+    state = SessionState()
+    async with conn.v2.subscribe(session_id) as updates:
+        async for update in updates:
+            state.apply(update)
+            render(state.snapshot())
+
+Every update variant follows the schema's patch rules: an omitted field leaves the stored
+value unchanged, `null` clears it (or resets it to the schema's default: a tool call's kind to
+`other`, its status to `pending`), a value replaces it; chunks append; a full message
+(`agent_message` ...) with `content` replaces the chunks received so far; a `tool_call_update`
+with `content` replaces the tool call's content and `tool_call_content_chunk` appends to it;
+`_meta` patches by top-level key. Unknown variants are kept in `unknown`, in order.
+
+Cost: an update is a dict lookup and a few attribute writes; chunks are appended to a list
+(linear in the size of a message; `Message.text()` joins on demand). `snapshot()` is a shallow
+copy of the top-level maps: records are copied on write after a snapshot (never their content
+lists, which only grow or are replaced), so a snapshot never changes under a UI.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable
+from typing import Any, ClassVar, Generic, Literal, TypeVar
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from acp_schema import v1, v2
+
+__all__ = [
+    "Compaction",
+    "Message",
+    "Role",
+    "SessionState",
+    "Terminal",
+    "ToolCall",
+    "V1SessionState",
+]
+
+Role = Literal["user", "agent", "thought"]
+Meta = dict[str, Any]
+Handlers = dict[type[Any], Callable[[Any, Any], None]]
+Block = TypeVar("Block")
+Item = TypeVar("Item")
+Location = TypeVar("Location")
+Update = TypeVar("Update")
+Self = TypeVar("Self", bound="_Record")
+
+
+def patch_meta(stored: Meta | None, patch: Meta | UnsetType | None) -> Meta | None:
+    """The schema's metadata patch: omitted keeps, `null` clears, an object patches by key
+    (a key set to `null` is removed, others replace the stored value, no nested merge)."""
+    if patch is UNSET:
+        return stored
+    if patch is None:
+        return None
+    merged = dict(stored) if stored else {}
+    for key, value in patch.items():
+        if value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = value
+    return merged
+
+
+class _Record:
+    """A record of the state, copied on write after a snapshot (see SessionState.snapshot)."""
+
+    __slots__ = ("_generation",)
+
+    def __init__(self, generation: int) -> None:
+        self._generation = generation
+
+    def _copy(self: Self, generation: int) -> Self:
+        copy = object.__new__(type(self))
+        for cls in type(self).__mro__[:-1]:
+            for name in cls.__dict__.get("__slots__", ()):
+                object.__setattr__(copy, name, getattr(self, name))
+        copy._generation = generation
+        return copy
+
+
+class _Content(_Record, Generic[Item]):
+    """A record whose content list grows by chunks and is replaced by full updates."""
+
+    __slots__ = ("_count", "_items")
+
+    def __init__(self, generation: int) -> None:
+        super().__init__(generation)
+        self._items: list[Item] = []
+        self._count = 0
+
+    @property
+    def content(self) -> list[Item]:
+        """The content so far (a new list: safe to keep)."""
+        return self._items[: self._count]
+
+    def _append(self, item: Item) -> None:
+        self._items.append(item)
+        self._count += 1
+
+    def _replace(self, items: list[Item] | None) -> None:
+        self._items = list(items) if items else []
+        self._count = len(self._items)
+
+
+class Message(_Content[Block]):
+    """A user message, an agent message or a thought, by `messageId` (None: a v1 chunk sent
+    without one; consecutive chunks of one role form one message)."""
+
+    __slots__ = ("message_id", "meta", "role")
+
+    def __init__(self, generation: int, message_id: str | None, role: Role) -> None:
+        super().__init__(generation)
+        self.message_id = message_id
+        self.role: Role = role
+        self.meta: Meta | None = None
+
+    def text(self) -> str:
+        """The text blocks of the content, joined."""
+        return "".join(
+            block.text
+            for block in self._items[: self._count]
+            if isinstance(block, (v2.TextContent, v1.TextContent))
+        )
+
+    def __repr__(self) -> str:
+        return f"Message({self.message_id!r}, {self.role!r}, {self.text()!r})"
+
+
+class ToolCall(_Content[Item], Generic[Item, Location]):
+    """A tool call by id; a new one starts as kind `other`, status `pending`, no title."""
+
+    __slots__ = (
+        "capabilities",
+        "kind",
+        "locations",
+        "meta",
+        "name",
+        "raw_input",
+        "raw_output",
+        "status",
+        "title",
+        "tool_call_id",
+    )
+
+    def __init__(self, generation: int, tool_call_id: str) -> None:
+        super().__init__(generation)
+        self.tool_call_id = tool_call_id
+        self.name: str | None = None
+        self.title: str | None = None
+        self.kind: str = "other"
+        self.status: str = "pending"
+        self.locations: list[Location] | None = None
+        self.raw_input: Any = None
+        self.raw_output: Any = None
+        self.capabilities: v2.ToolCallCapabilities | None = None
+        self.meta: Meta | None = None
+
+    def __repr__(self) -> str:
+        return f"ToolCall({self.tool_call_id!r}, {self.title!r}, {self.kind}, {self.status})"
+
+
+class Terminal(_Content[str]):
+    """An agent-owned terminal (v2): output is kept as the base64 parts received."""
+
+    __slots__ = ("capabilities", "command", "cwd", "exit_status", "meta", "size", "terminal_id")
+
+    def __init__(self, generation: int, terminal_id: str) -> None:
+        super().__init__(generation)
+        self.terminal_id = terminal_id
+        self.command: str | None = None
+        self.cwd: str | None = None
+        self.exit_status: v2.TerminalExitStatus | None = None
+        self.size: v2.TerminalSize | None = None
+        self.capabilities: v2.TerminalCapabilities | None = None
+        self.meta: Meta | None = None
+
+    def output(self) -> bytes:
+        """The terminal's output bytes (each part is independently base64-encoded)."""
+        return b"".join(base64.b64decode(part) for part in self._items[: self._count])
+
+
+class Compaction(_Content[Block]):
+    """A context compaction by id: status, summary (content), error."""
+
+    __slots__ = ("compaction_id", "error", "meta", "status")
+
+    def __init__(self, generation: int, compaction_id: str) -> None:
+        super().__init__(generation)
+        self.compaction_id = compaction_id
+        self.status: str = "in_progress"
+        self.error: str | None = None
+        self.meta: Meta | None = None
+
+
+R = TypeVar("R", bound=_Record)
+
+
+class _Fold(Generic[Update, Block]):
+    """What both versions share: messages, tool calls, commands, config, info, usage, notices,
+    compactions, copy-on-write snapshots and the dispatch on the update's class."""
+
+    _handlers: ClassVar[Handlers]
+
+    def __init__(self) -> None:
+        self._generation = 0
+        self.messages: dict[str, Message[Block]] = {}
+        self.compactions: dict[str, Compaction[Block]] = {}
+        self.title: str | None = None
+        self.updated_at: str | None = None
+        self.info_meta: Meta | None = None
+        self.notices: list[Any] = []
+        self.unknown: list[Any] = []
+
+    def apply(self, update: Update) -> None:
+        """Fold one update into the state."""
+        handler = self._handlers.get(type(update))
+        if handler is None:
+            self.unknown.append(update)
+        else:
+            handler(self, update)
+
+    def _snapshot_maps(self, copy: _Fold[Update, Block]) -> None:
+        """Share the records with `copy`: later writes here copy a record first."""
+        self._generation += 1
+        for name, value in vars(self).items():
+            if isinstance(value, dict):
+                value = dict(value)
+            elif isinstance(value, list):
+                value = list(value)
+            setattr(copy, name, value)
+        copy._generation = -1  # a snapshot is read-only: writing to it is a bug
+
+    def _own(self, records: dict[str, R], key: str, record: R) -> R:
+        if record._generation != self._generation:
+            record = records[key] = record._copy(self._generation)
+        return record
+
+    # -- messages
+
+    def _message(self, message_id: str, role: Role) -> Message[Block]:
+        message = self.messages.get(message_id)
+        if message is None:
+            message = self.messages[message_id] = Message(self._generation, message_id, role)
+            return message
+        return self._own(self.messages, message_id, message)
+
+    def _chunk(self, message_id: str | None, role: Role, block: Block) -> None:
+        if message_id is None:
+            self._anonymous(role)._append(block)
+            return
+        message = self.messages.get(message_id)
+        if message is None or message._generation != self._generation:
+            message = self._message(message_id, role)
+        message._append(block)
+
+    def _anonymous(self, role: Role) -> Message[Block]:
+        """v1 chunks without `messageId`: one message per run of chunks of one role."""
+        messages = self.messages
+        key = next(reversed(messages), None)
+        last = None if key is None else messages[key]
+        if last is None or last.message_id is not None or last.role != role:
+            key = f"\x00{len(messages)}"
+            return messages.setdefault(key, Message(self._generation, None, role))
+        assert key is not None
+        return self._own(messages, key, last)
+
+    def _full_message(self, message_id: str, role: Role, content: Any, meta: Any) -> None:
+        message = self._message(message_id, role)
+        if content is not UNSET:
+            message._replace(content)
+        message.meta = patch_meta(message.meta, meta)
+
+    # -- shared update variants
+
+    def _session_info(self, update: v2.SessionInfoUpdate | v1.SessionInfoUpdate) -> None:
+        if update.title is not UNSET:
+            self.title = update.title
+        if update.updated_at is not UNSET:
+            self.updated_at = update.updated_at
+        self.info_meta = patch_meta(self.info_meta, update.meta)
+
+    def _notice(self, update: Any) -> None:
+        self.notices.append(update)
+
+    def _compaction(self, update: v2.CompactionUpdate | v1.CompactionUpdate) -> None:
+        key = update.compaction_id
+        compaction = self.compactions.get(key)
+        if compaction is None:
+            compaction = self.compactions[key] = Compaction(self._generation, key)
+        else:
+            compaction = self._own(self.compactions, key, compaction)
+        compaction.status = update.status
+        if update.summary is not UNSET:
+            compaction._replace(update.summary)  # type: ignore[arg-type]
+        if update.error is not UNSET:
+            compaction.error = update.error
+        compaction.meta = patch_meta(compaction.meta, update.meta)
+
+    def _compaction_chunk(
+        self, update: v2.CompactionSummaryChunk | v1.CompactionSummaryChunk
+    ) -> None:
+        key = update.compaction_id
+        compaction = self.compactions.get(key)
+        if compaction is None:
+            compaction = self.compactions[key] = Compaction(self._generation, key)
+        else:
+            compaction = self._own(self.compactions, key, compaction)
+        compaction._append(update.content)  # type: ignore[arg-type]
+
+
+def _usage(stored: Any, update: v2.UsageUpdate | v1.UsageUpdate) -> v2.UsageUpdate | v1.UsageUpdate:
+    """The latest usage; an omitted `cost` keeps the last reported one."""
+    if update.cost is UNSET and stored is not None and stored.cost is not UNSET:
+        return msgspec.structs.replace(update, cost=stored.cost)
+    return update
+
+
+V2ToolCall = ToolCall[v2.ToolCallContent, v2.ToolCallLocation]
+V1ToolCall = ToolCall[v1.ToolCallContent, v1.ToolCallLocation]
+
+
+class SessionState(_Fold[v2.SessionUpdate, v2.ContentBlock]):
+    """A v2 session's state: `apply(update)` folds a `session/update`, `snapshot()` gives a
+    copy that later updates do not change."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tool_calls: dict[str, V2ToolCall] = {}
+        self.terminals: dict[str, Terminal] = {}
+        self.plans: dict[str, v2.PlanItems] = {}
+        self.available_commands: list[v2.AvailableCommand] = []
+        self.config_options: list[v2.SessionConfigOption] = []
+        self.usage: v2.UsageUpdate | None = None
+        self.run: v2.SessionStateUpdate | None = None
+        """The last `state_update` (None before the first): `.state`, `.stop_reason`, `.error`."""
+
+    @property
+    def run_state(self) -> str | None:
+        """`running`, `requires_action`, `idle` (None until the agent reported one)."""
+        return None if self.run is None else self.run.state
+
+    def snapshot(self) -> SessionState:
+        """A copy of the state now, unchanged by later updates (records: read only)."""
+        copy = object.__new__(SessionState)
+        self._snapshot_maps(copy)
+        return copy
+
+    # -- variants
+
+    def _user_chunk(self, update: v2.UserMessageChunk) -> None:
+        self._chunk(update.message_id, "user", update.content)
+
+    def _agent_chunk(self, update: v2.AgentMessageChunk) -> None:
+        self._chunk(update.message_id, "agent", update.content)
+
+    def _thought_chunk(self, update: v2.AgentThoughtChunk) -> None:
+        self._chunk(update.message_id, "thought", update.content)
+
+    def _user_message(self, update: v2.UserMessage) -> None:
+        self._full_message(update.message_id, "user", update.content, update.meta)
+
+    def _agent_message(self, update: v2.AgentMessage) -> None:
+        self._full_message(update.message_id, "agent", update.content, update.meta)
+
+    def _thought(self, update: v2.AgentThought) -> None:
+        self._full_message(update.message_id, "thought", update.content, update.meta)
+
+    def _state(self, update: v2.SessionStateUpdate) -> None:
+        self.run = update
+
+    def _tool_call(self, key: str) -> V2ToolCall:
+        call = self.tool_calls.get(key)
+        if call is None:
+            call = self.tool_calls[key] = ToolCall(self._generation, key)
+            return call
+        return self._own(self.tool_calls, key, call)
+
+    def apply_permission_request(self, request: v2.RequestPermissionRequest) -> None:
+        """A tool call subject patches its tool call like a `tool_call_update` (the schema:
+        in the order received, before showing the prompt)."""
+        if isinstance(request.subject, v2.ToolCallPermissionSubject):
+            self._tool_call_update(request.subject.tool_call)
+
+    def _tool_call_update(self, update: v2.ToolCallProgress | v2.ToolCallUpdate) -> None:
+        call = self._tool_call(update.tool_call_id)
+        if update.name is not UNSET:
+            call.name = update.name
+        if update.title is not UNSET:
+            call.title = update.title
+        if update.kind is not UNSET:
+            call.kind = "other" if update.kind is None else update.kind
+        if update.status is not UNSET:
+            call.status = "pending" if update.status is None else update.status
+        if update.content is not UNSET:
+            call._replace(update.content)
+        if update.locations is not UNSET:
+            call.locations = update.locations
+        if update.raw_input is not UNSET:
+            call.raw_input = update.raw_input
+        if update.raw_output is not UNSET:
+            call.raw_output = update.raw_output
+        if update.capabilities is not UNSET:
+            call.capabilities = update.capabilities
+        call.meta = patch_meta(call.meta, update.meta)
+
+    def _tool_call_chunk(self, update: v2.ToolCallContentChunk) -> None:
+        self._tool_call(update.tool_call_id)._append(update.content)
+
+    def _terminal(self, key: str) -> Terminal:
+        terminal = self.terminals.get(key)
+        if terminal is None:
+            terminal = self.terminals[key] = Terminal(self._generation, key)
+            return terminal
+        return self._own(self.terminals, key, terminal)
+
+    def _terminal_update(self, update: v2.TerminalUpdate) -> None:
+        terminal = self._terminal(update.terminal_id)
+        if update.command is not UNSET:
+            terminal.command = update.command
+        if update.cwd is not UNSET:
+            terminal.cwd = update.cwd
+        if update.output is not UNSET:
+            terminal._replace(None if update.output is None else [update.output.data])
+        if update.exit_status is not UNSET:
+            terminal.exit_status = update.exit_status
+        if update.size is not UNSET:
+            terminal.size = update.size
+        if update.capabilities is not UNSET:
+            terminal.capabilities = update.capabilities
+        terminal.meta = patch_meta(terminal.meta, update.meta)
+
+    def _terminal_chunk(self, update: v2.TerminalOutputChunk) -> None:
+        self._terminal(update.terminal_id)._append(update.data)
+
+    def _plan(self, update: v2.PlanUpdate) -> None:
+        if isinstance(update.plan, v2.PlanItems):
+            self.plans[update.plan.plan_id] = update.plan
+        else:  # a plan content type newer than this schema release: kept as is
+            self.unknown.append(update)
+
+    def _commands(self, update: v2.AvailableCommandsUpdate) -> None:
+        self.available_commands = update.available_commands
+
+    def _config(self, update: v2.ConfigOptionUpdate) -> None:
+        self.config_options = update.config_options
+
+    def _usage(self, update: v2.UsageUpdate) -> None:
+        self.usage = _usage(self.usage, update)  # type: ignore[assignment]
+
+    _handlers: ClassVar[Handlers] = {
+        v2.UserMessageChunk: _user_chunk,
+        v2.UserMessage: _user_message,
+        v2.AgentMessageChunk: _agent_chunk,
+        v2.AgentMessage: _agent_message,
+        v2.AgentThoughtChunk: _thought_chunk,
+        v2.AgentThought: _thought,
+        v2.SessionStateUpdate: _state,
+        v2.ToolCallContentChunk: _tool_call_chunk,
+        v2.ToolCallProgress: _tool_call_update,
+        v2.TerminalUpdate: _terminal_update,
+        v2.TerminalOutputChunk: _terminal_chunk,
+        v2.PlanUpdate: _plan,
+        v2.AvailableCommandsUpdate: _commands,
+        v2.ConfigOptionUpdate: _config,
+        v2.SessionInfoUpdate: _Fold._session_info,
+        v2.UsageUpdate: _usage,
+        v2.Notice: _Fold._notice,
+        v2.CompactionUpdate: _Fold._compaction,
+        v2.CompactionSummaryChunk: _Fold._compaction_chunk,
+    }
+
+
+class V1SessionState(_Fold[v1.SessionUpdate, v1.ContentBlock]):
+    """A v1 session's state, in the same shape as `SessionState` where the concepts match
+    (v1 has one plan, `current_mode_id`, no terminals display state, no run-state updates:
+    the prompt turn helper records `stop_reason` from the `session/prompt` response)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tool_calls: dict[str, V1ToolCall] = {}
+        self.plan: list[v1.PlanEntry] = []
+        self.current_mode_id: str | None = None
+        self.available_commands: list[v1.AvailableCommand] = []
+        self.config_options: list[v1.SessionConfigOption] = []
+        self.usage: v1.UsageUpdate | None = None
+        self.stop_reason: str | None = None
+
+    def snapshot(self) -> V1SessionState:
+        """A copy of the state now, unchanged by later updates (records: read only)."""
+        copy = object.__new__(V1SessionState)
+        self._snapshot_maps(copy)
+        return copy
+
+    def _user_chunk(self, update: v1.UserMessageChunk) -> None:
+        self._chunk(update.message_id or None, "user", update.content)
+
+    def _agent_chunk(self, update: v1.AgentMessageChunk) -> None:
+        self._chunk(update.message_id or None, "agent", update.content)
+
+    def _thought_chunk(self, update: v1.AgentThoughtChunk) -> None:
+        self._chunk(update.message_id or None, "thought", update.content)
+
+    def _tool_call_start(self, update: v1.ToolCall) -> None:
+        """`tool_call`: a new tool call, all fields given (a repeated id starts it over)."""
+        call: V1ToolCall = ToolCall(self._generation, update.tool_call_id)
+        self.tool_calls[update.tool_call_id] = call
+        call.title = update.title
+        call.name = update.name or None
+        if update.kind is not UNSET:
+            call.kind = update.kind
+        if update.status is not UNSET:
+            call.status = update.status
+        if update.content is not UNSET:
+            call._replace(update.content)
+        if update.locations is not UNSET:
+            call.locations = update.locations
+        if update.raw_input is not UNSET:
+            call.raw_input = update.raw_input
+        if update.raw_output is not UNSET:
+            call.raw_output = update.raw_output
+        call.meta = update.meta or None
+
+    def apply_permission_request(self, request: v1.RequestPermissionRequest) -> None:
+        """The request's `toolCall` patches its tool call like a `tool_call_update`."""
+        self._tool_call_update(request.tool_call)
+
+    def _tool_call_update(self, update: v1.ToolCallProgress | v1.ToolCallUpdate) -> None:
+        """v1 has no clearing: `null` and omitted both leave a field unchanged."""
+        key = update.tool_call_id
+        call = self.tool_calls.get(key)
+        if call is None:
+            call = self.tool_calls[key] = ToolCall(self._generation, key)
+        else:
+            call = self._own(self.tool_calls, key, call)
+        if update.name:
+            call.name = update.name
+        if update.title:
+            call.title = update.title
+        if update.kind:
+            call.kind = update.kind
+        if update.status:
+            call.status = update.status
+        if update.content is not UNSET and update.content is not None:
+            call._replace(update.content)
+        if update.locations is not UNSET and update.locations is not None:
+            call.locations = update.locations
+        if update.raw_input is not UNSET and update.raw_input is not None:
+            call.raw_input = update.raw_input
+        if update.raw_output is not UNSET and update.raw_output is not None:
+            call.raw_output = update.raw_output
+        if update.meta:
+            call.meta = update.meta
+
+    def _plan(self, update: v1.Plan) -> None:
+        self.plan = update.entries
+
+    def _mode(self, update: v1.CurrentModeUpdate) -> None:
+        self.current_mode_id = update.current_mode_id
+
+    def _commands(self, update: v1.AvailableCommandsUpdate) -> None:
+        self.available_commands = update.available_commands
+
+    def _config(self, update: v1.ConfigOptionUpdate) -> None:
+        self.config_options = update.config_options
+
+    def _usage(self, update: v1.UsageUpdate) -> None:
+        self.usage = _usage(self.usage, update)  # type: ignore[assignment]
+
+    _handlers: ClassVar[Handlers] = {
+        v1.UserMessageChunk: _user_chunk,
+        v1.AgentMessageChunk: _agent_chunk,
+        v1.AgentThoughtChunk: _thought_chunk,
+        v1.ToolCall: _tool_call_start,
+        v1.ToolCallProgress: _tool_call_update,
+        v1.Plan: _plan,
+        v1.AvailableCommandsUpdate: _commands,
+        v1.CurrentModeUpdate: _mode,
+        v1.ConfigOptionUpdate: _config,
+        v1.SessionInfoUpdate: _Fold._session_info,
+        v1.UsageUpdate: _usage,
+        v1.Notice: _Fold._notice,
+        v1.CompactionUpdate: _Fold._compaction,
+        v1.CompactionSummaryChunk: _Fold._compaction_chunk,
+    }

@@ -1,0 +1,461 @@
+"""A prompt turn as an ordered, typed event stream (client side).
+
+    class Client(v2.ClientBase):
+        requests = AgentRequests(Permissions(approve_reads))  # policy, then the running turn
+
+        async def session_request_permission(self, params):
+            return await self.requests.request_permission(params)
+
+    async with prompt(conn.v2, client.requests, params) as turn:
+        async for event in turn:
+            match event:
+                case SessionUpdateEvent(update=update): render(update)
+                case PermissionRequested(): event.select(event.request.options[0].option_id)
+    turn.stop_reason, turn.state                         # the folded SessionState
+
+Events come in wire order: the turn's subscription holds the session's requests among its
+updates (`UpdateStream.holds_requests`); the turn queues each where it came and only then lets
+its handler run (which answers it by policy or waits for the event's answer). The turn ends at the first idle `state_update` after the
+`session/prompt` response (v2) or at the `session/prompt` response once the updates before it
+were yielded (v1). Leaving the block before the end sends `session/cancel` (pending permission
+requests answered `cancelled`, as `conn.cancel` does); `await turn.cancel()` does the same and
+keeps iterating to the end the agent reports.
+"""
+
+from __future__ import annotations
+
+import collections
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar, overload
+
+import trio
+
+from acp_schema import v1, v2
+
+from ._groups import SingleException
+from .client import HeldRequest, V1Connection, V2Connection
+from .errors import PeerError
+from .permissions import Permissions, Verdict, cancelled_permission
+from .session import SessionState, V1SessionState
+
+__all__ = [
+    "AgentRequests",
+    "ElicitationRequested",
+    "PermissionRequested",
+    "SessionUpdateEvent",
+    "Turn",
+    "V1Event",
+    "V1Turn",
+    "V2Event",
+    "V2Turn",
+    "prompt",
+]
+
+U = TypeVar("U")
+Req = TypeVar("Req")
+Resp = TypeVar("Resp")
+State = TypeVar("State", SessionState, V1SessionState)
+Event = TypeVar("Event")
+TURN_REQUESTS = frozenset({"session/request_permission", "elicitation/create"})
+QUEUE_LIMIT = 64  # updates moved from the subscription ahead of the reader (back-pressure)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionUpdateEvent(Generic[U]):
+    """A `session/update` of the turn's session (already folded into `turn.state`)."""
+
+    update: U
+
+
+class _Answer(Generic[Resp]):
+    """The answer to one of the agent's requests, given once from the event."""
+
+    def __init__(self) -> None:
+        self.done = trio.Event()
+        self.response: Resp | None = None
+
+    def give(self, response: Resp) -> None:
+        if self.done.is_set():
+            raise RuntimeError("this request was already answered (or cancelled)")
+        self.response = response
+        self.done.set()
+
+    async def wait(self) -> Resp:
+        await self.done.wait()
+        assert self.response is not None
+        return self.response
+
+
+class PermissionRequested(Generic[Req]):
+    """`session/request_permission` for the turn's session: answer with `select(option_id)`
+    or `cancel()` (the `cancelled` outcome: not approved, no option chosen). A v2 tool call
+    subject was already applied to `turn.state` before this event."""
+
+    def __init__(self, request: Req, module: Any) -> None:
+        self.request = request
+        self._module = module
+        self._answer: _Answer[Any] = _Answer()
+
+    @property
+    def answered(self) -> bool:
+        return self._answer.done.is_set()
+
+    def select(self, option_id: str) -> None:
+        """Answer with the option `option_id` (one of `request.options`)."""
+        outcome = self._module.SelectedPermissionOutcome(option_id=option_id)
+        self._answer.give(self._module.RequestPermissionResponse(outcome=outcome))
+
+    def cancel(self) -> None:
+        """Answer `cancelled`: the agent MUST NOT proceed."""
+        self._answer.give(cancelled_permission(self._module))
+
+
+class ElicitationRequested(Generic[Req, Resp]):
+    """`elicitation/create` for the turn's session: answer with `respond(response)`."""
+
+    def __init__(self, request: Req) -> None:
+        self.request = request
+        self._answer: _Answer[Resp] = _Answer()
+
+    @property
+    def answered(self) -> bool:
+        return self._answer.done.is_set()
+
+    def respond(self, response: Resp) -> None:
+        self._answer.give(response)
+
+
+V2Event = (
+    SessionUpdateEvent[v2.SessionUpdate]
+    | PermissionRequested[v2.RequestPermissionRequest]
+    | ElicitationRequested[v2.CreateElicitationRequest, v2.CreateElicitationResponse]
+)
+V1Event = (
+    SessionUpdateEvent[v1.SessionUpdate]
+    | PermissionRequested[v1.RequestPermissionRequest]
+    | ElicitationRequested[v1.CreateElicitationRequest, v1.CreateElicitationResponse]
+)
+
+
+class Turn(Generic[Event, State]):
+    """One prompt turn: iterate it for its events; `state` is the session's folded state,
+    `stop_reason` is set once the turn ended (`ended`)."""
+
+    def __init__(self, session_id: str, state: State, module: Any) -> None:
+        self.session_id = session_id
+        self.state: State = state
+        self.stop_reason: str | None = None
+        self.ended = False
+        self.prompt_response: Any = None
+        self._module = module
+        self._events: collections.deque[Any] = collections.deque()
+        self._readable: trio.Event | None = None
+        self._room: trio.Event | None = None
+        self._finished = False  # the end was queued behind the last event
+        self._rejected = False  # the agent answered session/prompt with an error
+        self._asked: list[PermissionRequested[Any] | ElicitationRequested[Any, Any]] = []
+        self._cancel: Any = None
+
+    # -- the reader's side
+
+    def __aiter__(self) -> Turn[Event, State]:
+        return self
+
+    async def __anext__(self) -> Event:
+        while not self._events:
+            if self._finished:
+                self.ended = True
+                raise StopAsyncIteration
+            self._readable = trio.Event()
+            await self._readable.wait()
+        event = self._events.popleft()
+        if self._room is not None and len(self._events) < QUEUE_LIMIT:
+            self._room.set()
+            self._room = None
+        return event  # type: ignore[no-any-return]
+
+    async def cancel(self) -> None:
+        """`session/cancel` (pending permission requests answered `cancelled`); keep iterating
+        to the end the agent reports (v2: idle `cancelled`)."""
+        await self._cancel(self.session_id)
+
+    # -- the connection's side
+
+    def _push(self, event: object) -> None:
+        self._events.append(event)
+        if self._readable is not None:
+            self._readable.set()
+            self._readable = None
+
+    def _ask(self, event: PermissionRequested[Any] | ElicitationRequested[Any, Any]) -> None:
+        self._asked.append(event)
+        self._push(event)
+
+    def _decline_unanswered(self) -> None:
+        """Leaving the turn: what was asked and not answered is declined (permission
+        `cancelled`, elicitation `cancel`), so no handler waits for an event nobody reads."""
+        for event in self._asked:
+            if event.answered:
+                continue
+            if isinstance(event, PermissionRequested):
+                event.cancel()
+            else:
+                event.respond(self._module.CancelElicitationResponse())
+
+    def _finish(self) -> None:
+        self._finished = True
+        if self._readable is not None:
+            self._readable.set()
+            self._readable = None
+
+    async def _wait_room(self) -> None:
+        while len(self._events) >= QUEUE_LIMIT:
+            self._room = self._room or trio.Event()
+            await self._room.wait()
+
+    def _update(self, update: Any) -> None:
+        self.state.apply(update)
+        self._push(SessionUpdateEvent(update))
+
+
+V2Turn = Turn[V2Event, SessionState]
+V1Turn = Turn[V1Event, V1SessionState]
+
+
+class AgentRequests:
+    """Routes the agent's session requests to the session's running turn, as events. Call it
+    from the client's handlers (`return await self.requests.request_permission(params)`).
+
+    Permission requests go through `permissions` first (default: ask for every one): what
+    its policy allows or rejects (or a remembered `*_always` answer) is answered at once,
+    what it asks becomes a `PermissionRequested` event of the turn. A request for a session
+    without a running turn gets the policy's answer, asking meaning reject (non-interactive);
+    an elicitation there is answered `cancel`."""
+
+    def __init__(self, permissions: Permissions | None = None) -> None:
+        self.permissions = permissions or Permissions()
+        self._turns: dict[str, Turn[Any, Any]] = {}
+        self._arrivals: dict[int, tuple[Any, Any]] = {}  # id(params) -> (params, entry)
+
+    def _arrived(self, turn: Turn[Any, Any], params: Any) -> Any:
+        """A request of the turn's session, at its place in the wire order: apply a
+        permission's tool call subject, decide, and queue an event for what is asked."""
+        entry: Any
+        if isinstance(params, (v2.RequestPermissionRequest, v1.RequestPermissionRequest)):
+            # the schema: a tool call subject patches the stored tool call, in wire order
+            turn.state.apply_permission_request(params)
+            verdict = self.permissions.decide(params, turn.state)
+            entry = verdict
+            if verdict.decision == "ask":
+                module = v2 if isinstance(params, v2.RequestPermissionRequest) else v1
+                entry = (verdict, PermissionRequested(params, module))
+                turn._ask(entry[1])
+        else:
+            entry = ElicitationRequested(params)
+            turn._ask(entry)
+        self._arrivals[id(params)] = (params, entry)
+        return entry
+
+    def _claim(self, params: Any) -> Any:
+        """What `_arrived` made of this request in its turn (None: it came outside one)."""
+        arrival = self._arrivals.pop(id(params), None)
+        if arrival is None or arrival[0] is not params:
+            turn = self._turns.get(getattr(params, "session_id", None) or "")
+            if turn is None:
+                return None
+            self._arrived(turn, params)  # its session's stream did not hold it
+            arrival = self._arrivals.pop(id(params))
+        return arrival[1]
+
+    @overload
+    async def request_permission(
+        self, params: v2.RequestPermissionRequest
+    ) -> v2.RequestPermissionResponse: ...
+    @overload
+    async def request_permission(
+        self, params: v1.RequestPermissionRequest
+    ) -> v1.RequestPermissionResponse: ...
+    async def request_permission(self, params: Any) -> Any:
+        entry = self._claim(params)
+        if entry is None:
+            return await self.permissions.answer(params)
+        if isinstance(entry, Verdict):
+            return self.permissions.respond(entry)
+        verdict, event = entry
+        response = await event._answer.wait()
+        self.permissions.learn(verdict, response)
+        return response
+
+    @overload
+    async def elicitation(
+        self, params: v2.CreateElicitationRequest
+    ) -> v2.CreateElicitationResponse: ...
+    @overload
+    async def elicitation(
+        self, params: v1.CreateElicitationRequest
+    ) -> v1.CreateElicitationResponse: ...
+    async def elicitation(self, params: Any) -> Any:
+        event: ElicitationRequested[Any, Any] | None = self._claim(params)
+        if event is None:
+            module = v2 if type(params).__module__.startswith(v2.__name__) else v1
+            return module.CancelElicitationResponse()
+        return await event._answer.wait()
+
+
+@overload
+def prompt(
+    conn: V2Connection,
+    requests: AgentRequests,
+    params: v2.PromptRequest,
+    *,
+    state: SessionState | None = None,
+) -> AbstractAsyncContextManager[V2Turn]: ...
+@overload
+def prompt(
+    conn: V1Connection,
+    requests: AgentRequests,
+    params: v1.PromptRequest,
+    *,
+    state: V1SessionState | None = None,
+) -> AbstractAsyncContextManager[V1Turn]: ...
+@asynccontextmanager
+async def prompt(
+    conn: Any, requests: AgentRequests, params: Any, *, state: Any = None
+) -> AsyncIterator[Any]:
+    """Send `session/prompt` and give the turn's events (see the module's docstring).
+    `state`: the session's state to fold into (default: a new one)."""
+    session_id = params.session_id
+    if session_id in requests._turns:
+        raise RuntimeError(f"a turn of session {session_id!r} is already running")
+    version_2 = isinstance(params, v2.PromptRequest)
+    if state is None:
+        state = SessionState() if version_2 else V1SessionState()
+    turn: Turn[Any, Any] = Turn(session_id, state, v2 if version_2 else v1)
+    turn._cancel = conn.cancel
+    with SingleException() as single:
+        async with conn.subscribe(session_id) as updates, trio.open_nursery() as nursery:
+            updates.holds_requests = True  # the session's requests come in among the updates
+            requests._turns[session_id] = turn
+            try:
+                drive = _drive_v2 if version_2 else _drive_v1
+                nursery.start_soon(drive, turn, requests, conn, params, updates)
+                with single.callers_code():
+                    yield turn
+            finally:
+                del requests._turns[session_id]
+                if not (turn._finished or turn._rejected):
+                    with trio.CancelScope(shield=True):
+                        await conn.cancel(session_id)
+                turn._decline_unanswered()
+                nursery.cancel_scope.cancel()
+
+
+class _V2End:
+    """Where a v2 turn ends: the first idle `state_update` after the user message the prompt
+    inserted (its `messageId` comes in the response, which may arrive before or after it)."""
+
+    def __init__(self) -> None:
+        self.position = 0
+        self.message_id: str | None = None
+        self.inserted_at: int | None = None
+        self.first_seen: dict[str, int] = {}  # user message id -> position, until we know ours
+        self.idles: list[tuple[int, v2.SessionStateUpdate]] = []
+        self.end: v2.SessionStateUpdate | None = None
+
+    def update(self, update: object) -> bool:
+        """Note an update; True when it ends the turn."""
+        position = self.position = self.position + 1
+        kind = type(update)
+        if kind is v2.SessionStateUpdate:
+            assert isinstance(update, v2.SessionStateUpdate)
+            if update.state != "idle":
+                return False
+            if self.inserted_at is not None:
+                self.end = update
+                return True
+            self.idles.append((position, update))
+        elif kind is v2.UserMessage or kind is v2.UserMessageChunk:
+            message_id: str = update.message_id  # type: ignore[attr-defined]
+            if self.message_id is None:
+                self.first_seen.setdefault(message_id, position)
+            elif message_id == self.message_id and self.inserted_at is None:
+                self.inserted_at = position
+        return False
+
+    def responded(self, message_id: str) -> bool:
+        """The prompt was accepted; True when an idle after its user message was seen."""
+        self.message_id = message_id
+        self.inserted_at = self.first_seen.get(message_id)
+        if self.inserted_at is not None:
+            for position, idle in self.idles:
+                if position > self.inserted_at:
+                    self.end = idle
+                    return True
+        return False
+
+
+async def _pump(
+    turn: Turn[Any, Any], requests: AgentRequests, updates: Any, end: _V2End | None
+) -> None:
+    """Move the subscription's items into the turn, in wire order: updates, and the
+    session's requests (the stream holds them, `HeldRequest`), whose handlers are released
+    once their event is queued."""
+    while True:
+        await turn._wait_room()
+        item = await updates.__anext__()
+        if type(item) is HeldRequest:
+            if item.call.method in TURN_REQUESTS:
+                requests._arrived(turn, item.call.params)
+            item.released.set()
+            continue
+        turn._update(item)
+        if end is not None and end.update(item):
+            _end_v2(turn, end)
+            return
+
+
+def _end_v2(turn: Turn[Any, Any], end: _V2End) -> None:
+    assert end.end is not None
+    turn.stop_reason = end.end.stop_reason or None
+    turn._finish()
+
+
+async def _send_prompt(turn: Turn[Any, Any], conn: Any, params: Any) -> Any:
+    try:
+        return await conn.peer.session_prompt(params)
+    except PeerError:
+        turn._rejected = True  # no turn runs: nothing to cancel
+        raise
+
+
+async def _drive_v2(
+    turn: Turn[Any, Any], requests: AgentRequests, conn: V2Connection, params: Any, updates: Any
+) -> None:
+    end = _V2End()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_pump, turn, requests, updates, end)
+        response = await _send_prompt(turn, conn, params)
+        turn.prompt_response = response
+        if end.responded(response.message_id):
+            _end_v2(turn, end)
+            nursery.cancel_scope.cancel()
+
+
+async def _drive_v1(
+    turn: Turn[Any, Any], requests: AgentRequests, conn: V1Connection, params: Any, updates: Any
+) -> None:
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_pump, turn, requests, updates, None)
+        response = await _send_prompt(turn, conn, params)
+        # the updates sent before the response are in the subscription by now: take them
+        # into the turn before its end
+        gate = updates.gate()
+        if gate is not None:
+            await gate.wait()
+        turn.prompt_response = response
+        turn.stop_reason = response.stop_reason
+        turn.state.stop_reason = response.stop_reason
+        turn._finish()
+        nursery.cancel_scope.cancel()
