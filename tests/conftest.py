@@ -16,7 +16,7 @@ import pytest
 import trio
 
 import acp_schema.v2 as v2
-from acpwire.framing import LineReader
+from acpwire._framing import LineReader
 
 ASYNC_TEST_TIMEOUT = 10.0
 

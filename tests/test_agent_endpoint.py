@@ -26,6 +26,7 @@ import acp_schema.v1 as v1
 import acp_schema.v1.unstable as v1u
 import acp_schema.v2 as v2
 import acp_schema.v2.unstable as v2u
+from acpwire._versions import ALL_SURFACES, Surface, check_factory, surface_of
 from acpwire.agent import AgentEndpoint, serve_agent
 from acpwire.capabilities import (
     GATES,
@@ -36,7 +37,6 @@ from acpwire.capabilities import (
 )
 from acpwire.errors import RpcError
 from acpwire.fixtures.echo_agent import EchoAgentV1, EchoAgentV2
-from acpwire.versions import ALL_SURFACES, Surface, check_factory, surface_of
 
 ROOT = Path(__file__).resolve().parent.parent
 RAW_INIT_V2 = {"protocolVersion": 2, "info": {"name": "raw", "version": "0"}}

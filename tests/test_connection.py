@@ -29,9 +29,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import acp_schema.v2 as v2
-from acpwire.connection import Connection
+from acpwire._connection import Connection
+from acpwire._jsonrpc import Call
 from acpwire.errors import ConnectionClosed, RpcError
-from acpwire.jsonrpc import Call
 
 CANCELLED = error_response(None, -32800, "Request cancelled")["error"]
 

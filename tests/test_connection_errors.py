@@ -29,13 +29,13 @@ import acp_schema.v1 as v1
 import acp_schema.v2 as v2
 import acpwire
 from acp_schema import MessageCodec
+from acpwire._connection import Connection
+from acpwire._dispatch import handler_dispatch
+from acpwire._jsonrpc import Call
 from acpwire.agent import serve_agent
 from acpwire.client import PERMISSION, connect, open_agent
-from acpwire.connection import Connection
-from acpwire.dispatch import handler_dispatch
 from acpwire.errors import ConnectionClosed, InvalidResponse, PeerError, RpcError
 from acpwire.fixtures.echo_agent import EchoAgentV1, EchoAgentV2
-from acpwire.jsonrpc import Call
 
 WORKTREE_PATH = os.pathsep.join(
     str(Path(path).parents[1]) for path in (acpwire.__file__, acp_schema.__file__)

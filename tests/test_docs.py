@@ -16,7 +16,7 @@ from conftest import RawPeer, error_response, request
 from test_endpoints import ClientV2
 
 import acpwire
-from acpwire.connection import Connection
+from acpwire._connection import Connection
 
 ENTRY_POINTS = {
     "serve_agent",

@@ -40,9 +40,9 @@ from test_endpoints import (
 import acp_schema
 import acp_schema.v2 as v2
 import acpwire
+from acpwire._connection import Connection
 from acpwire.agent import serve_agent
 from acpwire.client import connect, open_agent
-from acpwire.connection import Connection
 from acpwire.errors import ConnectionClosed, PeerExited
 from acpwire.fixtures.echo_agent import EchoAgentV2
 from acpwire.transport import spawn_agent

@@ -80,11 +80,11 @@ from strategies import IRStrategies, write_summary
 import acp_schema.v1 as v1
 import acp_schema.v2 as v2
 from acp_schema import MessageCodec, encode_message
+from acpwire._framing import LineReader, OversizedLine
+from acpwire._jsonrpc import Answer, Call, JsonRpcCore, Reply
+from acpwire._versions import bootstrap_codec
 from acpwire.agent import AgentEndpoint
 from acpwire.fixtures.echo_agent import EchoAgentV1, EchoAgentV2
-from acpwire.framing import LineReader, OversizedLine
-from acpwire.jsonrpc import Answer, Call, JsonRpcCore, Reply
-from acpwire.versions import bootstrap_codec
 from codegen import ir
 from codegen.__main__ import load_modules
 from fuzz.seeds import corpus, docs_messages, fuzzed_codecs

@@ -18,10 +18,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import acp_schema.v2 as v2
-from acpwire.dispatch import handler_dispatch
+from acpwire._dispatch import handler_dispatch
+from acpwire._jsonrpc import Answer, Call, JsonRpcCore, Reply
+from acpwire._versions import bootstrap_codec
 from acpwire.errors import InvalidResponse, PeerError, RpcError
-from acpwire.jsonrpc import Answer, Call, JsonRpcCore, Reply
-from acpwire.versions import bootstrap_codec
 
 CWD = {"cwd": "/repo"}
 

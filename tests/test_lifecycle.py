@@ -26,7 +26,7 @@ from acpwire.fixtures.echo_agent import EchoAgentV1, EchoAgentV2
 from acpwire.lifecycle import (
     CustomStopReason,
     PromptTurns,
-    SessionState,
+    RunState,
     StopReason,
     Turn,
     V1PromptTurns,
@@ -156,7 +156,7 @@ def update(update: dict[str, Any]) -> dict[str, Any]:
     return notification("session/update", {"sessionId": SESSION, "update": update})
 
 
-def state(value: SessionState, stop_reason: str | None = None) -> dict[str, Any]:
+def state(value: RunState, stop_reason: str | None = None) -> dict[str, Any]:
     fields: dict[str, Any] = {"sessionUpdate": "state_update", "state": value}
     if stop_reason is not None:
         fields["stopReason"] = stop_reason
@@ -362,7 +362,7 @@ def test_the_literals_are_the_generated_state_update_values() -> None:
         return found
 
     assert strings(hints["stop_reason"]) == set(get_args(StopReason))
-    assert strings(hints["state"]) == set(get_args(SessionState))
+    assert strings(hints["state"]) == set(get_args(RunState))
 
 
 AGENT_CODE_WITH_TYPOS = """

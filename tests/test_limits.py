@@ -30,11 +30,11 @@ from conftest import RawPeer, notification, request, response
 from test_connection import serving
 
 import acp_schema.v2 as v2
+from acpwire._connection import READ_CHUNK, Connection
+from acpwire._framing import DEFAULT_MAX_LINE_BYTES, LineReader
+from acpwire._jsonrpc import Call
+from acpwire._outbox import DEFAULT_MAX_BUFFERED_BYTES
 from acpwire.client import UPDATE_BUFFER, connect
-from acpwire.connection import READ_CHUNK, Connection
-from acpwire.framing import DEFAULT_MAX_LINE_BYTES, LineReader
-from acpwire.jsonrpc import Call
-from acpwire.outbox import DEFAULT_MAX_BUFFERED_BYTES
 
 MB = 1024 * 1024
 

@@ -10,9 +10,9 @@ import trio
 import trio.testing
 from trio.lowlevel import FdStream
 
+from acpwire._outbox import Outbox
+from acpwire._pipes import BURST_READS, PipeStream
 from acpwire.errors import ConnectionClosed
-from acpwire.outbox import Outbox
-from acpwire.pipes import BURST_READS, PipeStream
 
 
 def pipe_pair() -> tuple[PipeStream, PipeStream]:

@@ -19,9 +19,9 @@ from conftest import PERMISSION_REQUEST, RawPeer, request
 import acp_schema.v1 as v1
 import acp_schema.v2 as v2
 from acp_schema import UNSET, Codec, OutgoingCheckError, check_outgoing
-from acpwire.connection import Connection
+from acpwire._connection import Connection
+from acpwire._jsonrpc import _CHECKED, Call, JsonRpcCore
 from acpwire.errors import RpcError
-from acpwire.jsonrpc import _CHECKED, Call, JsonRpcCore
 
 CODEX_ENV_VAR_AUTH = {
     "id": "openai-api-key",

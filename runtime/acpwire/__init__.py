@@ -39,7 +39,7 @@ StopReason: TypeAlias = _lifecycle.StopReason
 """ACP's stop reasons, the values of `acp_schema.v2.SessionStateUpdate.stop_reason`: what a turn's
 `Work` returns (or a `CustomStopReason`)."""
 
-SessionState: TypeAlias = _lifecycle.SessionState
+RunState: TypeAlias = _lifecycle.RunState
 """The values of `acp_schema.v2.SessionStateUpdate.state`."""
 
 Work: TypeAlias = _lifecycle.Work
@@ -63,7 +63,7 @@ __all__ = [
     "PromptTurns",
     "ProtocolMismatch",
     "RpcError",
-    "SessionState",
+    "RunState",
     "StopReason",
     "Turn",
     "V1PromptTurns",

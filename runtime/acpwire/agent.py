@@ -37,16 +37,13 @@ import acp_schema.v1.unstable
 import acp_schema.v2.unstable
 from acp_schema import v1, v2
 
+from ._connection import DEFAULT_EOF_GRACE_PERIOD, DEFAULT_MAX_CONCURRENT_REQUESTS, Connection
+from ._dispatch import handler_dispatch
+from ._framing import DEFAULT_MAX_LINE_BYTES
 from ._groups import SingleException
-from .capabilities import capability_mismatches, describe
-from .connection import DEFAULT_EOF_GRACE_PERIOD, DEFAULT_MAX_CONCURRENT_REQUESTS, Connection
-from .dispatch import handler_dispatch
-from .errors import RpcError
-from .framing import DEFAULT_MAX_LINE_BYTES
-from .jsonrpc import Call
-from .outbox import DEFAULT_MAX_BUFFERED_BYTES
-from .transport import stdio_stream
-from .versions import (
+from ._jsonrpc import Call
+from ._outbox import DEFAULT_MAX_BUFFERED_BYTES
+from ._versions import (
     SURFACES,
     Surface,
     bootstrap_codec,
@@ -55,6 +52,9 @@ from .versions import (
     negotiate,
     protocol_version_of,
 )
+from .capabilities import capability_mismatches, describe
+from .errors import RpcError
+from .transport import stdio_stream
 
 log = logging.getLogger("acpwire")
 

@@ -20,8 +20,8 @@ from typing import Any
 import msgspec
 from msgspec import UNSET
 
-from .dispatch import overrides
-from .versions import Surface, surface_of
+from ._dispatch import overrides
+from ._versions import Surface, surface_of
 
 Path = tuple[str, ...]
 

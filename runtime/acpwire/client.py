@@ -34,15 +34,13 @@ import trio
 
 from acp_schema import Codec, MethodSpec, v1, v2
 
+from ._connection import DEFAULT_EOF_GRACE_PERIOD, DEFAULT_MAX_CONCURRENT_REQUESTS, Connection
+from ._dispatch import handler_dispatch, implemented
+from ._framing import DEFAULT_MAX_LINE_BYTES
 from ._groups import SingleException
-from .connection import DEFAULT_EOF_GRACE_PERIOD, DEFAULT_MAX_CONCURRENT_REQUESTS, Connection
-from .dispatch import handler_dispatch, implemented
-from .errors import ConnectionClosed, ProtocolMismatch, RpcError
-from .framing import DEFAULT_MAX_LINE_BYTES
-from .jsonrpc import Call, RequestId
-from .outbox import DEFAULT_MAX_BUFFERED_BYTES
-from .transport import GRACE_PERIOD, TERMINATE_GRACE_PERIOD, spawn_agent
-from .versions import (
+from ._jsonrpc import Call, RequestId
+from ._outbox import DEFAULT_MAX_BUFFERED_BYTES
+from ._versions import (
     SURFACES,
     Surface,
     bootstrap_codec,
@@ -50,6 +48,8 @@ from .versions import (
     check_factory,
     protocol_version_of,
 )
+from .errors import ConnectionClosed, ProtocolMismatch, RpcError
+from .transport import GRACE_PERIOD, TERMINATE_GRACE_PERIOD, spawn_agent
 
 V2Factory = Callable[[v2.AgentPeer], v2.ClientBase]
 V1Factory = Callable[[v1.AgentPeer], v1.ClientBase]

@@ -63,7 +63,7 @@ import acp_schema.v1 as v1
 import acp_schema.v2 as acp
 from acp_schema import UNSET, UnsetType
 
-from .connection import Connection
+from ._connection import Connection
 from .diffs import v1_diff, v2_diff
 from .errors import ConnectionClosed, RpcError
 
@@ -75,7 +75,7 @@ StopReason: TypeAlias = Literal[
 """ACP's stop reasons: the values of the generated `v2.SessionStateUpdate.stop_reason` (a test keeps
 them equal; the generated module has no named alias for them)."""
 
-SessionState: TypeAlias = Literal["running", "idle", "requires_action"]
+RunState: TypeAlias = Literal["running", "idle", "requires_action"]
 """The values of the generated `v2.SessionStateUpdate.state`."""
 
 KNOWN_STOP_REASONS: frozenset[str] = frozenset(get_args(StopReason))
@@ -250,7 +250,7 @@ class Turn:
         )
 
     async def state(
-        self, state: SessionState, stop_reason: StopReason | CustomStopReason | None = None
+        self, state: RunState, stop_reason: StopReason | CustomStopReason | None = None
     ) -> None:
         """Send a `state_update` (the helpers send `running`, `requires_action` and the final
         `idle` themselves)."""
@@ -462,7 +462,7 @@ class PromptTurns:
         self.connection.nursery.start_soon(self._run, session, turn, work)
         return acp.PromptResponse(message_id=turn.user_message_id)
 
-    def current_state(self, session_id: str) -> SessionState:
+    def current_state(self, session_id: str) -> RunState:
         """The session's state as its turns reported it last."""
         session = self._sessions.get(session_id)
         if session is None or session.turn is None:

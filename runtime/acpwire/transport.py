@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 import trio
 from trio.lowlevel import FdStream
 
+from ._pipes import PipeStream, widen_pipe
 from .errors import PeerExited
-from .pipes import PipeStream, widen_pipe
 
 STDERR_TAIL_LINES = 40
 STDERR_LINE_BYTES = 8192  # longer stderr lines are cut: memory stays bounded

@@ -24,7 +24,7 @@ YIELD_BYTES = 64 * 1024
 
 @typing.runtime_checkable
 class DirectWrite(typing.Protocol):
-    """A stream that can write without waiting (acpwire.pipes.PipeStream)."""
+    """A stream that can write without waiting (acpwire._pipes.PipeStream)."""
 
     def try_send(self, parts: list[bytes]) -> int:
         """Write what fits now; how many bytes were written (0 on any error: the writer

@@ -33,10 +33,10 @@ from msgspec import UNSET
 
 from acp_schema import MessageCodec, MethodSpec
 
+from ._framing import DEFAULT_MAX_LINE_BYTES, LineReader, OversizedLine
+from ._jsonrpc import Answer, Call, Event, JsonRpcCore, Reply, RequestId
+from ._outbox import DEFAULT_MAX_BUFFERED_BYTES, Outbox
 from .errors import ConnectionClosed, PeerError, RpcError
-from .framing import DEFAULT_MAX_LINE_BYTES, LineReader, OversizedLine
-from .jsonrpc import Answer, Call, Event, JsonRpcCore, Reply, RequestId
-from .outbox import DEFAULT_MAX_BUFFERED_BYTES, Outbox
 
 log = logging.getLogger("acpwire")
 
