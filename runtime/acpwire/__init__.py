@@ -9,6 +9,14 @@ Everything an agent or a client needs is importable from here:
 - a client: subclass `acp_schema.v2.ClientBase`, `async with open_agent(command, v2=MyClient)
   as conn` (or `connect(stream, ...)` over any trio stream), then `conn.v2.peer` calls the
   agent and `conn.v2.subscribe(session_id)` iterates a session's updates;
+- the session layer, for both protocol versions with the same code: on the client side
+  `open_session` (resume -> load -> new, the replayed history folded), `prompt` (one turn as
+  a typed event stream: `SessionUpdateEvent`, `PermissionRequested`, `ElicitationRequested`),
+  `AgentRequests` with `TurnClient` / `V1TurnClient` (the agent's requests to the running
+  turn), `Permissions` and the policies `approve_all`, `approve_reads`, `deny_all`,
+  `ask_user`, `rules`, the folded `SessionState` / `V1SessionState`; on the agent side
+  `serve_turns` (one `AgentTurn` work function served over v2 and v1, sessions listed,
+  resumed and loaded from a `MemorySessionStore` or your own store);
 - errors: `RpcError` (answer a request with a JSON-RPC error), `PeerError` (the peer answered
   one), `InvalidResponse`, `ConnectionClosed` / `PeerExited`, `ProtocolMismatch`,
   `InitializeTimeout`, `NotInitialized`, `AgentNotFound` / `AgentNotExecutable` /
@@ -20,11 +28,21 @@ detail: import from `acpwire`.
 
 from typing import TypeAlias
 
-from . import lifecycle as _lifecycle
-from .agent import serve_agent
-from .capabilities import agent_capabilities
-from .client import ClientConnection, InitializeTimeout, NotInitialized, connect, open_agent
-from .errors import (
+__version__ = "0.2.0"
+"""This release of acpwire (the acp-schema release it requires is in its metadata)."""
+
+# Imported after __version__: acpwire.sessions reads it.
+from . import lifecycle as _lifecycle  # noqa: E402
+from .agent import serve_agent  # noqa: E402
+from .capabilities import agent_capabilities  # noqa: E402
+from .client import (  # noqa: E402
+    ClientConnection,
+    InitializeTimeout,
+    NotInitialized,
+    connect,
+    open_agent,
+)
+from .errors import (  # noqa: E402
     ConnectionClosed,
     InvalidResponse,
     PeerError,
@@ -32,8 +50,29 @@ from .errors import (
     ProtocolMismatch,
     RpcError,
 )
-from .lifecycle import CustomStopReason, PromptTurns, Turn, V1PromptTurns
-from .transport import AgentLaunchError, AgentNotExecutable, AgentNotFound, stdio_stream
+from .lifecycle import AgentTurn, CustomStopReason, PromptTurns, Turn, V1PromptTurns  # noqa: E402
+from .permissions import (  # noqa: E402
+    PermissionContext,
+    Permissions,
+    approve_all,
+    approve_reads,
+    ask_user,
+    deny_all,
+    rules,
+)
+from .resume import authenticated, open_session  # noqa: E402
+from .session import SessionState, V1SessionState  # noqa: E402
+from .sessions import MemorySessionStore, serve_turns  # noqa: E402
+from .transport import AgentLaunchError, AgentNotExecutable, AgentNotFound, stdio_stream  # noqa: E402
+from .turns import (  # noqa: E402
+    AgentRequests,
+    ElicitationRequested,
+    PermissionRequested,
+    SessionUpdateEvent,
+    TurnClient,
+    V1TurnClient,
+    prompt,
+)
 
 StopReason: TypeAlias = _lifecycle.StopReason
 """ACP's stop reasons, the values of `acp_schema.v2.SessionStateUpdate.stop_reason`: what a turn's
@@ -45,32 +84,50 @@ RunState: TypeAlias = _lifecycle.RunState
 Work: TypeAlias = _lifecycle.Work
 """A turn's work for `PromptTurns.start`: `async def work(turn: Turn) -> StopReason`."""
 
-__version__ = "0.2.0"
-"""This release of acpwire (the acp-schema release it requires is in its metadata)."""
-
 __all__ = [
     "AgentLaunchError",
     "AgentNotExecutable",
     "AgentNotFound",
+    "AgentRequests",
+    "AgentTurn",
     "ClientConnection",
     "ConnectionClosed",
     "CustomStopReason",
+    "ElicitationRequested",
     "InitializeTimeout",
     "InvalidResponse",
+    "MemorySessionStore",
     "NotInitialized",
     "PeerError",
     "PeerExited",
+    "PermissionContext",
+    "PermissionRequested",
+    "Permissions",
     "PromptTurns",
     "ProtocolMismatch",
     "RpcError",
     "RunState",
+    "SessionState",
+    "SessionUpdateEvent",
     "StopReason",
     "Turn",
+    "TurnClient",
     "V1PromptTurns",
+    "V1SessionState",
+    "V1TurnClient",
     "Work",
     "agent_capabilities",
+    "approve_all",
+    "approve_reads",
+    "ask_user",
+    "authenticated",
     "connect",
+    "deny_all",
     "open_agent",
+    "open_session",
+    "prompt",
+    "rules",
     "serve_agent",
+    "serve_turns",
     "stdio_stream",
 ]

@@ -46,8 +46,10 @@ __all__ = [
     "PermissionRequested",
     "SessionUpdateEvent",
     "Turn",
+    "TurnClient",
     "V1Event",
     "V1Turn",
+    "V1TurnClient",
     "V2Event",
     "V2Turn",
     "prompt",
@@ -239,6 +241,15 @@ class AgentRequests:
         self._turns: dict[str, Turn[Any, Any]] = {}
         self._arrivals: dict[int, tuple[Any, Any]] = {}  # id(params) -> (params, entry)
 
+    def v2_client(self, agent: v2.AgentPeer) -> TurnClient:
+        """A v2 client answering through these requests, for `open_agent(command,
+        v2=requests.v2_client, v1=requests.v1_client)`."""
+        return TurnClient(self)
+
+    def v1_client(self, agent: v1.AgentPeer) -> V1TurnClient:
+        """A v1 client answering through these requests (see `v2_client`)."""
+        return V1TurnClient(self)
+
     def _arrived(self, turn: Turn[Any, Any], params: Any) -> Any:
         """A request of the turn's session, at its place in the wire order: apply a
         permission's tool call subject, decide, and queue an event for what is asked."""
@@ -302,6 +313,42 @@ class AgentRequests:
             module = v2 if type(params).__module__.startswith(v2.__name__) else v1
             return module.CancelElicitationResponse()
         return await event._answer.wait()
+
+
+class TurnClient(v2.ClientBase):
+    """A v2 client answering the agent's permission and elicitation requests through
+    `requests` (its policy, then the running turn's events): `AgentRequests.v2_client` builds
+    one. Subclass it to handle more requests (fs, terminal)."""
+
+    def __init__(self, requests: AgentRequests) -> None:
+        self.requests = requests
+
+    async def session_request_permission(
+        self, params: v2.RequestPermissionRequest
+    ) -> v2.RequestPermissionResponse:
+        return await self.requests.request_permission(params)
+
+    async def elicitation_create(
+        self, params: v2.CreateElicitationRequest
+    ) -> v2.CreateElicitationResponse:
+        return await self.requests.elicitation(params)
+
+
+class V1TurnClient(v1.ClientBase):
+    """`TurnClient` for v1 (`AgentRequests.v1_client` builds one)."""
+
+    def __init__(self, requests: AgentRequests) -> None:
+        self.requests = requests
+
+    async def session_request_permission(
+        self, params: v1.RequestPermissionRequest
+    ) -> v1.RequestPermissionResponse:
+        return await self.requests.request_permission(params)
+
+    async def elicitation_create(
+        self, params: v1.CreateElicitationRequest
+    ) -> v1.CreateElicitationResponse:
+        return await self.requests.elicitation(params)
 
 
 @overload

@@ -4,8 +4,7 @@ asks permission, and shows the diff (a demo: no file is read or written)."""
 
 import trio
 
-from acpwire.lifecycle import AgentTurn, StopReason
-from acpwire.sessions import serve_turns
+from acpwire import AgentTurn, StopReason, serve_turns
 
 
 async def work(turn: AgentTurn) -> StopReason:
