@@ -165,14 +165,18 @@ class AgentTurn(Protocol):
     """What a turn's work uses, whichever protocol version the client speaks."""
 
     @property
-    def session_id(self) -> str: ...
+    def session_id(self) -> str:
+        """The session the turn runs in."""
+        ...
 
     @property
     def prompt_text(self) -> str:
         """The prompt's text blocks, joined by newlines."""
         ...
 
-    def say(self, text: str) -> Awaitable[None]: ...
+    def say(self, text: str) -> Awaitable[None]:
+        """Stream one chunk of the agent's reply."""
+        ...
 
     async def tool_call(
         self,

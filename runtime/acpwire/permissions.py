@@ -51,15 +51,19 @@ class PermissionContext:
     """What a policy decides on (from the request, completed by the session state)."""
 
     session_id: str
+    """The session the request is for."""
     tool_call_id: str | None
+    """The tool call asked about (None: a v2 request without a tool call subject)."""
     kind: str | None
     """The tool kind (`read`, `edit`, `execute` ...; a v2 command subject: `execute`)."""
     tool_name: str | None
     """The tool's programmatic name, when the agent gave one."""
     title: str | None
+    """The tool call's title, else the request's (v2)."""
     command: str | None
     """A v2 command subject's command."""
     request: v2.RequestPermissionRequest | v1.RequestPermissionRequest
+    """The request itself."""
 
     @property
     def tool(self) -> str | None:
@@ -71,14 +75,17 @@ Policy = Callable[[PermissionContext], Decision]
 
 
 def approve_all(context: PermissionContext) -> Decision:
+    """Allow every tool."""
     return "allow"
 
 
 def deny_all(context: PermissionContext) -> Decision:
+    """Reject every tool."""
     return "reject"
 
 
 def ask_user(context: PermissionContext) -> Decision:
+    """Ask for every tool (the default policy; with nobody to ask, that rejects)."""
     return "ask"
 
 
@@ -143,6 +150,7 @@ class Permissions:
 
     def __init__(self, policy: Policy = ask_user) -> None:
         self.policy = policy
+        """Decides what nothing remembered answers."""
         self._remembered: dict[tuple[str, str], Decision] = {}
 
     def forget(self, session_id: str) -> None:

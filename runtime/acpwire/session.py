@@ -331,11 +331,17 @@ class SessionState(_Fold[v2.SessionUpdate, v2.ContentBlock]):
     def __init__(self) -> None:
         super().__init__()
         self.tool_calls: dict[str, V2ToolCall] = {}
+        """Tool calls by id."""
         self.terminals: dict[str, Terminal] = {}
+        """Agent-owned terminals by id (display state)."""
         self.plans: dict[str, v2.PlanItems] = {}
+        """Plans by id (each update replaces its plan)."""
         self.available_commands: list[v2.AvailableCommand] = []
+        """The latest `available_commands_update`'s commands."""
         self.config_options: list[v2.SessionConfigOption] = []
+        """The latest `config_option_update`'s options."""
         self.usage: v2.UsageUpdate | None = None
+        """The latest usage (an omitted `cost` keeps the last one reported)."""
         self.run: v2.SessionStateUpdate | None = None
         """The last `state_update` (None before the first): `.state`, `.stop_reason`, `.error`."""
 
@@ -483,12 +489,19 @@ class V1SessionState(_Fold[v1.SessionUpdate, v1.ContentBlock]):
     def __init__(self) -> None:
         super().__init__()
         self.tool_calls: dict[str, V1ToolCall] = {}
+        """Tool calls by id."""
         self.plan: list[v1.PlanEntry] = []
+        """The latest plan's entries."""
         self.current_mode_id: str | None = None
+        """The latest `current_mode_update`'s mode."""
         self.available_commands: list[v1.AvailableCommand] = []
+        """The latest `available_commands_update`'s commands."""
         self.config_options: list[v1.SessionConfigOption] = []
+        """The latest `config_option_update`'s options."""
         self.usage: v1.UsageUpdate | None = None
+        """The latest usage (an omitted `cost` keeps the last one reported)."""
         self.stop_reason: str | None = None
+        """The last turn's stop reason (from the `session/prompt` response)."""
 
     def snapshot(self) -> V1SessionState:
         """A copy of the state now, unchanged by later updates (records: read only)."""

@@ -74,15 +74,19 @@ class MemorySessionStore:
         self._sessions: dict[str, StoredSession] = {}
 
     def add(self, session: StoredSession) -> None:
+        """Keep a new session."""
         self._sessions[session.session_id] = session
 
     def get(self, session_id: str) -> StoredSession | None:
+        """The session, None when unknown."""
         return self._sessions.get(session_id)
 
     def sessions(self) -> Iterable[StoredSession]:
+        """All sessions, oldest first."""
         return self._sessions.values()
 
     def recorder(self, session_id: str) -> Callable[[SessionUpdate], object]:
+        """The `append` of the session's history list."""
         return self._sessions[session_id].history.append
 
 

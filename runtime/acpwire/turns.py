@@ -69,6 +69,7 @@ class SessionUpdateEvent(Generic[U]):
     """A `session/update` of the turn's session (already folded into `turn.state`)."""
 
     update: U
+    """The update (`v2.SessionUpdate` / `v1.SessionUpdate`)."""
 
 
 class _Answer(Generic[Resp]):
@@ -97,11 +98,13 @@ class PermissionRequested(Generic[Req]):
 
     def __init__(self, request: Req, module: Any) -> None:
         self.request = request
+        """The agent's `session/request_permission` params."""
         self._module = module
         self._answer: _Answer[Any] = _Answer()
 
     @property
     def answered(self) -> bool:
+        """Whether it was answered (or cancelled when the turn was left)."""
         return self._answer.done.is_set()
 
     def select(self, option_id: str) -> None:
@@ -119,13 +122,16 @@ class ElicitationRequested(Generic[Req, Resp]):
 
     def __init__(self, request: Req) -> None:
         self.request = request
+        """The agent's `elicitation/create` params."""
         self._answer: _Answer[Resp] = _Answer()
 
     @property
     def answered(self) -> bool:
+        """Whether it was answered (or declined when the turn was left)."""
         return self._answer.done.is_set()
 
     def respond(self, response: Resp) -> None:
+        """Answer with `response` (accept, decline or cancel)."""
         self._answer.give(response)
 
 
@@ -238,6 +244,7 @@ class AgentRequests:
 
     def __init__(self, permissions: Permissions | None = None) -> None:
         self.permissions = permissions or Permissions()
+        """The policy asked first."""
         self._turns: dict[str, Turn[Any, Any]] = {}
         self._arrivals: dict[int, tuple[Any, Any]] = {}  # id(params) -> (params, entry)
 
@@ -289,6 +296,7 @@ class AgentRequests:
         self, params: v1.RequestPermissionRequest
     ) -> v1.RequestPermissionResponse: ...
     async def request_permission(self, params: Any) -> Any:
+        """The answer to a permission request: the policy's, else the turn event's."""
         entry = self._claim(params)
         if entry is None:
             return await self.permissions.answer(params)
@@ -308,6 +316,7 @@ class AgentRequests:
         self, params: v1.CreateElicitationRequest
     ) -> v1.CreateElicitationResponse: ...
     async def elicitation(self, params: Any) -> Any:
+        """The answer to an elicitation: the turn event's (outside a turn: `cancel`)."""
         event: ElicitationRequested[Any, Any] | None = self._claim(params)
         if event is None:
             module = v2 if type(params).__module__.startswith(v2.__name__) else v1
@@ -322,6 +331,7 @@ class TurnClient(v2.ClientBase):
 
     def __init__(self, requests: AgentRequests) -> None:
         self.requests = requests
+        """Where the agent's permission and elicitation requests go."""
 
     async def session_request_permission(
         self, params: v2.RequestPermissionRequest
@@ -339,6 +349,7 @@ class V1TurnClient(v1.ClientBase):
 
     def __init__(self, requests: AgentRequests) -> None:
         self.requests = requests
+        """Where the agent's permission and elicitation requests go."""
 
     async def session_request_permission(
         self, params: v1.RequestPermissionRequest
