@@ -4,8 +4,10 @@ other Python blocks run."""
 
 from __future__ import annotations
 
+import ast
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +17,10 @@ from test_faults import PYTHONPATH
 
 ROOT = Path(__file__).parents[1]
 README = (ROOT / "README.md").read_text()
-EXAMPLES = ("runtime/acpwire/examples/hello_agent.py", "runtime/acpwire/examples/hello_client.py")
+EXAMPLES = tuple(
+    f"runtime/acpwire/examples/{name}.py"
+    for name in ("hello_agent", "hello_client", "tool_agent", "render_turn")
+)
 
 # A block shown as a file is preceded by an HTML comment naming it.
 FILE_BLOCK = re.compile(r"<!-- (\S+) -->\n```python\n(.*?)```\n", re.S)
@@ -30,6 +35,30 @@ def test_the_readme_shows_the_example_files_verbatim() -> None:
         assert code == (ROOT / path).read_text(), f"README.md and {path} differ"
 
 
+def code_lines(path: str) -> int:
+    """Lines of code as the README counts them: imports included; blank lines, comments and
+    the module docstring not."""
+    source = (ROOT / path).read_text()
+    first = ast.parse(source).body[0]
+    is_docstring = isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+    skipped = range(first.lineno, (first.end_lineno or 0) + 1) if is_docstring else range(0)
+    return sum(
+        1
+        for number, line in enumerate(source.splitlines(), 1)
+        if line.strip() and not line.lstrip().startswith("#") and number not in skipped
+    )
+
+
+# "<!-- path -->" then the block, then the sentence stating its size.
+COUNTED = re.compile(r"<!-- (\S+) -->\n```python\n.*?```\n\n[^\n]*?(\d+) lines of code", re.S)
+
+
+@pytest.mark.parametrize("path", EXAMPLES[2:])
+def test_the_session_examples_are_under_30_lines_as_the_readme_says(path: str) -> None:
+    stated = dict(COUNTED.findall(README))
+    assert int(stated[path]) == code_lines(path) < 30
+
+
 def test_the_readme_python_blocks_that_are_no_file_run(capsys: pytest.CaptureFixture[str]) -> None:
     files = {code for _, code in FILE_BLOCK.findall(README)}
     snippets = [code for code in PYTHON_BLOCK.findall(README) if code not in files]
@@ -40,18 +69,29 @@ def test_the_readme_python_blocks_that_are_no_file_run(capsys: pytest.CaptureFix
 
 
 def _run(command: str, cwd: Path) -> str:
-    """A README command line, run from `cwd` with this tree on PYTHONPATH."""
-    argv = [sys.executable if word == "python" else word for word in command.split()]
+    """A README command line (`echo <text> | ` in front: its stdin), run from `cwd` with this
+    tree on PYTHONPATH."""
+    stdin = ""
+    if command.startswith("echo "):
+        echoed, command = command.removeprefix("echo ").split(" | ", 1)
+        stdin = echoed + "\n"
+    argv = [sys.executable if word == "python" else word for word in shlex.split(command)]
     env = {**os.environ, **PYTHONPATH}
-    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        argv, input=stdin, cwd=cwd, env=env, capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout
 
 
-def test_the_example_client_and_agent_print_what_the_readme_shows(tmp_path: Path) -> None:
-    [(command, output)] = CONSOLE_BLOCK.findall(README)
-    assert command == "python -m acpwire.examples.hello_client"
-    assert _run(command, tmp_path) == output
+def test_the_example_commands_print_what_the_readme_shows(tmp_path: Path) -> None:
+    shown = CONSOLE_BLOCK.findall(README)
+    assert [command.split(" -- ")[0] for command, _ in shown] == [
+        "python -m acpwire.examples.hello_client",
+        'echo allow | python -m acpwire.examples.render_turn "remember the milk"',
+    ]
+    for command, output in shown:
+        assert _run(command, tmp_path) == output, command
 
 
 def test_the_example_client_runs_a_turn_with_any_v2_agent(tmp_path: Path) -> None:
