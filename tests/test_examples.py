@@ -50,7 +50,9 @@ def code_lines(path: str) -> int:
 
 
 # "<!-- path -->" then the block, then the sentence stating its size.
-COUNTED = re.compile(r"<!-- (\S+) -->\n```python\n.*?```\n\n[^\n]*?(\d+) lines of code", re.S)
+COUNTED = re.compile(
+    r"<!-- (\S+) -->\n```python\n(?:(?!```).)*```\n\n[^\n]*?(\d+) lines of code", re.S
+)
 
 
 @pytest.mark.parametrize("path", EXAMPLES[2:])

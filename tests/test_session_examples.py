@@ -11,6 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import request
+from test_client_turns import raw_agent
+
+import acpwire
 
 ROOT = Path(__file__).parents[1]
 INTEROP = ROOT / "tests" / "interop"
@@ -27,6 +31,11 @@ TOOL_AGENT_V1 = [
     "import trio; from acpwire import serve_agent; from acpwire.sessions import turn_agents; "
     "from acpwire.examples.tool_agent import work; "
     "trio.run(lambda: serve_agent(v1=turn_agents(work, name='tool-agent-v1')[1]))",
+]
+SESSION = "sess_1"
+OPTIONS = [
+    {"optionId": "yes", "name": "Allow", "kind": "allow_once"},
+    {"optionId": "no", "name": "Reject", "kind": "reject_once"},
 ]
 ASKED = "\nallow / reject? "  # the example's question for a tool its policy does not allow
 
@@ -78,3 +87,39 @@ def test_the_client_example_with_the_python_sdk_v1_agent() -> None:
         "Hello from the Python v1 agent. The tool finished. Done.\n"
         "[end_turn] Read README.md: completed\n"
     )
+
+
+def ask(request_id: int, version: int, kind: str) -> dict[str, object]:
+    """A permission request for a tool call of `kind` (no turn of the session is running)."""
+    tool_call = {"toolCallId": f"call_{request_id}", "title": "A tool", "kind": kind}
+    params: dict[str, object] = {"sessionId": SESSION, "options": OPTIONS}
+    if version == 2:
+        params |= {"title": "Run it?", "subject": {"type": "tool_call", "toolCall": tool_call}}
+    else:
+        params["toolCall"] = tool_call
+    return request(request_id, "session/request_permission", params)
+
+
+@pytest.mark.parametrize("version", [2, 1])
+async def test_the_clients_agent_requests_builds_answer_permission_by_its_policy(
+    version: int,
+) -> None:
+    """`requests.v2_client` / `v1_client` route the agent's permission requests through
+    `requests`: a read is allowed by `approve_reads`; an edit would be asked, and with no
+    turn running (nobody to ask) it is rejected with the offered reject option."""
+    requests = acpwire.AgentRequests(acpwire.Permissions(acpwire.approve_reads))
+    client = requests.v2_client if version == 2 else requests.v1_client
+    async with raw_agent(version, client=client) as (conn, peer):
+        await peer.send(ask(1, version, "read"))
+        assert await peer.receive() == {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "result": {"outcome": {"outcome": "selected", "optionId": "yes"}},
+        }
+        await peer.send(ask(2, version, "edit"))
+        assert await peer.receive() == {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "result": {"outcome": {"outcome": "selected", "optionId": "no"}},
+        }
+        assert isinstance(conn.client, acpwire.TurnClient if version == 2 else acpwire.V1TurnClient)

@@ -14,7 +14,8 @@ Everything an agent or a client needs is importable from here:
   a typed event stream: `SessionUpdateEvent`, `PermissionRequested`, `ElicitationRequested`),
   `AgentRequests` with `TurnClient` / `V1TurnClient` (the agent's requests to the running
   turn), `Permissions` and the policies `approve_all`, `approve_reads`, `deny_all`,
-  `ask_user`, `rules`, the folded `SessionState` / `V1SessionState`; on the agent side
+  `ask_user`, `rules` (functions of a `PermissionContext`), the folded `SessionState` /
+  `V1SessionState`, `authenticated` (a call retried after authentication); on the agent side
   `serve_turns` (one `AgentTurn` work function served over v2 and v1, sessions listed,
   resumed and loaded from a `MemorySessionStore` or your own store);
 - errors: `RpcError` (answer a request with a JSON-RPC error), `PeerError` (the peer answered
