@@ -99,5 +99,5 @@ async def test_open_agent_passes_its_options_to_the_connection() -> None:
     until_stdin_closes = [sys.executable, "-c", "import sys; sys.stdin.read()"]
     options = {"max_concurrent_requests": 3, "eof_grace_period": 0.5}
     async with acpwire.open_agent(until_stdin_closes, v2=ClientV2, **options) as conn:
-        assert conn.connection.max_concurrent_requests == 3
-        assert conn.connection.eof_grace_period == 0.5
+        assert conn._connection.max_concurrent_requests == 3
+        assert conn._connection.eof_grace_period == 0.5
