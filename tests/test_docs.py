@@ -3,9 +3,12 @@ explicit keyword parameters (the API reference itself is built and checked by `n
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import inspect
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -56,6 +59,23 @@ def test_every_front_door_name_has_a_docstring_of_its_own() -> None:
         obj = getattr(acpwire, name)
         if inspect.isclass(obj) or inspect.isfunction(obj):
             assert (obj.__doc__ or "").strip(), f"acpwire.{name} has no docstring"
+
+
+@functools.cache
+def _docs_build() -> Any:
+    path = Path(__file__).parents[1] / "docs" / "build.py"
+    spec = importlib.util.spec_from_file_location("docs_build", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("module", _docs_build().MODULES)
+def test_every_public_member_has_a_docstring(module: str) -> None:
+    """What `nox -s docs` checks: every export, and every public member of the package's
+    classes (generated fields and constants, the JSON-RPC envelopes, the peers' `caller`)."""
+    assert _docs_build().undocumented_in(module) == []
 
 
 def _options(function: Callable[..., Any]) -> dict[str, Any]:
