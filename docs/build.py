@@ -120,7 +120,7 @@ def undocumented() -> list[str]:
 
 def _configure_pdoc() -> None:
     inspect.findsource = _findsource_once_per_file  # type: ignore[assignment]
-    pdoc.doc_ast._nodes_iter = _nodes_iter_through_type_checking  # type: ignore[attr-defined]
+    pdoc.doc_ast._nodes_iter = _nodes_iter_through_type_checking
 
 
 def build(output: Path) -> list[str]:
