@@ -101,7 +101,7 @@ def _field_doc(f: ir.Field) -> str:
         doc += "\n\nThree-state patch field: UNSET leaves the value unchanged, None clears it."
     if f.default_json is not None and f.default_json != {}:
         doc += f"\n\nSchema default: `{f.default_json!r}` (applies when UNSET)."
-    return docstring(doc, "    ") if doc.strip() else ""
+    return docstring(doc if doc.strip() else f"The `{f.wire}` field.", "    ")
 
 
 class ModuleEmitter:
@@ -130,7 +130,8 @@ class ModuleEmitter:
         annotation = self.types.annotation(f.type)
         doc = _field_doc(f)
         if f.wire == "_meta" and f.doc == self.meta_doc and annotation.startswith(METADATA_TYPE):
-            annotation, doc = METADATA + annotation.removeprefix(METADATA_TYPE), ""
+            annotation = METADATA + annotation.removeprefix(METADATA_TYPE)
+            doc = docstring(f"The `_meta` object (see `{METADATA}`).", "    ")
         named = f.attr != f.wire
         if f.required:
             default = f" = msgspec.field(name={literal(f.wire)})" if named else ""
@@ -173,8 +174,9 @@ class ModuleEmitter:
             static_members.append(u.unknown.name)
         native = [self.types.annotation(m) for m in self.types.native_members(u)]
         static = f"Union[{', '.join(static_members)}]"
+        doc = docstring(u.doc or "One of " + ", ".join(f"`{m}`" for m in static_members) + ".")
         if len(native) == len(u.members) and u.unknown is None and u.tag_field is None:
-            return UnionView(u.name, docstring(u.doc, ""), static, static)
+            return UnionView(u.name, doc, static, static)
         alternatives = "".join(self.types.annotation(m) + ", " for m in u.untagged)
         defaults = ", ".join(f"{literal(title)}: {v}" for title, v in u.named_defaults)
         info = (
@@ -185,7 +187,7 @@ class ModuleEmitter:
             # msgspec makes the tag of a lone tagged struct optional; a second member makes it required.
             native.append(f"tag_guard({literal(u.tag_field)})")
         inner = native[0] if len(native) == 1 else f"Union[{', '.join(native)}]"
-        return UnionView(u.name, docstring(u.doc, ""), static, f"Annotated[{inner}, {info}]")
+        return UnionView(u.name, doc, static, f"Annotated[{inner}, {info}]")
 
     def render_types(self) -> str:
         items: list[tuple[str, object]] = []
@@ -201,9 +203,9 @@ class ModuleEmitter:
             elif isinstance(d, ir.EnumDef):
                 items.append(("enum", self._enum(d)))
             else:
-                items.append(
-                    ("alias", (d.name, self.types.annotation(d.target), docstring(d.doc, "")))
-                )
+                target = self.types.annotation(d.target)
+                doc = docstring(d.doc or f"`{target}` on the wire.")
+                items.append(("alias", (d.name, target, doc)))
         names = sorted(
             [d.name for d in self.module.definitions]
             + [d.unknown.name for d in self.module.unions if d.unknown is not None]
@@ -234,7 +236,14 @@ class ModuleEmitter:
             f"\n\n- `{v.value}`: {v.doc}" if v.doc else f"\n\n- `{v.value}`" for v in e.values
         )
         constants = (
-            [(constant_name(v.value, v.title), literal(v.value)) for v in e.values]
+            [
+                (
+                    constant_name(v.value, v.title),
+                    literal(v.value),
+                    docstring(f"`{v.value}`" + (f": {v.doc}" if v.doc else "."), "    "),
+                )
+                for v in e.values
+            ]
             if e.base == "int"
             else []
         )

@@ -3,8 +3,10 @@
 pdoc renders `acpwire` (its front door; the examples are in the README) and `acp_schema` (v1, v2 and their
 unstable surfaces) from the docstrings into OUTPUT_DIR (default docs/_build). Any warning
 pdoc emits (an annotation it cannot resolve, a module it cannot import, ...) fails the build,
-and so does a public object of `acpwire` without a docstring: a name in `acpwire.__all__`,
-or a public attribute, method or property a class of acpwire defines.
+and so does a public object without a docstring: a name a rendered module exports (`acpwire`'s
+`__all__`; everything of `acp_schema`, its version modules and their `types`, `methods`,
+`handlers` and `unstable` submodules), or a public attribute, method or property a class of that
+package defines.
 """
 
 from __future__ import annotations
@@ -15,10 +17,12 @@ import inspect
 import linecache
 import sys
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pdoc
+import pdoc.doc_ast
 import pdoc.render
 
 MODULES = ("acpwire", "acp_schema", "acp_schema.v1", "acp_schema.v2")
@@ -60,29 +64,68 @@ def _findsource_once_per_file(obj: Any) -> tuple[list[str], int]:
     return _findsource(obj)
 
 
-def _undocumented(namespace: pdoc.doc.Namespace[Any], top: bool) -> list[str]:
-    """Public members without a docstring: every name a module exports, and what the
-    classes of acpwire define themselves (not what they inherit, e.g. from Exception)."""
+_nodes_iter = pdoc.doc_ast._nodes_iter
+
+
+def _nodes_iter_through_type_checking(tree: ast.Module | ast.ClassDef) -> Iterator[ast.AST]:
+    """pdoc's statements of a module or class, with `if TYPE_CHECKING: X: TypeAlias = ...
+    else: X = ...` blocks inlined, so the docstring after such a block documents `X`.
+
+    The bindings define every open union and open enum that way (the annotation type checkers
+    see, then what msgspec decodes); pdoc alone reads no docstring after an `if` block."""
+    for node in _nodes_iter(tree):
+        if isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING"):
+            yield from node.body
+            yield from node.orelse
+        else:
+            yield node
+
+
+def _undocumented(namespace: pdoc.doc.Namespace[Any], package: str, top: bool) -> list[str]:
+    """Public members without a docstring: every name a module exports, and what the classes
+    of `package` define themselves (not what they inherit, e.g. from Exception)."""
     missing = []
     for member in namespace.own_members:
         if member.name.startswith("_"):
             continue
-        ours = top or member.taken_from[0].startswith("acpwire")
-        if ours and not member.docstring.strip():
+        ours = member.taken_from[0].split(".")[0] == package
+        if (top or ours) and not member.docstring.strip():
             missing.append(f"{member.fullname} has no docstring")
-        if isinstance(member, pdoc.doc.Class) and member.taken_from[0].startswith("acpwire"):
-            missing += _undocumented(member, top=False)
+        if isinstance(member, pdoc.doc.Class) and ours:
+            missing += _undocumented(member, package, top=False)
     return missing
 
 
+def undocumented_in(module: str) -> list[str]:
+    """What `module` (one of `MODULES`) and its public submodules leave undocumented."""
+    _configure_pdoc()
+    package = module.split(".")[0]
+    return [
+        problem
+        for namespace in _with_submodules(pdoc.doc.Module.from_name(module))
+        for problem in _undocumented(namespace, package, top=True)
+    ]
+
+
+def _with_submodules(module: pdoc.doc.Module) -> Iterator[pdoc.doc.Module]:
+    yield module
+    for submodule in module.submodules:
+        yield from _with_submodules(submodule)
+
+
 def undocumented() -> list[str]:
-    """What the front door, `acpwire`, leaves undocumented."""
-    return _undocumented(pdoc.doc.Module.from_name("acpwire"), top=True)
+    """What the reference leaves undocumented: in `acpwire` (its front door) and `acp_schema`."""
+    return [problem for module in MODULES for problem in undocumented_in(module)]
+
+
+def _configure_pdoc() -> None:
+    inspect.findsource = _findsource_once_per_file  # type: ignore[assignment]
+    pdoc.doc_ast._nodes_iter = _nodes_iter_through_type_checking
 
 
 def build(output: Path) -> list[str]:
     """Render the reference into `output`; the problems found (none means success)."""
-    inspect.findsource = _findsource_once_per_file  # type: ignore[assignment]
+    _configure_pdoc()
     pdoc.render.configure(
         docformat="markdown",
         show_source=False,  # the bindings are generated: their source is on GitHub

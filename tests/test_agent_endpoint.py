@@ -21,6 +21,7 @@ import pytest
 import trio
 import trio.testing
 from conftest import RawPeer, error_response, notification, request, response, until
+from test_client_endpoint import mypy_strict_errors
 
 import acp_schema.v1 as v1
 import acp_schema.v1.unstable as v1u
@@ -163,6 +164,36 @@ def test_agent_capabilities_keep_what_the_start_says() -> None:
     assert wire(agent_capabilities(SessionsV2(), start)) == {
         "session": {"prompt": {"image": {}}, "delete": {}}
     }
+
+
+TYPED_CAPABILITIES = """
+from typing import assert_type
+import acp_schema.v1 as v1
+import acp_schema.v1.unstable as v1u
+import acp_schema.v2 as v2
+import acp_schema.v2.unstable as v2u
+from acpwire.capabilities import agent_capabilities
+
+class AgentV2(v2.AgentBase): ...
+class AgentV2u(v2u.AgentBase): ...
+class AgentV1(v1.AgentBase): ...
+class AgentV1u(v1u.AgentBase): ...
+
+assert_type(agent_capabilities(AgentV2), v2.AgentCapabilities)
+assert_type(agent_capabilities(AgentV2(), v2.AgentCapabilities()), v2.AgentCapabilities)
+assert_type(agent_capabilities(AgentV2u), v2u.AgentCapabilities)
+assert_type(agent_capabilities(AgentV1()), v1.AgentCapabilities)
+assert_type(agent_capabilities(AgentV1u, v1u.AgentCapabilities()), v1u.AgentCapabilities)
+info = v2.Implementation(name="a", version="1")
+v2.InitializeResponse(protocol_version=2, info=info, capabilities=agent_capabilities(AgentV1))
+"""
+
+
+def test_agent_capabilities_are_typed_by_the_agents_surface(tmp_path: Path) -> None:
+    errors = mypy_strict_errors(TYPED_CAPABILITIES, tmp_path)
+    # only the deliberate mistake: v1 capabilities in a v2 response
+    assert len(errors) == 1 and ":20: error:" in errors[0], errors
+    assert '"acp_schema.v1.types.AgentCapabilities"; expected' in errors[0], errors
 
 
 def test_capability_mismatches_in_both_directions() -> None:

@@ -15,7 +15,7 @@ import msgspec
 import pytest
 import trio
 import trio.testing
-from conftest import PERMISSION_REQUEST, RawPeer, request, response
+from conftest import PERMISSION_REQUEST, RawPeer, request, response, until
 from test_endpoints import INIT_V2, ClientV1, ClientV2, describe, python
 from test_faults import INIT_RESULT, PYTHONPATH, chunk_notification
 
@@ -238,15 +238,22 @@ async def use(conn: ClientConnection) -> None:
 """
 
 
-def test_a_client_using_the_views_is_checked_by_mypy_strict(tmp_path: Path) -> None:
-    snippet = tmp_path / "typed_client.py"
-    snippet.write_text(TYPED_CLIENT)
+def mypy_strict_errors(code: str, tmp_path: Path) -> list[str]:
+    """The `mypy --strict` errors in `code`, a user's module importing acpwire/acp_schema;
+    each error line starts with the snippet's path, then `:LINE: error:`."""
+    snippet = tmp_path / "snippet.py"
+    snippet.write_text(code)
     cache = f"--cache-dir={tmp_path / 'mypy_cache'}"  # a shared cache can be stale
     mypy = [sys.executable, "-m", "mypy", "--strict", "--no-error-summary", cache, str(snippet)]
     env = {"MYPYPATH": f"{ROOT / 'runtime'}:{ROOT / 'generated'}", "PATH": "/usr/bin:/bin"}
     result = subprocess.run(mypy, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     errors = [line for line in result.stdout.splitlines() if line.startswith(str(snippet))]
     assert errors, result.stdout + result.stderr
+    return errors
+
+
+def test_a_client_using_the_views_is_checked_by_mypy_strict(tmp_path: Path) -> None:
+    errors = mypy_strict_errors(TYPED_CLIENT, tmp_path)
     # the one deliberate mistake, reported for each variant of v2.SessionUpdate:
     assert all(":17: error:" in e and '"no_such_field"' in e for e in errors), errors
     known_variants = typing.get_args(typing.get_args(v2.SessionUpdate)[0])
@@ -276,6 +283,40 @@ async def test_the_agent_before_initialize_says_to_initialize() -> None:
             conn.v2_agent  # noqa: B018
         with pytest.raises(NotInitialized):
             await conn.cancel("sess_1")
+
+
+CONNECTION_API = {
+    "initialize",
+    "protocol_version",
+    "v2",
+    "v1",
+    "v2_agent",
+    "v1_agent",
+    "subscribe",
+    "cancel",
+    "peer",
+    "client",
+    "closed",
+}
+
+
+async def test_the_connection_exposes_only_its_documented_api() -> None:
+    async with raw_agent() as (conn, peer):
+        assert {name for name in dir(conn) if not name.startswith("_")} == CONNECTION_API
+        assert all(getattr(ClientConnection, name).__doc__ for name in CONNECTION_API)
+        assert conn.peer == "the agent" and isinstance(conn.client, ClientV2)
+        with pytest.raises(AttributeError):
+            conn.peer = "read-only"  # type: ignore[misc]
+        assert not conn.closed
+        await peer.stream.aclose()
+        await until(lambda: conn.closed)
+
+
+async def test_the_client_before_initialize_says_to_initialize() -> None:
+    _, client_end = trio.testing.memory_stream_pair()
+    async with connect(client_end, v2=ClientV2) as conn:
+        with pytest.raises(NotInitialized, match=r"await conn.initialize\("):
+            conn.client  # noqa: B018
 
 
 async def test_the_v1_peer_on_a_v2_connection_says_to_use_v2() -> None:

@@ -3,9 +3,12 @@ explicit keyword parameters (the API reference itself is built and checked by `n
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import inspect
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -58,6 +61,23 @@ def test_every_front_door_name_has_a_docstring_of_its_own() -> None:
             assert (obj.__doc__ or "").strip(), f"acpwire.{name} has no docstring"
 
 
+@functools.cache
+def _docs_build() -> Any:
+    path = Path(__file__).parents[1] / "docs" / "build.py"
+    spec = importlib.util.spec_from_file_location("docs_build", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("module", _docs_build().MODULES)
+def test_every_public_member_has_a_docstring(module: str) -> None:
+    """What `nox -s docs` checks: every export, and every public member of the package's
+    classes (generated fields and constants, the JSON-RPC envelopes, the peers' `caller`)."""
+    assert _docs_build().undocumented_in(module) == []
+
+
 def _options(function: Callable[..., Any]) -> dict[str, Any]:
     parameters = inspect.signature(function).parameters.values()
     assert not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters), function
@@ -99,5 +119,5 @@ async def test_open_agent_passes_its_options_to_the_connection() -> None:
     until_stdin_closes = [sys.executable, "-c", "import sys; sys.stdin.read()"]
     options = {"max_concurrent_requests": 3, "eof_grace_period": 0.5}
     async with acpwire.open_agent(until_stdin_closes, v2=ClientV2, **options) as conn:
-        assert conn.connection.max_concurrent_requests == 3
-        assert conn.connection.eof_grace_period == 0.5
+        assert conn._connection.max_concurrent_requests == 3
+        assert conn._connection.eof_grace_period == 0.5

@@ -109,7 +109,7 @@ async def test_agent_exiting_mid_stream_fails_every_pending_request_and_ends_upd
                     received.append(update.content.text)
         assert received == ["0", "1", "2"]
         assert len(failures) == pending
-        assert conn.connection.closed
+        assert conn.closed
         with pytest.raises(ConnectionClosed):  # and anything later fails at once
             await conn.v2_agent.session_new(v2.NewSessionRequest(cwd="/late"))
         if not cut:  # (mid-line: see test_agent_death_noticed_by_a_failed_write_...)
@@ -202,7 +202,7 @@ async def test_writing_to_an_agent_that_closed_its_stdin_fails_calls_and_does_no
                     await conn.v2_agent.session_new(v2.NewSessionRequest(cwd="/"))
                 with pytest.raises(ConnectionClosed):
                     await conn.cancel("sess_1")  # a notification fails the same way
-                assert conn.connection.closed
+                assert conn.closed
 
 
 async def test_peer_closing_while_a_large_write_is_in_flight() -> None:
@@ -547,7 +547,7 @@ async def test_v2_cancel_racing_the_permission_answer_ends_the_turn_once(first: 
         )
         answers = [m for m in messages(p.wire.sent) if "method" not in m and m["id"] == asked["id"]]
         assert len(answers) == 1
-        assert p.conn.connection.core.in_flight == frozenset()
+        assert p.conn._connection.core.in_flight == frozenset()
         assert p.endpoint.connection is not None
         assert p.endpoint.connection.core.in_flight == frozenset()
         assert p.endpoint.connection._waiting == {}

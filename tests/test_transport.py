@@ -212,7 +212,7 @@ async def test_open_agent_passes_the_grace_periods_on() -> None:
         left_at = trio.current_time()
     took = trio.current_time() - left_at
     assert took < LEAVE_BOUND, f"leaving took {took:.2f} s"
-    assert conn.connection.closed
+    assert conn.closed
 
 
 # --------------------------------------------------------------------------- the stdout guard

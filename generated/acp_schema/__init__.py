@@ -14,14 +14,16 @@ table), the JSON-RPC `Request` / `Notification` / `Response` / `ErrorResponse`, 
 through).
 """
 
-from msgspec import UNSET, UnsetType
+from typing import Final, TypeAlias
+
+import msgspec
+from msgspec import UnsetType
 
 from acp_schema._runtime.check import OutgoingCheckError, check_outgoing
 from acp_schema._runtime.codec import Codec
 from acp_schema._runtime.messages import (
     Caller,
     ErrorResponse,
-    Message,
     MessageCodec,
     MethodMessage,
     MethodSpec,
@@ -30,6 +32,7 @@ from acp_schema._runtime.messages import (
     Response,
     encode_message,
 )
+from acp_schema._runtime.messages import Message as _Message
 from acp_schema._runtime.schema import OpenVariant
 
 __all__ = [
@@ -51,6 +54,12 @@ __all__ = [
     "check_outgoing",
     "encode_message",
 ]
+
+Message: TypeAlias = _Message
+"""Any decoded JSON-RPC message: a per-method message of a known method, or an envelope."""
+
+UNSET: Final = msgspec.UNSET
+"""The value of a field that was omitted (`value is UNSET`); the same object as `msgspec.UNSET`."""
 
 __version__ = "2.4.0.1"
 """`<schema release>.<bindings revision>`: pin one schema release with `acp-schema==X.Y.Z.*`."""

@@ -15,10 +15,15 @@ from __future__ import annotations
 
 import typing
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 import msgspec
 from msgspec import UNSET
+
+import acp_schema.v1 as v1
+import acp_schema.v1.unstable as v1u
+import acp_schema.v2 as v2
+import acp_schema.v2.unstable as v2u
 
 from ._dispatch import overrides
 from ._versions import Surface, surface_of
@@ -89,11 +94,31 @@ def gates(surface: Surface) -> dict[str, Path]:
     return {method: path for method, path in GATES[surface.version].items() if method in methods}
 
 
+@overload
+def agent_capabilities(
+    agent: type[v2.AgentBase] | v2.AgentBase, start: v2.AgentCapabilities | None = None
+) -> v2.AgentCapabilities: ...
+@overload
+def agent_capabilities(
+    agent: type[v2u.AgentBase] | v2u.AgentBase, start: v2u.AgentCapabilities | None = None
+) -> v2u.AgentCapabilities: ...
+@overload
+def agent_capabilities(
+    agent: type[v1.AgentBase] | v1.AgentBase, start: v1.AgentCapabilities | None = None
+) -> v1.AgentCapabilities: ...
+@overload
+def agent_capabilities(
+    agent: type[v1u.AgentBase] | v1u.AgentBase, start: v1u.AgentCapabilities | None = None
+) -> v1u.AgentCapabilities: ...
 def agent_capabilities(agent: type | object, start: msgspec.Struct | None = None) -> Any:
     """The `AgentCapabilities` (of the agent's own surface) advertising exactly the optional
     methods `agent` (a class or an instance) overrides, on top of `start` (for what handlers
     cannot tell: prompt content types, MCP transports, ...). `authMethods` lives outside the
-    capabilities: list the methods there yourself when the agent implements authentication."""
+    capabilities: list the methods there yourself when the agent implements authentication.
+
+    Typed by the generated base class `agent` subclasses: an `acp_schema.v2.AgentBase`
+    subclass gets `acp_schema.v2.AgentCapabilities` (likewise v1 and the `.unstable`
+    modules), so a type checker sees capabilities of the wrong version in a response."""
     cls = agent if isinstance(agent, type) else type(agent)
     surface = _surface(cls)
     capabilities_field = _capabilities_field(surface)

@@ -237,32 +237,25 @@ class ClientConnection:
     ) -> None:
         """`peer`: how error messages name the agent (`open_agent`: its command line); the
         other options as for `connect`."""
-        self.factories = factories
-        """Protocol version -> what builds the client implementation from its agent peer."""
+        self._factories = factories  # protocol version -> builds the client implementation
         # what each version's implementation subclasses (stable or unstable); TypeError naming
         # the fix for a client instance, a class of the wrong version, anything not callable
-        self.surfaces = {
+        self._surfaces = {
             version: check_factory(factory, version, "client") or SURFACES[version]
             for version, factory in factories.items()
         }
-        """Protocol version -> the surface (stable or unstable) its implementation serves."""
-        self.peer = peer
-        """How log and error messages name the agent."""
-        self.stderr_tail: Callable[[], str] = lambda: ""
-        """The agent's last stderr lines (`open_agent`; empty over other streams)."""
-        self.surface: Surface | None = None
-        """The negotiated surface, once `initialize` succeeded."""
-        self.client: Any = None
-        """The client implementation built for the negotiated version."""
-        self.agent: v2.AgentPeer | v1.AgentPeer | None = None
-        """The agent's typed peer, untyped as to version: prefer `conn.v2.peer` / `conn.v1.peer`."""
+        self._peer = peer
+        self._stderr_tail: Callable[[], str] = lambda: ""  # open_agent: the agent's stderr
+        self._surface: Surface | None = None  # the negotiated surface
+        self._client: v2.ClientBase | v1.ClientBase | None = None
+        self._agent: v2.AgentPeer | v1.AgentPeer | None = None
         self._negotiated: V2Connection | V1Connection | None = None
         self._dispatch: Callable[[Call], Awaitable[Any] | None] = _not_initialized
         self._handles_updates = False
         self._update_spec: MethodSpec[Any, None] | None = None
         self._subscribers: dict[str, list[UpdateStream[Any]]] = {}
         self._gates: dict[RequestId, list[trio.Event]] = {}
-        self.connection = Connection(
+        self._connection = Connection(
             stream,
             bootstrap_codec(Codec[msgspec.Raw](msgspec.Raw)),
             _not_initialized,
@@ -274,8 +267,7 @@ class ClientConnection:
             eof_grace_period=eof_grace_period,
             check_outgoing=check_outgoing,
         )
-        """The JSON-RPC connection underneath."""
-        self.connection.on_request = self._gate_behind_updates
+        self._connection.on_request = self._gate_behind_updates
 
     # ------------------------------------------------------------------ setup
 
@@ -302,20 +294,20 @@ class ClientConnection:
         not answer within `timeout` seconds (None: wait as long as it takes).
         """
         version = params.protocol_version
-        if version not in self.factories:
+        if version not in self._factories:
             raise ValueError(
                 f"no client implementation for protocol version {version}: pass "
                 f"v{version}=<factory> to open_agent/connect, or send the request of one of "
-                f"the versions given: {sorted(self.factories)}"
+                f"the versions given: {sorted(self._factories)}"
             )
-        raw = await self._initialize_answer(self.surfaces[version].initialize, params, timeout)
+        raw = await self._initialize_answer(self._surfaces[version].initialize, params, timeout)
         answered = protocol_version_of(raw)
-        if answered not in self.factories:
+        if answered not in self._factories:
             raise ProtocolMismatch(
-                f"{self.peer} speaks protocol version {answered}; this client speaks "
-                f"{sorted(self.factories)}"
+                f"{self._peer} speaks protocol version {answered}; this client speaks "
+                f"{sorted(self._factories)}"
             )
-        surface = self.surfaces[answered]
+        surface = self._surfaces[answered]
         result = surface.initialize.result.decode(raw) if surface.initialize.result else raw
         self._switch_to(surface, result)
         return cast("v2.InitializeResponse | v1.InitializeResponse", result)
@@ -324,27 +316,45 @@ class ClientConnection:
         self, spec: MethodSpec[Any, Any], params: Any, timeout: float | None
     ) -> msgspec.Raw:
         with trio.move_on_after(timeout if timeout is not None else float("inf")):
-            raw: msgspec.Raw = await self.connection.request(spec, params)
+            raw: msgspec.Raw = await self._connection.request(spec, params)
             return raw
-        tail = self.stderr_tail()
+        tail = self._stderr_tail()
         raise InitializeTimeout(
-            f"{self.peer} did not answer `initialize` within {timeout:g} s"
+            f"{self._peer} did not answer `initialize` within {timeout:g} s"
             + (f"; stderr tail:\n{tail}\n" if tail else " and wrote nothing to stderr; ")
             + "check that the command starts an ACP agent speaking on its stdout, or pass "
             "a longer `timeout=` to initialize() if it is slow to start"
         )
 
     def _switch_to(self, surface: Surface, initialize_response: Any) -> None:
-        agent = surface.module.AgentPeer(self.connection)
-        client = self.factories[surface.version](agent)
+        agent = surface.module.AgentPeer(self._connection)
+        client = self._factories[surface.version](agent)
         check_built(client, surface.version, "client", surface)
-        self.surface, self.agent, self.client = surface, agent, client
+        self._surface, self._agent, self._client = surface, agent, client
         self._negotiated = Negotiated(self, agent, initialize_response)
         self._dispatch = handler_dispatch(client, surface.client_base)
         self._handles_updates = implemented(client, surface.client_base, "session_update")
         self._update_spec = surface.client_codec.inbound[SESSION_UPDATE]
-        self.connection.core.codec = surface.client_codec
-        self.connection.dispatch = self._route
+        self._connection.core.codec = surface.client_codec
+        self._connection.dispatch = self._route
+
+    @property
+    def peer(self) -> str:
+        """How log and error messages name the agent (`open_agent`: its command line)."""
+        return self._peer
+
+    @property
+    def client(self) -> v2.ClientBase | v1.ClientBase:
+        """The client implementation the factory built for the negotiated version."""
+        self._require_initialized()
+        assert self._client is not None  # set with the surface
+        return self._client
+
+    @property
+    def closed(self) -> bool:
+        """True once the connection ended (the agent closed its side, or the block was left):
+        calls then raise `ConnectionClosed` / `PeerExited`."""
+        return self._connection.closed
 
     @property
     def protocol_version(self) -> int:
@@ -362,18 +372,18 @@ class ClientConnection:
         return self.v1.peer
 
     def _require_initialized(self) -> Surface:
-        if self.surface is None:
+        if self._surface is None:
             raise NotInitialized(
-                f"{self.peer} is not initialized yet: call `await conn.initialize(...)` "
+                f"{self._peer} is not initialized yet: call `await conn.initialize(...)` "
                 "(and wait for it) before using the agent"
             )
-        return self.surface
+        return self._surface
 
     def _negotiated_as(self, version: int) -> V2Connection | V1Connection:
         chosen = self._require_initialized().version
         if chosen != version:
             raise ProtocolMismatch(
-                f"{self.peer} negotiated protocol version {chosen}, not {version}: use "
+                f"{self._peer} negotiated protocol version {chosen}, not {version}: use "
                 f"`conn.v{chosen}`, or branch on `conn.protocol_version` to support both"
             )
         assert self._negotiated is not None  # set with the surface
@@ -429,9 +439,9 @@ class ClientConnection:
         return None if pending is None else await pending
 
     def _cancelled_result(self, call: Call) -> Any:
-        if call.method != PERMISSION or self.surface is None:
+        if call.method != PERMISSION or self._surface is None:
             return None
-        module = self.surface.module
+        module = self._surface.module
         return module.RequestPermissionResponse(outcome=module.CancelledPermissionOutcome())
 
     # ------------------------------------------------------------------ sessions
@@ -450,7 +460,7 @@ class ClientConnection:
         """
         stream: UpdateStream[Any] = UpdateStream()
         self._subscribers.setdefault(session_id, []).append(stream)
-        self.connection.on_close(stream.close)
+        self._connection.on_close(stream.close)
         try:
             yield stream
         finally:
@@ -461,12 +471,12 @@ class ClientConnection:
         """`session/cancel`, after answering this session's pending permission requests with
         the `cancelled` outcome (the spec's MUST)."""
         self._require_initialized()
-        self.connection.cancel_requests(
+        self._connection.cancel_requests(
             lambda call: (
                 call.method == PERMISSION and getattr(call.params, "session_id", None) == session_id
             )
         )
-        agent = self.agent
+        agent = self._agent
         if isinstance(agent, v2.AgentPeer):
             await agent.session_cancel(v2.CancelSessionNotification(session_id=session_id))
         elif isinstance(agent, v1.AgentPeer):
@@ -547,10 +557,10 @@ async def connect(
         eof_grace_period=eof_grace_period,
         check_outgoing=check_outgoing,
     )
-    conn.connection.closed_reason = closed_reason
+    conn._connection.closed_reason = closed_reason
     with SingleException() as single:
         async with trio.open_nursery() as nursery:
-            await nursery.start(conn.connection.run)
+            await nursery.start(conn._connection.run)
             try:
                 with single.callers_code():
                     yield conn
@@ -608,7 +618,7 @@ async def open_agent(
                 eof_grace_period=eof_grace_period,
                 check_outgoing=check_outgoing,
             ) as conn:
-                conn.stderr_tail = lambda: "\n".join(agent.stderr_tail)
+                conn._stderr_tail = lambda: "\n".join(agent.stderr_tail)
                 with single.callers_code():
                     yield conn
 

@@ -35,9 +35,11 @@ class Codec(Generic[T]):
 
     def __init__(self, type: Any) -> None:
         self.type = type
+        """The type it decodes to and encodes from."""
         self._decoder: msgspec.json.Decoder[T] | None = None
 
     def decode(self, data: bytes | bytearray | memoryview | str) -> T:
+        """A `T` from JSON; raises `msgspec.ValidationError` naming the path of what is wrong."""
         decoder = self._decoder
         if decoder is None:
             decoder = self._decoder = msgspec.json.Decoder(self.type)
@@ -58,6 +60,7 @@ class Codec(Generic[T]):
         return result
 
     def encode(self, value: T) -> bytes:
+        """`value` as JSON."""
         return self._encoder.encode(value)
 
     def check_outgoing(self, value: T, path: str = "$") -> None:

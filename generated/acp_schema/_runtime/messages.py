@@ -40,33 +40,46 @@ class Request(msgspec.Struct, Generic[P], kw_only=True, gc=False):
     """A JSON-RPC 2.0 request."""
 
     jsonrpc: Literal["2.0"] = "2.0"
+    """The protocol version, always `"2.0"`."""
     id: int | str | None
+    """The id its response echoes."""
     method: str
+    """The method name."""
     params: P | UnsetType = UNSET
+    """The method's params (UNSET: omitted)."""
 
 
 class Notification(msgspec.Struct, Generic[P], kw_only=True, gc=False):
     """A JSON-RPC 2.0 notification (a request without an id; no response)."""
 
     jsonrpc: Literal["2.0"] = "2.0"
+    """The protocol version, always `"2.0"`."""
     method: str
+    """The method name."""
     params: P | UnsetType = UNSET
+    """The method's params (UNSET: omitted)."""
 
 
 class Response(msgspec.Struct, Generic[R], kw_only=True, gc=False):
     """A successful JSON-RPC 2.0 response."""
 
     jsonrpc: Literal["2.0"] = "2.0"
+    """The protocol version, always `"2.0"`."""
     id: int | str | None
+    """The id of the request it answers."""
     result: R
+    """The method's result."""
 
 
 class ErrorResponse(msgspec.Struct, Generic[E], kw_only=True, gc=False):
     """A JSON-RPC 2.0 error response; `error` is the schema's `Error` type."""
 
     jsonrpc: Literal["2.0"] = "2.0"
+    """The protocol version, always `"2.0"`."""
     id: int | str | None
+    """The id of the request it answers (None when that id could not be read)."""
     error: E
+    """What went wrong: the schema's `Error` (code, message, optional data)."""
 
 
 class Envelope(msgspec.Struct, kw_only=True, gc=False):
@@ -92,8 +105,11 @@ class MethodMessage(msgspec.Struct, kw_only=True, gc=False, tag_field="method"):
     """
 
     jsonrpc: Literal["2.0"]  # required on the wire, so it is required here too
+    """The protocol version, always `"2.0"`."""
     id: int | str | UnsetType | None = UNSET
+    """The request's id; UNSET for a notification."""
     method: ClassVar[str]  # the tag, as a class attribute for speed
+    """The method name (the tag the message class is decoded by)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,20 +117,31 @@ class MethodSpec(Generic[P, R]):
     """One row of a generated method table."""
 
     name: str
-    side: str  # the side that handles it: "agent", "client" or "protocol"
+    """The method name, e.g. `session/prompt`."""
+    side: str
+    """The side that handles it: "agent", "client" or "protocol"."""
     kind: Literal["request", "notification"]
+    """Whether it is answered (request) or not (notification)."""
     params: Codec[P]
+    """Decodes and encodes its params."""
     result: Codec[R] | None
+    """Decodes and encodes its result (None for a notification)."""
     message: type[MethodMessage]
-    handler: str  # the handler method's name, e.g. `session_prompt`
+    """Its generated message class (`SessionPromptMessage`, ...)."""
+    handler: str
+    """The handler method's name, e.g. `session_prompt`."""
 
 
 class Caller(typing.Protocol):
     """What the generated peer proxies (`ClientPeer`, `AgentPeer`) send through: a connection."""
 
-    async def request(self, spec: MethodSpec[P, R], params: P) -> R: ...
+    async def request(self, spec: MethodSpec[P, R], params: P) -> R:
+        """Send the request `spec` describes and return its decoded result."""
+        ...
 
-    async def notify(self, spec: MethodSpec[P, None], params: P) -> None: ...
+    async def notify(self, spec: MethodSpec[P, None], params: P) -> None:
+        """Send the notification `spec` describes."""
+        ...
 
 
 ResultLookup = Callable[[int | str | None], str | None]
@@ -144,8 +171,11 @@ class MessageCodec:
     ) -> None:
         """`inbound`: methods the receiver handles; `outbound`: methods whose results it receives."""
         self.inbound = inbound
+        """The methods the receiver handles (name -> `MethodSpec`): their params decode typed."""
         self.outbound = outbound
+        """The methods the receiver calls (name -> `MethodSpec`): their results decode typed."""
         self.error = error
+        """Decodes the `error` object of an error response."""
         self._fast: msgspec.json.Decoder[MethodMessage] | None = None
 
     @property
@@ -160,6 +190,8 @@ class MessageCodec:
     def decode(
         self, data: bytes | bytearray | memoryview | str, result_method: ResultLookup | None = None
     ) -> Message:
+        """One JSON-RPC line as a typed message (see the class); a response's result is typed
+        when `result_method(id)` names the method of the request it answers."""
         if not self.inbound:  # e.g. before `initialize` picked a protocol version
             return self.decode_envelope(data, result_method)
         fast = self._fast or self.fast_decoder

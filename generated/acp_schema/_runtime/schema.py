@@ -39,9 +39,11 @@ class OpenVariant(dict[str, Any]):
     """
 
     tag_field: ClassVar[str] = ""
+    """The wire field naming the variant (set by each generated `Unknown*` class)."""
 
     @property
     def tag(self) -> str:
+        """The variant's discriminator value, e.g. `_vendor_thing`."""
         return str(self[self.tag_field])
 
     def __repr__(self) -> str:

@@ -250,6 +250,7 @@ class AgentPeer:
 
     def __init__(self, caller: Caller) -> None:
         self.caller = caller
+        """What the calls are sent through (the connection to the agent)."""
 
     def authenticate(
         self, params: AuthenticateRequest
@@ -437,6 +438,7 @@ class ClientPeer:
 
     def __init__(self, caller: Caller) -> None:
         self.caller = caller
+        """What the calls are sent through (the connection to the client)."""
 
     def elicitation_complete(
         self, params: CompleteElicitationNotification

@@ -138,7 +138,9 @@ class AuthenticateMessage(MethodMessage, tag="authenticate"):
     """
 
     method: ClassVar[str] = "authenticate"
+    """The JSON-RPC method name, `authenticate`."""
     params: AuthenticateRequest
+    """The `authenticate` request's params."""
 
 
 class InitializeMessage(MethodMessage, tag="initialize"):
@@ -153,7 +155,9 @@ class InitializeMessage(MethodMessage, tag="initialize"):
     """
 
     method: ClassVar[str] = "initialize"
+    """The JSON-RPC method name, `initialize`."""
     params: InitializeRequest
+    """The `initialize` request's params."""
 
 
 class LogoutMessage(MethodMessage, tag="logout"):
@@ -166,7 +170,9 @@ class LogoutMessage(MethodMessage, tag="logout"):
     """
 
     method: ClassVar[str] = "logout"
+    """The JSON-RPC method name, `logout`."""
     params: LogoutRequest
+    """The `logout` request's params."""
 
 
 class SessionCancelMessage(MethodMessage, tag="session/cancel"):
@@ -179,7 +185,9 @@ class SessionCancelMessage(MethodMessage, tag="session/cancel"):
     """
 
     method: ClassVar[str] = "session/cancel"
+    """The JSON-RPC method name, `session/cancel`."""
     params: CancelNotification
+    """The `session/cancel` notification's params."""
 
 
 class SessionCloseMessage(MethodMessage, tag="session/close"):
@@ -196,7 +204,9 @@ class SessionCloseMessage(MethodMessage, tag="session/close"):
     """
 
     method: ClassVar[str] = "session/close"
+    """The JSON-RPC method name, `session/close`."""
     params: CloseSessionRequest
+    """The `session/close` request's params."""
 
 
 class SessionDeleteMessage(MethodMessage, tag="session/delete"):
@@ -209,7 +219,9 @@ class SessionDeleteMessage(MethodMessage, tag="session/delete"):
     """
 
     method: ClassVar[str] = "session/delete"
+    """The JSON-RPC method name, `session/delete`."""
     params: DeleteSessionRequest
+    """The `session/delete` request's params."""
 
 
 class SessionListMessage(MethodMessage, tag="session/list"):
@@ -222,7 +234,9 @@ class SessionListMessage(MethodMessage, tag="session/list"):
     """
 
     method: ClassVar[str] = "session/list"
+    """The JSON-RPC method name, `session/list`."""
     params: ListSessionsRequest
+    """The `session/list` request's params."""
 
 
 class SessionLoadMessage(MethodMessage, tag="session/load"):
@@ -237,7 +251,9 @@ class SessionLoadMessage(MethodMessage, tag="session/load"):
     """
 
     method: ClassVar[str] = "session/load"
+    """The JSON-RPC method name, `session/load`."""
     params: LoadSessionRequest
+    """The `session/load` request's params."""
 
 
 class SessionNewMessage(MethodMessage, tag="session/new"):
@@ -250,7 +266,9 @@ class SessionNewMessage(MethodMessage, tag="session/new"):
     """
 
     method: ClassVar[str] = "session/new"
+    """The JSON-RPC method name, `session/new`."""
     params: NewSessionRequest
+    """The `session/new` request's params."""
 
 
 class SessionPromptMessage(MethodMessage, tag="session/prompt"):
@@ -265,7 +283,9 @@ class SessionPromptMessage(MethodMessage, tag="session/prompt"):
     """
 
     method: ClassVar[str] = "session/prompt"
+    """The JSON-RPC method name, `session/prompt`."""
     params: PromptRequest
+    """The `session/prompt` request's params."""
 
 
 class SessionResumeMessage(MethodMessage, tag="session/resume"):
@@ -281,7 +301,9 @@ class SessionResumeMessage(MethodMessage, tag="session/resume"):
     """
 
     method: ClassVar[str] = "session/resume"
+    """The JSON-RPC method name, `session/resume`."""
     params: ResumeSessionRequest
+    """The `session/resume` request's params."""
 
 
 class SessionSetConfigOptionMessage(MethodMessage, tag="session/set_config_option"):
@@ -292,7 +314,9 @@ class SessionSetConfigOptionMessage(MethodMessage, tag="session/set_config_optio
     """
 
     method: ClassVar[str] = "session/set_config_option"
+    """The JSON-RPC method name, `session/set_config_option`."""
     params: SetSessionConfigOptionRequest
+    """The `session/set_config_option` request's params."""
 
 
 class SessionSetModeMessage(MethodMessage, tag="session/set_mode"):
@@ -303,7 +327,9 @@ class SessionSetModeMessage(MethodMessage, tag="session/set_mode"):
     """
 
     method: ClassVar[str] = "session/set_mode"
+    """The JSON-RPC method name, `session/set_mode`."""
     params: SetSessionModeRequest
+    """The `session/set_mode` request's params."""
 
 
 class ElicitationCompleteMessage(MethodMessage, tag="elicitation/complete"):
@@ -314,7 +340,9 @@ class ElicitationCompleteMessage(MethodMessage, tag="elicitation/complete"):
     """
 
     method: ClassVar[str] = "elicitation/complete"
+    """The JSON-RPC method name, `elicitation/complete`."""
     params: CompleteElicitationNotification
+    """The `elicitation/complete` notification's params."""
 
 
 class ElicitationCreateMessage(MethodMessage, tag="elicitation/create"):
@@ -329,7 +357,9 @@ class ElicitationCreateMessage(MethodMessage, tag="elicitation/create"):
     """
 
     method: ClassVar[str] = "elicitation/create"
+    """The JSON-RPC method name, `elicitation/create`."""
     params: CreateElicitationRequest
+    """The `elicitation/create` request's params."""
 
 
 class FsReadTextFileMessage(MethodMessage, tag="fs/read_text_file"):
@@ -342,7 +372,9 @@ class FsReadTextFileMessage(MethodMessage, tag="fs/read_text_file"):
     """
 
     method: ClassVar[str] = "fs/read_text_file"
+    """The JSON-RPC method name, `fs/read_text_file`."""
     params: ReadTextFileRequest
+    """The `fs/read_text_file` request's params."""
 
 
 class FsWriteTextFileMessage(MethodMessage, tag="fs/write_text_file"):
@@ -355,7 +387,9 @@ class FsWriteTextFileMessage(MethodMessage, tag="fs/write_text_file"):
     """
 
     method: ClassVar[str] = "fs/write_text_file"
+    """The JSON-RPC method name, `fs/write_text_file`."""
     params: WriteTextFileRequest
+    """The `fs/write_text_file` request's params."""
 
 
 class SessionRequestPermissionMessage(MethodMessage, tag="session/request_permission"):
@@ -370,7 +404,9 @@ class SessionRequestPermissionMessage(MethodMessage, tag="session/request_permis
     """
 
     method: ClassVar[str] = "session/request_permission"
+    """The JSON-RPC method name, `session/request_permission`."""
     params: RequestPermissionRequest
+    """The `session/request_permission` request's params."""
 
 
 class SessionUpdateMessage(MethodMessage, tag="session/update"):
@@ -385,7 +421,9 @@ class SessionUpdateMessage(MethodMessage, tag="session/update"):
     """
 
     method: ClassVar[str] = "session/update"
+    """The JSON-RPC method name, `session/update`."""
     params: SessionNotification
+    """The `session/update` notification's params."""
 
 
 class TerminalCreateMessage(MethodMessage, tag="terminal/create"):
@@ -396,7 +434,9 @@ class TerminalCreateMessage(MethodMessage, tag="terminal/create"):
     """
 
     method: ClassVar[str] = "terminal/create"
+    """The JSON-RPC method name, `terminal/create`."""
     params: CreateTerminalRequest
+    """The `terminal/create` request's params."""
 
 
 class TerminalKillMessage(MethodMessage, tag="terminal/kill"):
@@ -407,7 +447,9 @@ class TerminalKillMessage(MethodMessage, tag="terminal/kill"):
     """
 
     method: ClassVar[str] = "terminal/kill"
+    """The JSON-RPC method name, `terminal/kill`."""
     params: KillTerminalRequest
+    """The `terminal/kill` request's params."""
 
 
 class TerminalOutputMessage(MethodMessage, tag="terminal/output"):
@@ -418,7 +460,9 @@ class TerminalOutputMessage(MethodMessage, tag="terminal/output"):
     """
 
     method: ClassVar[str] = "terminal/output"
+    """The JSON-RPC method name, `terminal/output`."""
     params: TerminalOutputRequest
+    """The `terminal/output` request's params."""
 
 
 class TerminalReleaseMessage(MethodMessage, tag="terminal/release"):
@@ -429,7 +473,9 @@ class TerminalReleaseMessage(MethodMessage, tag="terminal/release"):
     """
 
     method: ClassVar[str] = "terminal/release"
+    """The JSON-RPC method name, `terminal/release`."""
     params: ReleaseTerminalRequest
+    """The `terminal/release` request's params."""
 
 
 class TerminalWaitForExitMessage(MethodMessage, tag="terminal/wait_for_exit"):
@@ -440,7 +486,9 @@ class TerminalWaitForExitMessage(MethodMessage, tag="terminal/wait_for_exit"):
     """
 
     method: ClassVar[str] = "terminal/wait_for_exit"
+    """The JSON-RPC method name, `terminal/wait_for_exit`."""
     params: WaitForTerminalExitRequest
+    """The `terminal/wait_for_exit` request's params."""
 
 
 class CancelRequestMessage(MethodMessage, tag="$/cancel_request"):
@@ -453,7 +501,9 @@ class CancelRequestMessage(MethodMessage, tag="$/cancel_request"):
     """
 
     method: ClassVar[str] = "$/cancel_request"
+    """The JSON-RPC method name, `$/cancel_request`."""
     params: CancelRequestNotification
+    """The `$/cancel_request` notification's params."""
 
 
 AUTHENTICATE: Final[MethodSpec[AuthenticateRequest, AuthenticateResponse]] = MethodSpec(
@@ -465,6 +515,7 @@ AUTHENTICATE: Final[MethodSpec[AuthenticateRequest, AuthenticateResponse]] = Met
     AuthenticateMessage,
     "authenticate",
 )
+"""`authenticate`'s row of the method table: params and result codecs, side, kind, handler `authenticate`."""
 
 INITIALIZE: Final[MethodSpec[InitializeRequest, InitializeResponse]] = MethodSpec(
     "initialize",
@@ -475,6 +526,7 @@ INITIALIZE: Final[MethodSpec[InitializeRequest, InitializeResponse]] = MethodSpe
     InitializeMessage,
     "initialize",
 )
+"""`initialize`'s row of the method table: params and result codecs, side, kind, handler `initialize`."""
 
 LOGOUT: Final[MethodSpec[LogoutRequest, LogoutResponse]] = MethodSpec(
     "logout",
@@ -485,6 +537,7 @@ LOGOUT: Final[MethodSpec[LogoutRequest, LogoutResponse]] = MethodSpec(
     LogoutMessage,
     "logout",
 )
+"""`logout`'s row of the method table: params and result codecs, side, kind, handler `logout`."""
 
 SESSION_CANCEL: Final[MethodSpec[CancelNotification, None]] = MethodSpec(
     "session/cancel",
@@ -495,6 +548,7 @@ SESSION_CANCEL: Final[MethodSpec[CancelNotification, None]] = MethodSpec(
     SessionCancelMessage,
     "session_cancel",
 )
+"""`session/cancel`'s row of the method table: params codec, side, kind, handler `session_cancel`."""
 
 SESSION_CLOSE: Final[MethodSpec[CloseSessionRequest, CloseSessionResponse]] = MethodSpec(
     "session/close",
@@ -505,6 +559,7 @@ SESSION_CLOSE: Final[MethodSpec[CloseSessionRequest, CloseSessionResponse]] = Me
     SessionCloseMessage,
     "session_close",
 )
+"""`session/close`'s row of the method table: params and result codecs, side, kind, handler `session_close`."""
 
 SESSION_DELETE: Final[MethodSpec[DeleteSessionRequest, DeleteSessionResponse]] = MethodSpec(
     "session/delete",
@@ -515,6 +570,7 @@ SESSION_DELETE: Final[MethodSpec[DeleteSessionRequest, DeleteSessionResponse]] =
     SessionDeleteMessage,
     "session_delete",
 )
+"""`session/delete`'s row of the method table: params and result codecs, side, kind, handler `session_delete`."""
 
 SESSION_LIST: Final[MethodSpec[ListSessionsRequest, ListSessionsResponse]] = MethodSpec(
     "session/list",
@@ -525,6 +581,7 @@ SESSION_LIST: Final[MethodSpec[ListSessionsRequest, ListSessionsResponse]] = Met
     SessionListMessage,
     "session_list",
 )
+"""`session/list`'s row of the method table: params and result codecs, side, kind, handler `session_list`."""
 
 SESSION_LOAD: Final[MethodSpec[LoadSessionRequest, LoadSessionResponse]] = MethodSpec(
     "session/load",
@@ -535,6 +592,7 @@ SESSION_LOAD: Final[MethodSpec[LoadSessionRequest, LoadSessionResponse]] = Metho
     SessionLoadMessage,
     "session_load",
 )
+"""`session/load`'s row of the method table: params and result codecs, side, kind, handler `session_load`."""
 
 SESSION_NEW: Final[MethodSpec[NewSessionRequest, NewSessionResponse]] = MethodSpec(
     "session/new",
@@ -545,6 +603,7 @@ SESSION_NEW: Final[MethodSpec[NewSessionRequest, NewSessionResponse]] = MethodSp
     SessionNewMessage,
     "session_new",
 )
+"""`session/new`'s row of the method table: params and result codecs, side, kind, handler `session_new`."""
 
 SESSION_PROMPT: Final[MethodSpec[PromptRequest, PromptResponse]] = MethodSpec(
     "session/prompt",
@@ -555,6 +614,7 @@ SESSION_PROMPT: Final[MethodSpec[PromptRequest, PromptResponse]] = MethodSpec(
     SessionPromptMessage,
     "session_prompt",
 )
+"""`session/prompt`'s row of the method table: params and result codecs, side, kind, handler `session_prompt`."""
 
 SESSION_RESUME: Final[MethodSpec[ResumeSessionRequest, ResumeSessionResponse]] = MethodSpec(
     "session/resume",
@@ -565,6 +625,7 @@ SESSION_RESUME: Final[MethodSpec[ResumeSessionRequest, ResumeSessionResponse]] =
     SessionResumeMessage,
     "session_resume",
 )
+"""`session/resume`'s row of the method table: params and result codecs, side, kind, handler `session_resume`."""
 
 SESSION_SET_CONFIG_OPTION: Final[
     MethodSpec[SetSessionConfigOptionRequest, SetSessionConfigOptionResponse]
@@ -577,6 +638,7 @@ SESSION_SET_CONFIG_OPTION: Final[
     SessionSetConfigOptionMessage,
     "session_set_config_option",
 )
+"""`session/set_config_option`'s row of the method table: params and result codecs, side, kind, handler `session_set_config_option`."""
 
 SESSION_SET_MODE: Final[MethodSpec[SetSessionModeRequest, SetSessionModeResponse]] = MethodSpec(
     "session/set_mode",
@@ -587,6 +649,7 @@ SESSION_SET_MODE: Final[MethodSpec[SetSessionModeRequest, SetSessionModeResponse
     SessionSetModeMessage,
     "session_set_mode",
 )
+"""`session/set_mode`'s row of the method table: params and result codecs, side, kind, handler `session_set_mode`."""
 
 ELICITATION_COMPLETE: Final[MethodSpec[CompleteElicitationNotification, None]] = MethodSpec(
     "elicitation/complete",
@@ -597,6 +660,7 @@ ELICITATION_COMPLETE: Final[MethodSpec[CompleteElicitationNotification, None]] =
     ElicitationCompleteMessage,
     "elicitation_complete",
 )
+"""`elicitation/complete`'s row of the method table: params codec, side, kind, handler `elicitation_complete`."""
 
 ELICITATION_CREATE: Final[MethodSpec[CreateElicitationRequest, CreateElicitationResponse]] = (
     MethodSpec(
@@ -609,6 +673,7 @@ ELICITATION_CREATE: Final[MethodSpec[CreateElicitationRequest, CreateElicitation
         "elicitation_create",
     )
 )
+"""`elicitation/create`'s row of the method table: params and result codecs, side, kind, handler `elicitation_create`."""
 
 FS_READ_TEXT_FILE: Final[MethodSpec[ReadTextFileRequest, ReadTextFileResponse]] = MethodSpec(
     "fs/read_text_file",
@@ -619,6 +684,7 @@ FS_READ_TEXT_FILE: Final[MethodSpec[ReadTextFileRequest, ReadTextFileResponse]] 
     FsReadTextFileMessage,
     "fs_read_text_file",
 )
+"""`fs/read_text_file`'s row of the method table: params and result codecs, side, kind, handler `fs_read_text_file`."""
 
 FS_WRITE_TEXT_FILE: Final[MethodSpec[WriteTextFileRequest, WriteTextFileResponse]] = MethodSpec(
     "fs/write_text_file",
@@ -629,6 +695,7 @@ FS_WRITE_TEXT_FILE: Final[MethodSpec[WriteTextFileRequest, WriteTextFileResponse
     FsWriteTextFileMessage,
     "fs_write_text_file",
 )
+"""`fs/write_text_file`'s row of the method table: params and result codecs, side, kind, handler `fs_write_text_file`."""
 
 SESSION_REQUEST_PERMISSION: Final[
     MethodSpec[RequestPermissionRequest, RequestPermissionResponse]
@@ -641,6 +708,7 @@ SESSION_REQUEST_PERMISSION: Final[
     SessionRequestPermissionMessage,
     "session_request_permission",
 )
+"""`session/request_permission`'s row of the method table: params and result codecs, side, kind, handler `session_request_permission`."""
 
 SESSION_UPDATE: Final[MethodSpec[SessionNotification, None]] = MethodSpec(
     "session/update",
@@ -651,6 +719,7 @@ SESSION_UPDATE: Final[MethodSpec[SessionNotification, None]] = MethodSpec(
     SessionUpdateMessage,
     "session_update",
 )
+"""`session/update`'s row of the method table: params codec, side, kind, handler `session_update`."""
 
 TERMINAL_CREATE: Final[MethodSpec[CreateTerminalRequest, CreateTerminalResponse]] = MethodSpec(
     "terminal/create",
@@ -661,6 +730,7 @@ TERMINAL_CREATE: Final[MethodSpec[CreateTerminalRequest, CreateTerminalResponse]
     TerminalCreateMessage,
     "terminal_create",
 )
+"""`terminal/create`'s row of the method table: params and result codecs, side, kind, handler `terminal_create`."""
 
 TERMINAL_KILL: Final[MethodSpec[KillTerminalRequest, KillTerminalResponse]] = MethodSpec(
     "terminal/kill",
@@ -671,6 +741,7 @@ TERMINAL_KILL: Final[MethodSpec[KillTerminalRequest, KillTerminalResponse]] = Me
     TerminalKillMessage,
     "terminal_kill",
 )
+"""`terminal/kill`'s row of the method table: params and result codecs, side, kind, handler `terminal_kill`."""
 
 TERMINAL_OUTPUT: Final[MethodSpec[TerminalOutputRequest, TerminalOutputResponse]] = MethodSpec(
     "terminal/output",
@@ -681,6 +752,7 @@ TERMINAL_OUTPUT: Final[MethodSpec[TerminalOutputRequest, TerminalOutputResponse]
     TerminalOutputMessage,
     "terminal_output",
 )
+"""`terminal/output`'s row of the method table: params and result codecs, side, kind, handler `terminal_output`."""
 
 TERMINAL_RELEASE: Final[MethodSpec[ReleaseTerminalRequest, ReleaseTerminalResponse]] = MethodSpec(
     "terminal/release",
@@ -691,6 +763,7 @@ TERMINAL_RELEASE: Final[MethodSpec[ReleaseTerminalRequest, ReleaseTerminalRespon
     TerminalReleaseMessage,
     "terminal_release",
 )
+"""`terminal/release`'s row of the method table: params and result codecs, side, kind, handler `terminal_release`."""
 
 TERMINAL_WAIT_FOR_EXIT: Final[
     MethodSpec[WaitForTerminalExitRequest, WaitForTerminalExitResponse]
@@ -703,6 +776,7 @@ TERMINAL_WAIT_FOR_EXIT: Final[
     TerminalWaitForExitMessage,
     "terminal_wait_for_exit",
 )
+"""`terminal/wait_for_exit`'s row of the method table: params and result codecs, side, kind, handler `terminal_wait_for_exit`."""
 
 CANCEL_REQUEST: Final[MethodSpec[CancelRequestNotification, None]] = MethodSpec(
     "$/cancel_request",
@@ -713,6 +787,7 @@ CANCEL_REQUEST: Final[MethodSpec[CancelRequestNotification, None]] = MethodSpec(
     CancelRequestMessage,
     "cancel_request",
 )
+"""`$/cancel_request`'s row of the method table: params codec, side, kind, handler `cancel_request`."""
 
 AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
     "authenticate": AUTHENTICATE,
@@ -767,6 +842,7 @@ METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
 """Every method of this protocol surface whose name alone says which side handles it."""
 
 ERROR_CODEC: Final = Codec[Error](Error)
+"""Decodes and encodes the `error` object of a JSON-RPC error response."""
 
 MESSAGE_CODEC: Final = MessageCodec(METHODS, METHODS, ERROR_CODEC)
 """Decodes lines of this protocol surface without knowing the receiver (see `decode_message`)."""

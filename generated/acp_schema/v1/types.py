@@ -273,6 +273,7 @@ class LogoutCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -291,6 +292,7 @@ class AgentAuthCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "logout": ON_ERROR,
@@ -339,6 +341,7 @@ class PromptCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "image": ON_ERROR,
@@ -366,6 +369,7 @@ class McpCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "http": ON_ERROR,
@@ -382,6 +386,7 @@ class SessionListCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -396,6 +401,7 @@ class SessionDeleteCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -413,6 +419,7 @@ class SessionAdditionalDirectoriesCapabilities(msgspec.Struct, kw_only=True, gc=
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -427,6 +434,7 @@ class SessionResumeCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -441,6 +449,7 @@ class SessionCloseCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -508,6 +517,7 @@ class SessionCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "list": ON_ERROR,
@@ -563,6 +573,7 @@ class AgentCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """Authentication-related capabilities supported by the agent."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "load_session": ON_ERROR,
@@ -597,6 +608,7 @@ class Annotations(msgspec.Struct, kw_only=True, gc=False):
     """Relative importance of this content when clients choose what to surface."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "audience": ON_ERROR | SKIP_INVALID,
@@ -621,6 +633,7 @@ class TextContent(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag=
     """Text payload carried by this content block."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "annotations": ON_ERROR,
@@ -648,6 +661,7 @@ class ImageContent(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
     """URI associated with this resource or media payload."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "annotations": ON_ERROR,
@@ -673,6 +687,7 @@ class AudioContent(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
     """MIME type describing the encoded media payload."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "annotations": ON_ERROR,
@@ -711,6 +726,7 @@ class ResourceLink(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
     """URI associated with this resource or media payload."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "annotations": ON_ERROR,
@@ -735,6 +751,7 @@ class TextResourceContents(msgspec.Struct, kw_only=True, gc=False):
     """URI associated with this resource or media payload."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "mime_type": ON_ERROR,
@@ -755,6 +772,7 @@ class BlobResourceContents(msgspec.Struct, kw_only=True, gc=False):
     """URI associated with this resource or media payload."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "mime_type": ON_ERROR,
@@ -796,6 +814,7 @@ class EmbeddedResource(msgspec.Struct, kw_only=True, gc=False, tag_field="type",
     """Embedded resource payload, either text or binary data."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "annotations": ON_ERROR,
@@ -848,6 +867,7 @@ class AgentMessageChunk(
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "message_id": ON_ERROR,
@@ -872,6 +892,7 @@ class AgentThoughtChunk(
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "message_id": ON_ERROR,
@@ -900,6 +921,7 @@ class AuthCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "terminal": ON_ERROR,
@@ -936,6 +958,7 @@ class AuthMethodTerminal(msgspec.Struct, kw_only=True, gc=False, tag_field="type
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -962,6 +985,7 @@ class AuthMethodAgent(msgspec.Struct, kw_only=True, gc=False):
     """Optional human-readable description of this authentication method."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -977,6 +1001,7 @@ class UnknownAuthMethod(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "type"
+    """The wire field naming the variant, `type`."""
 
 
 if TYPE_CHECKING:
@@ -1010,6 +1035,7 @@ class AuthenticateRequest(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1020,6 +1046,7 @@ class AuthenticateResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to the `authenticate` method."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1033,6 +1060,7 @@ class UnstructuredCommandInput(msgspec.Struct, kw_only=True, gc=False):
     """A hint to display when the input hasn't been provided yet"""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1059,6 +1087,7 @@ class AvailableCommand(msgspec.Struct, kw_only=True, gc=False):
     """Input for the command if required"""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "input": ON_ERROR,
@@ -1079,6 +1108,7 @@ class AvailableCommandsUpdate(
     """Commands the agent can execute"""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "available_commands": ON_ERROR | SKIP_INVALID,
@@ -1094,6 +1124,7 @@ class BooleanConfigOptionCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1175,6 +1206,7 @@ class BooleanSetSessionConfigOptionRequest(
     """The ID of the configuration option to set."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1213,6 +1245,7 @@ class CancelNotification(msgspec.Struct, kw_only=True, gc=False):
     """The ID of the session to cancel operations for."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1251,6 +1284,7 @@ class CancelRequestNotification(msgspec.Struct, kw_only=True, gc=False):
     """The ID of the request to cancel."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1293,6 +1327,7 @@ class FileSystemCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "read_text_file": ON_ERROR,
@@ -1319,6 +1354,7 @@ class SessionConfigOptionsCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "boolean": ON_ERROR,
@@ -1358,6 +1394,7 @@ class ClientSessionCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "compaction": ON_ERROR,
@@ -1502,6 +1539,7 @@ class ClientCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "fs": ON_ERROR,
@@ -1528,6 +1566,7 @@ class CloseSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     """The ID of the session to close."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1538,6 +1577,7 @@ class CloseSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response from closing a session."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1682,6 +1722,7 @@ class SessionConfigSelectOption(msgspec.Struct, kw_only=True, gc=False):
     """Optional description for this option value."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -1706,6 +1747,7 @@ class SessionConfigSelectGroup(msgspec.Struct, kw_only=True, gc=False):
     """The set of option values in this group."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "options": ON_ERROR | SKIP_INVALID,
@@ -1784,6 +1826,7 @@ class SessionConfigSelect(msgspec.Struct, kw_only=True, gc=False, tag_field="typ
     """Optional semantic category for this option (UX only)."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -1811,6 +1854,7 @@ class SessionConfigBoolean(msgspec.Struct, kw_only=True, gc=False, tag_field="ty
     """Optional semantic category for this option (UX only)."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -1838,6 +1882,7 @@ class ConfigOptionUpdate(
     """The full set of configuration options and their current values."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "config_options": ON_ERROR | SKIP_INVALID,
@@ -1852,6 +1897,7 @@ class Content(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="con
     """The actual content block."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1871,6 +1917,7 @@ class Cost(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2193,6 +2240,7 @@ class UnknownMultiSelectItems(OpenVariant):
     """Custom or future typed multi-select items."""
 
     tag_field: ClassVar[str] = "type"
+    """The wire field naming the variant, `type`."""
 
 
 if TYPE_CHECKING:
@@ -2287,6 +2335,7 @@ class UnknownElicitationPropertySchema(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "type"
+    """The wire field naming the variant, `type`."""
 
 
 if TYPE_CHECKING:
@@ -2497,6 +2546,7 @@ class UnknownCreateElicitationRequest(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "mode"
+    """The wire field naming the variant, `mode`."""
 
 
 if TYPE_CHECKING:
@@ -2552,6 +2602,7 @@ class UnknownCreateElicitationResponse(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "action"
+    """The wire field naming the variant, `action`."""
 
 
 if TYPE_CHECKING:
@@ -2579,6 +2630,7 @@ class EnvVariable(msgspec.Struct, kw_only=True, gc=False):
     """The value to set for the environment variable."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2618,6 +2670,7 @@ class CreateTerminalRequest(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "args": ON_NULL,
@@ -2637,6 +2690,7 @@ class CreateTerminalResponse(msgspec.Struct, kw_only=True, gc=False):
     """The unique identifier for the created terminal."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2660,6 +2714,7 @@ class CurrentModeUpdate(
     """The ID of the current mode"""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2677,6 +2732,7 @@ class DeleteSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     """The ID of the session to delete."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2687,6 +2743,7 @@ class DeleteSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response from deleting a session."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2706,6 +2763,7 @@ class Diff(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="diff")
     """The new content after modification."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "old_text": ON_ERROR,
@@ -2752,13 +2810,27 @@ class ErrorCodeValues:
     """Named values of `ErrorCode`."""
 
     PARSE_ERROR: Final = -32700
+    """
+    `-32700`: **Parse error**: Invalid JSON was received by the server.
+    An error occurred on the server while parsing the JSON text.
+    """
     INVALID_REQUEST: Final = -32600
+    """`-32600`: **Invalid request**: The JSON sent is not a valid Request object."""
     METHOD_NOT_FOUND: Final = -32601
+    """`-32601`: **Method not found**: The method does not exist or is not available."""
     INVALID_PARAMS: Final = -32602
+    """`-32602`: **Invalid params**: Invalid method parameter(s)."""
     INTERNAL_ERROR: Final = -32603
+    """`-32603`: **Internal error**: Internal JSON-RPC error."""
     REQUEST_CANCELLED: Final = -32800
+    """
+    `-32800`: **Request cancelled**: Execution of the method was aborted either due to a cancellation request from the caller or
+    because of resource constraints or shutdown.
+    """
     AUTHENTICATION_REQUIRED: Final = -32000
+    """`-32000`: **Authentication required**: Authentication is required before this operation can be performed."""
     RESOURCE_NOT_FOUND: Final = -32002
+    """`-32002`: **Resource not found**: A given resource, such as a session or file, was not found."""
 
 
 class Error(msgspec.Struct, kw_only=True, gc=False):
@@ -2834,6 +2906,7 @@ class HttpHeader(msgspec.Struct, kw_only=True, gc=False):
     """The value to set for the HTTP header."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2868,6 +2941,7 @@ class Implementation(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
@@ -2913,6 +2987,7 @@ class InitializeRequest(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "client_capabilities": ON_ERROR,
@@ -2962,6 +3037,7 @@ class InitializeResponse(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "agent_capabilities": ON_ERROR,
@@ -2981,6 +3057,7 @@ class KillTerminalRequest(msgspec.Struct, kw_only=True, gc=False):
     """The ID of the terminal to kill."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2991,6 +3068,7 @@ class KillTerminalResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to `terminal/kill` method"""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3011,6 +3089,7 @@ class ListSessionsRequest(msgspec.Struct, kw_only=True, gc=False):
     """Opaque cursor token from a previous response's nextCursor field for cursor-based pagination"""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3044,6 +3123,7 @@ class SessionInfo(msgspec.Struct, kw_only=True, gc=False):
     """ISO 8601 timestamp of last activity"""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "additional_directories": ON_ERROR | SKIP_INVALID,
@@ -3066,6 +3146,7 @@ class ListSessionsResponse(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "sessions": ON_ERROR | SKIP_INVALID,
@@ -3091,6 +3172,7 @@ class McpServerHttp(msgspec.Struct, kw_only=True, gc=False, tag_field="type", ta
     """HTTP headers to set when making requests to the MCP server."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "headers": ON_NULL,
@@ -3115,6 +3197,7 @@ class McpServerSse(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
     """HTTP headers to set when making requests to the MCP server."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "headers": ON_NULL,
@@ -3138,6 +3221,7 @@ class McpServerStdio(msgspec.Struct, kw_only=True, gc=False):
     """Environment variables to set when launching the MCP server."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "args": ON_NULL,
@@ -3154,6 +3238,7 @@ class UnknownMcpServer(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "type"
+    """The wire field naming the variant, `type`."""
 
 
 if TYPE_CHECKING:
@@ -3206,6 +3291,7 @@ class LoadSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     """The ID of the session to load."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "mcp_servers": ON_NULL,
@@ -3231,6 +3317,7 @@ class SessionMode(msgspec.Struct, kw_only=True, gc=False):
     """Optional human-readable details shown with this protocol object."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -3248,6 +3335,7 @@ class SessionModeState(msgspec.Struct, kw_only=True, gc=False):
     """The set of modes that the Agent can operate in"""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "available_modes": ON_ERROR | SKIP_INVALID,
@@ -3271,6 +3359,7 @@ class LoadSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     """Initial session configuration options if supported by the Agent."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "modes": ON_ERROR,
@@ -3287,6 +3376,7 @@ class LogoutRequest(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3297,6 +3387,7 @@ class LogoutResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to the `logout` method."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3328,6 +3419,7 @@ class NewSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     """List of MCP (Model Context Protocol) servers the agent should connect to."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "additional_directories": ON_NULL,
@@ -3363,6 +3455,7 @@ class NewSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     """Initial session configuration options if supported by the Agent."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "modes": ON_ERROR,
@@ -3455,6 +3548,7 @@ class PermissionOption(msgspec.Struct, kw_only=True, gc=False):
     """Hint about the nature of this permission option."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3514,6 +3608,7 @@ class PlanEntry(msgspec.Struct, kw_only=True, gc=False):
     """Current execution status of this task."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3535,6 +3630,7 @@ class Plan(msgspec.Struct, kw_only=True, gc=False, tag_field="sessionUpdate", ta
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "entries": ON_ERROR | SKIP_INVALID,
@@ -3572,6 +3668,7 @@ class PromptRequest(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3617,6 +3714,7 @@ class PromptResponse(msgspec.Struct, kw_only=True, gc=False):
     """Indicates why the agent stopped processing the turn."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3643,6 +3741,7 @@ class ReadTextFileRequest(msgspec.Struct, kw_only=True, gc=False):
     """Maximum number of lines to read."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3656,6 +3755,7 @@ class ReadTextFileResponse(msgspec.Struct, kw_only=True, gc=False):
     """Content payload returned by this response."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3672,6 +3772,7 @@ class ReleaseTerminalRequest(msgspec.Struct, kw_only=True, gc=False):
     """The ID of the terminal to release."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3682,6 +3783,7 @@ class ReleaseTerminalResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to terminal/release method"""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3697,6 +3799,7 @@ class SelectedPermissionOutcome(
     """The ID of the option the user selected."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3780,6 +3883,7 @@ class Terminal(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="te
     """Identifier of the terminal instance to embed in the content stream."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3819,6 +3923,7 @@ class ToolCallLocation(msgspec.Struct, kw_only=True, gc=False):
     """Optional 1-based line number within the file."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "line": ON_ERROR,
@@ -3869,6 +3974,7 @@ class ToolCallUpdate(msgspec.Struct, kw_only=True, gc=False):
     """Update the raw output."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "kind": ON_ERROR,
@@ -3902,6 +4008,7 @@ class RequestPermissionRequest(msgspec.Struct, kw_only=True, gc=False):
     """Available permission options for the user to choose from."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3915,6 +4022,7 @@ class RequestPermissionResponse(msgspec.Struct, kw_only=True, gc=False):
     """The user's decision on the permission request."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3953,6 +4061,7 @@ class ResumeSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     """List of MCP servers to connect to for this session."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "additional_directories": ON_NULL,
@@ -3977,6 +4086,7 @@ class ResumeSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     """Initial session configuration options if supported by the Agent."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "modes": ON_ERROR,
@@ -4005,6 +4115,7 @@ class SessionInfoUpdate(
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
@@ -4030,6 +4141,7 @@ class UserMessageChunk(
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "message_id": ON_ERROR,
@@ -4079,6 +4191,7 @@ class ToolCall(msgspec.Struct, kw_only=True, gc=False, tag_field="sessionUpdate"
     """Raw output returned by the tool."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "name": ON_ERROR,
@@ -4130,6 +4243,7 @@ class ToolCallProgress(
     """Update the raw output."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "kind": ON_ERROR,
@@ -4159,6 +4273,7 @@ class UsageUpdate(
     """Cumulative session cost (optional)."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "cost": ON_ERROR,
@@ -4228,6 +4343,7 @@ class SessionNotification(msgspec.Struct, kw_only=True, gc=False):
     """The actual update content."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4253,6 +4369,7 @@ class ValueIdSetSessionConfigOptionRequest(msgspec.Struct, kw_only=True, gc=Fals
     """The ID of the configuration option to set."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4280,6 +4397,7 @@ class SetSessionConfigOptionResponse(msgspec.Struct, kw_only=True, gc=False):
     """The full set of configuration options and their current values."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "config_options": ON_ERROR | SKIP_INVALID,
@@ -4297,6 +4415,7 @@ class SetSessionModeRequest(msgspec.Struct, kw_only=True, gc=False):
     """The ID of the mode to set."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4307,6 +4426,7 @@ class SetSessionModeResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to `session/set_mode` method."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4325,6 +4445,7 @@ class TerminalExitStatus(msgspec.Struct, kw_only=True, gc=False):
     """The signal that terminated the process (may be null if exited normally)."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "exit_code": ON_ERROR,
@@ -4343,6 +4464,7 @@ class TerminalOutputRequest(msgspec.Struct, kw_only=True, gc=False):
     """The ID of the terminal to get output from."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4364,6 +4486,7 @@ class TerminalOutputResponse(msgspec.Struct, kw_only=True, gc=False):
     """Exit status if the command has completed."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "exit_status": ON_ERROR,
@@ -4381,6 +4504,7 @@ class WaitForTerminalExitRequest(msgspec.Struct, kw_only=True, gc=False):
     """The ID of the terminal to wait for."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4399,6 +4523,7 @@ class WaitForTerminalExitResponse(msgspec.Struct, kw_only=True, gc=False):
     """The signal that terminated the process (may be null if exited normally)."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "exit_code": ON_ERROR,
@@ -4424,6 +4549,7 @@ class WriteTextFileRequest(msgspec.Struct, kw_only=True, gc=False):
     """The text content to write to the file."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4434,6 +4560,7 @@ class WriteTextFileResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to `fs/write_text_file`"""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,

@@ -271,6 +271,7 @@ class AgentPeer:
 
     def __init__(self, caller: Caller) -> None:
         self.caller = caller
+        """What the calls are sent through (the connection to the agent)."""
 
     def auth_login(self, params: LoginAuthRequest) -> Coroutine[Any, Any, LoginAuthResponse]:
         """Send `auth/login` (request): `await` the call."""
@@ -410,6 +411,7 @@ class ClientPeer:
 
     def __init__(self, caller: Caller) -> None:
         self.caller = caller
+        """What the calls are sent through (the connection to the client)."""
 
     def elicitation_complete(
         self, params: CompleteElicitationNotification

@@ -114,7 +114,9 @@ class AuthLoginMessage(MethodMessage, tag="auth/login"):
     """
 
     method: ClassVar[str] = "auth/login"
+    """The JSON-RPC method name, `auth/login`."""
     params: LoginAuthRequest
+    """The `auth/login` request's params."""
 
 
 class AuthLogoutMessage(MethodMessage, tag="auth/logout"):
@@ -131,7 +133,9 @@ class AuthLogoutMessage(MethodMessage, tag="auth/logout"):
     """
 
     method: ClassVar[str] = "auth/logout"
+    """The JSON-RPC method name, `auth/logout`."""
     params: LogoutAuthRequest
+    """The `auth/logout` request's params."""
 
 
 class InitializeMessage(MethodMessage, tag="initialize"):
@@ -146,7 +150,9 @@ class InitializeMessage(MethodMessage, tag="initialize"):
     """
 
     method: ClassVar[str] = "initialize"
+    """The JSON-RPC method name, `initialize`."""
     params: InitializeRequest
+    """The `initialize` request's params."""
 
 
 class SessionCancelMessage(MethodMessage, tag="session/cancel"):
@@ -159,7 +165,9 @@ class SessionCancelMessage(MethodMessage, tag="session/cancel"):
     """
 
     method: ClassVar[str] = "session/cancel"
+    """The JSON-RPC method name, `session/cancel`."""
     params: CancelSessionNotification
+    """The `session/cancel` notification's params."""
 
 
 class SessionCloseMessage(MethodMessage, tag="session/close"):
@@ -189,7 +197,9 @@ class SessionCloseMessage(MethodMessage, tag="session/close"):
     """
 
     method: ClassVar[str] = "session/close"
+    """The JSON-RPC method name, `session/close`."""
     params: CloseSessionRequest
+    """The `session/close` request's params."""
 
 
 class SessionDeleteMessage(MethodMessage, tag="session/delete"):
@@ -202,7 +212,9 @@ class SessionDeleteMessage(MethodMessage, tag="session/delete"):
     """
 
     method: ClassVar[str] = "session/delete"
+    """The JSON-RPC method name, `session/delete`."""
     params: DeleteSessionRequest
+    """The `session/delete` request's params."""
 
 
 class SessionListMessage(MethodMessage, tag="session/list"):
@@ -213,7 +225,9 @@ class SessionListMessage(MethodMessage, tag="session/list"):
     """
 
     method: ClassVar[str] = "session/list"
+    """The JSON-RPC method name, `session/list`."""
     params: ListSessionsRequest
+    """The `session/list` request's params."""
 
 
 class SessionNewMessage(MethodMessage, tag="session/new"):
@@ -226,7 +240,9 @@ class SessionNewMessage(MethodMessage, tag="session/new"):
     """
 
     method: ClassVar[str] = "session/new"
+    """The JSON-RPC method name, `session/new`."""
     params: NewSessionRequest
+    """The `session/new` request's params."""
 
 
 class SessionPromptMessage(MethodMessage, tag="session/prompt"):
@@ -241,7 +257,9 @@ class SessionPromptMessage(MethodMessage, tag="session/prompt"):
     """
 
     method: ClassVar[str] = "session/prompt"
+    """The JSON-RPC method name, `session/prompt`."""
     params: PromptRequest
+    """The `session/prompt` request's params."""
 
 
 class SessionResumeMessage(MethodMessage, tag="session/resume"):
@@ -255,7 +273,9 @@ class SessionResumeMessage(MethodMessage, tag="session/resume"):
     """
 
     method: ClassVar[str] = "session/resume"
+    """The JSON-RPC method name, `session/resume`."""
     params: ResumeSessionRequest
+    """The `session/resume` request's params."""
 
 
 class SessionSetConfigOptionMessage(MethodMessage, tag="session/set_config_option"):
@@ -272,7 +292,9 @@ class SessionSetConfigOptionMessage(MethodMessage, tag="session/set_config_optio
     """
 
     method: ClassVar[str] = "session/set_config_option"
+    """The JSON-RPC method name, `session/set_config_option`."""
     params: SetSessionConfigOptionRequest
+    """The `session/set_config_option` request's params."""
 
 
 class TerminalCancelMessage(MethodMessage, tag="terminal/cancel"):
@@ -295,7 +317,9 @@ class TerminalCancelMessage(MethodMessage, tag="terminal/cancel"):
     """
 
     method: ClassVar[str] = "terminal/cancel"
+    """The JSON-RPC method name, `terminal/cancel`."""
     params: CancelTerminalRequest
+    """The `terminal/cancel` request's params."""
 
 
 class ToolCallCancelMessage(MethodMessage, tag="tool_call/cancel"):
@@ -317,7 +341,9 @@ class ToolCallCancelMessage(MethodMessage, tag="tool_call/cancel"):
     """
 
     method: ClassVar[str] = "tool_call/cancel"
+    """The JSON-RPC method name, `tool_call/cancel`."""
     params: CancelToolCallRequest
+    """The `tool_call/cancel` request's params."""
 
 
 class ElicitationCompleteMessage(MethodMessage, tag="elicitation/complete"):
@@ -330,7 +356,9 @@ class ElicitationCompleteMessage(MethodMessage, tag="elicitation/complete"):
     """
 
     method: ClassVar[str] = "elicitation/complete"
+    """The JSON-RPC method name, `elicitation/complete`."""
     params: CompleteElicitationNotification
+    """The `elicitation/complete` notification's params."""
 
 
 class ElicitationCreateMessage(MethodMessage, tag="elicitation/create"):
@@ -357,7 +385,9 @@ class ElicitationCreateMessage(MethodMessage, tag="elicitation/create"):
     """
 
     method: ClassVar[str] = "elicitation/create"
+    """The JSON-RPC method name, `elicitation/create`."""
     params: CreateElicitationRequest
+    """The `elicitation/create` request's params."""
 
 
 class SessionRequestPermissionMessage(MethodMessage, tag="session/request_permission"):
@@ -372,7 +402,9 @@ class SessionRequestPermissionMessage(MethodMessage, tag="session/request_permis
     """
 
     method: ClassVar[str] = "session/request_permission"
+    """The JSON-RPC method name, `session/request_permission`."""
     params: RequestPermissionRequest
+    """The `session/request_permission` request's params."""
 
 
 class SessionUpdateMessage(MethodMessage, tag="session/update"):
@@ -387,7 +419,9 @@ class SessionUpdateMessage(MethodMessage, tag="session/update"):
     """
 
     method: ClassVar[str] = "session/update"
+    """The JSON-RPC method name, `session/update`."""
     params: UpdateSessionNotification
+    """The `session/update` notification's params."""
 
 
 class CancelRequestMessage(MethodMessage, tag="$/cancel_request"):
@@ -400,7 +434,9 @@ class CancelRequestMessage(MethodMessage, tag="$/cancel_request"):
     """
 
     method: ClassVar[str] = "$/cancel_request"
+    """The JSON-RPC method name, `$/cancel_request`."""
     params: CancelRequestNotification
+    """The `$/cancel_request` notification's params."""
 
 
 AUTH_LOGIN: Final[MethodSpec[LoginAuthRequest, LoginAuthResponse]] = MethodSpec(
@@ -412,6 +448,7 @@ AUTH_LOGIN: Final[MethodSpec[LoginAuthRequest, LoginAuthResponse]] = MethodSpec(
     AuthLoginMessage,
     "auth_login",
 )
+"""`auth/login`'s row of the method table: params and result codecs, side, kind, handler `auth_login`."""
 
 AUTH_LOGOUT: Final[MethodSpec[LogoutAuthRequest, LogoutAuthResponse]] = MethodSpec(
     "auth/logout",
@@ -422,6 +459,7 @@ AUTH_LOGOUT: Final[MethodSpec[LogoutAuthRequest, LogoutAuthResponse]] = MethodSp
     AuthLogoutMessage,
     "auth_logout",
 )
+"""`auth/logout`'s row of the method table: params and result codecs, side, kind, handler `auth_logout`."""
 
 INITIALIZE: Final[MethodSpec[InitializeRequest, InitializeResponse]] = MethodSpec(
     "initialize",
@@ -432,6 +470,7 @@ INITIALIZE: Final[MethodSpec[InitializeRequest, InitializeResponse]] = MethodSpe
     InitializeMessage,
     "initialize",
 )
+"""`initialize`'s row of the method table: params and result codecs, side, kind, handler `initialize`."""
 
 SESSION_CANCEL: Final[MethodSpec[CancelSessionNotification, None]] = MethodSpec(
     "session/cancel",
@@ -442,6 +481,7 @@ SESSION_CANCEL: Final[MethodSpec[CancelSessionNotification, None]] = MethodSpec(
     SessionCancelMessage,
     "session_cancel",
 )
+"""`session/cancel`'s row of the method table: params codec, side, kind, handler `session_cancel`."""
 
 SESSION_CLOSE: Final[MethodSpec[CloseSessionRequest, CloseSessionResponse]] = MethodSpec(
     "session/close",
@@ -452,6 +492,7 @@ SESSION_CLOSE: Final[MethodSpec[CloseSessionRequest, CloseSessionResponse]] = Me
     SessionCloseMessage,
     "session_close",
 )
+"""`session/close`'s row of the method table: params and result codecs, side, kind, handler `session_close`."""
 
 SESSION_DELETE: Final[MethodSpec[DeleteSessionRequest, DeleteSessionResponse]] = MethodSpec(
     "session/delete",
@@ -462,6 +503,7 @@ SESSION_DELETE: Final[MethodSpec[DeleteSessionRequest, DeleteSessionResponse]] =
     SessionDeleteMessage,
     "session_delete",
 )
+"""`session/delete`'s row of the method table: params and result codecs, side, kind, handler `session_delete`."""
 
 SESSION_LIST: Final[MethodSpec[ListSessionsRequest, ListSessionsResponse]] = MethodSpec(
     "session/list",
@@ -472,6 +514,7 @@ SESSION_LIST: Final[MethodSpec[ListSessionsRequest, ListSessionsResponse]] = Met
     SessionListMessage,
     "session_list",
 )
+"""`session/list`'s row of the method table: params and result codecs, side, kind, handler `session_list`."""
 
 SESSION_NEW: Final[MethodSpec[NewSessionRequest, NewSessionResponse]] = MethodSpec(
     "session/new",
@@ -482,6 +525,7 @@ SESSION_NEW: Final[MethodSpec[NewSessionRequest, NewSessionResponse]] = MethodSp
     SessionNewMessage,
     "session_new",
 )
+"""`session/new`'s row of the method table: params and result codecs, side, kind, handler `session_new`."""
 
 SESSION_PROMPT: Final[MethodSpec[PromptRequest, PromptResponse]] = MethodSpec(
     "session/prompt",
@@ -492,6 +536,7 @@ SESSION_PROMPT: Final[MethodSpec[PromptRequest, PromptResponse]] = MethodSpec(
     SessionPromptMessage,
     "session_prompt",
 )
+"""`session/prompt`'s row of the method table: params and result codecs, side, kind, handler `session_prompt`."""
 
 SESSION_RESUME: Final[MethodSpec[ResumeSessionRequest, ResumeSessionResponse]] = MethodSpec(
     "session/resume",
@@ -502,6 +547,7 @@ SESSION_RESUME: Final[MethodSpec[ResumeSessionRequest, ResumeSessionResponse]] =
     SessionResumeMessage,
     "session_resume",
 )
+"""`session/resume`'s row of the method table: params and result codecs, side, kind, handler `session_resume`."""
 
 SESSION_SET_CONFIG_OPTION: Final[
     MethodSpec[SetSessionConfigOptionRequest, SetSessionConfigOptionResponse]
@@ -514,6 +560,7 @@ SESSION_SET_CONFIG_OPTION: Final[
     SessionSetConfigOptionMessage,
     "session_set_config_option",
 )
+"""`session/set_config_option`'s row of the method table: params and result codecs, side, kind, handler `session_set_config_option`."""
 
 TERMINAL_CANCEL: Final[MethodSpec[CancelTerminalRequest, CancelTerminalResponse]] = MethodSpec(
     "terminal/cancel",
@@ -524,6 +571,7 @@ TERMINAL_CANCEL: Final[MethodSpec[CancelTerminalRequest, CancelTerminalResponse]
     TerminalCancelMessage,
     "terminal_cancel",
 )
+"""`terminal/cancel`'s row of the method table: params and result codecs, side, kind, handler `terminal_cancel`."""
 
 TOOL_CALL_CANCEL: Final[MethodSpec[CancelToolCallRequest, CancelToolCallResponse]] = MethodSpec(
     "tool_call/cancel",
@@ -534,6 +582,7 @@ TOOL_CALL_CANCEL: Final[MethodSpec[CancelToolCallRequest, CancelToolCallResponse
     ToolCallCancelMessage,
     "tool_call_cancel",
 )
+"""`tool_call/cancel`'s row of the method table: params and result codecs, side, kind, handler `tool_call_cancel`."""
 
 ELICITATION_COMPLETE: Final[MethodSpec[CompleteElicitationNotification, None]] = MethodSpec(
     "elicitation/complete",
@@ -544,6 +593,7 @@ ELICITATION_COMPLETE: Final[MethodSpec[CompleteElicitationNotification, None]] =
     ElicitationCompleteMessage,
     "elicitation_complete",
 )
+"""`elicitation/complete`'s row of the method table: params codec, side, kind, handler `elicitation_complete`."""
 
 ELICITATION_CREATE: Final[MethodSpec[CreateElicitationRequest, CreateElicitationResponse]] = (
     MethodSpec(
@@ -556,6 +606,7 @@ ELICITATION_CREATE: Final[MethodSpec[CreateElicitationRequest, CreateElicitation
         "elicitation_create",
     )
 )
+"""`elicitation/create`'s row of the method table: params and result codecs, side, kind, handler `elicitation_create`."""
 
 SESSION_REQUEST_PERMISSION: Final[
     MethodSpec[RequestPermissionRequest, RequestPermissionResponse]
@@ -568,6 +619,7 @@ SESSION_REQUEST_PERMISSION: Final[
     SessionRequestPermissionMessage,
     "session_request_permission",
 )
+"""`session/request_permission`'s row of the method table: params and result codecs, side, kind, handler `session_request_permission`."""
 
 SESSION_UPDATE: Final[MethodSpec[UpdateSessionNotification, None]] = MethodSpec(
     "session/update",
@@ -578,6 +630,7 @@ SESSION_UPDATE: Final[MethodSpec[UpdateSessionNotification, None]] = MethodSpec(
     SessionUpdateMessage,
     "session_update",
 )
+"""`session/update`'s row of the method table: params codec, side, kind, handler `session_update`."""
 
 CANCEL_REQUEST: Final[MethodSpec[CancelRequestNotification, None]] = MethodSpec(
     "$/cancel_request",
@@ -588,6 +641,7 @@ CANCEL_REQUEST: Final[MethodSpec[CancelRequestNotification, None]] = MethodSpec(
     CancelRequestMessage,
     "cancel_request",
 )
+"""`$/cancel_request`'s row of the method table: params codec, side, kind, handler `cancel_request`."""
 
 AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
     "auth/login": AUTH_LOGIN,
@@ -635,6 +689,7 @@ METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
 """Every method of this protocol surface whose name alone says which side handles it."""
 
 ERROR_CODEC: Final = Codec[Error](Error)
+"""Decodes and encodes the `error` object of a JSON-RPC error response."""
 
 MESSAGE_CODEC: Final = MessageCodec(METHODS, METHODS, ERROR_CODEC)
 """Decodes lines of this protocol surface without knowing the receiver (see `decode_message`)."""

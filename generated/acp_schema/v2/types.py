@@ -309,6 +309,7 @@ class AcceptElicitationResponse(
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -357,6 +358,7 @@ class AddDiffChange(msgspec.Struct, kw_only=True, gc=False, tag_field="operation
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "file_type": ON_ERROR,
@@ -375,6 +377,7 @@ class AgentAuthCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -389,6 +392,7 @@ class PromptImageCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -403,6 +407,7 @@ class PromptAudioCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -417,6 +422,7 @@ class PromptEmbeddedContextCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -469,6 +475,7 @@ class PromptCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "image": ON_ERROR,
@@ -486,6 +493,7 @@ class McpStdioCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -500,6 +508,7 @@ class McpHttpCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -526,6 +535,7 @@ class McpCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "stdio": ON_ERROR,
@@ -542,6 +552,7 @@ class SessionDeleteCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -559,6 +570,7 @@ class SessionAdditionalDirectoriesCapabilities(msgspec.Struct, kw_only=True, gc=
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -620,6 +632,7 @@ class SessionCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "prompt": ON_ERROR,
@@ -662,6 +675,7 @@ class AgentCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "session": ON_ERROR,
@@ -721,6 +735,7 @@ class Annotations(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "audience": ON_ERROR | SKIP_INVALID,
@@ -750,6 +765,7 @@ class TextContent(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag=
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "annotations": ON_ERROR,
@@ -785,6 +801,7 @@ class ImageContent(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "uri": ON_ERROR,
@@ -814,6 +831,7 @@ class AudioContent(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "annotations": ON_ERROR,
@@ -870,6 +888,7 @@ class Icon(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "mime_type": ON_ERROR,
@@ -935,6 +954,7 @@ class ResourceLink(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
@@ -964,6 +984,7 @@ class TextResourceContents(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "mime_type": ON_ERROR,
@@ -988,6 +1009,7 @@ class BlobResourceContents(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "mime_type": ON_ERROR,
@@ -1033,6 +1055,7 @@ class EmbeddedResource(msgspec.Struct, kw_only=True, gc=False, tag_field="type",
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "annotations": ON_ERROR,
@@ -1056,6 +1079,7 @@ class UnknownContentBlock(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "type"
+    """The wire field naming the variant, `type`."""
 
 
 if TYPE_CHECKING:
@@ -1241,6 +1265,7 @@ class EnvVariable(msgspec.Struct, kw_only=True, gc=False):
     """The value to set for the environment variable."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1277,6 +1302,7 @@ class AuthMethodTerminal(msgspec.Struct, kw_only=True, gc=False, tag_field="type
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -1307,6 +1333,7 @@ class AuthMethodAgent(msgspec.Struct, kw_only=True, gc=False, tag_field="type", 
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -1328,6 +1355,7 @@ class UnknownAuthMethod(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "type"
+    """The wire field naming the variant, `type`."""
 
 
 if TYPE_CHECKING:
@@ -1351,6 +1379,7 @@ class TextCommandInput(msgspec.Struct, kw_only=True, gc=False, tag_field="type",
     """A hint to display when the input hasn't been provided yet"""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1372,6 +1401,7 @@ class UnknownAvailableCommandInput(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "type"
+    """The wire field naming the variant, `type`."""
 
 
 if TYPE_CHECKING:
@@ -1405,6 +1435,7 @@ class Command(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="com
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "input": ON_ERROR,
@@ -1427,6 +1458,7 @@ class UnknownAvailableCommand(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "type"
+    """The wire field naming the variant, `type`."""
 
 
 if TYPE_CHECKING:
@@ -1456,6 +1488,7 @@ class AvailableCommandsUpdate(
     """Commands the agent can execute."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "available_commands": SKIP_INVALID,
@@ -1477,6 +1510,7 @@ class BackgroundTerminal(msgspec.Struct, kw_only=True, gc=False, tag_field="type
     """The ID of the listed terminal."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1498,6 +1532,7 @@ class BackgroundToolCall(msgspec.Struct, kw_only=True, gc=False, tag_field="type
     """The ID of the listed tool call."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1517,6 +1552,7 @@ class UnknownBackgroundWork(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "type"
+    """The wire field naming the variant, `type`."""
 
 
 if TYPE_CHECKING:
@@ -1565,6 +1601,7 @@ class BooleanPropertySchema(
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
@@ -1604,6 +1641,7 @@ class BooleanSetSessionConfigOptionRequest(
     """The ID of the configuration option to set."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1616,6 +1654,7 @@ class CancelElicitationResponse(
     """The elicitation was cancelled."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1651,6 +1690,7 @@ class CancelRequestNotification(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1668,6 +1708,7 @@ class CancelSessionNotification(msgspec.Struct, kw_only=True, gc=False):
     """The ID of the session to cancel operations for."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1698,6 +1739,7 @@ class CancelTerminalRequest(msgspec.Struct, kw_only=True, gc=False):
     """The ID of the terminal to cancel."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1708,6 +1750,7 @@ class CancelTerminalResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response from cancelling a terminal."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1737,6 +1780,7 @@ class CancelToolCallRequest(msgspec.Struct, kw_only=True, gc=False):
     """The ID of the tool call to cancel."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1747,6 +1791,7 @@ class CancelToolCallResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response from cancelling a tool call."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1770,6 +1815,7 @@ class CancelledPermissionOutcome(
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1786,6 +1832,7 @@ class TerminalAuthCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1812,6 +1859,7 @@ class ClientAuthCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "terminal": ON_ERROR,
@@ -1827,6 +1875,7 @@ class ElicitationFormCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1841,6 +1890,7 @@ class ElicitationUrlCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1867,6 +1917,7 @@ class ElicitationCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "form": ON_ERROR,
@@ -1905,6 +1956,7 @@ class ClientCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "auth": ON_ERROR,
@@ -1941,6 +1993,7 @@ class CloseSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     """The ID of the session to close."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1951,6 +2004,7 @@ class CloseSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response from closing a session."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1975,6 +2029,7 @@ class CommandPermissionSubject(
     """The associated terminal, when already known. Omitted and `null` are equivalent."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "tool_call_id": ON_ERROR,
@@ -2097,6 +2152,7 @@ class CompleteElicitationNotification(msgspec.Struct, kw_only=True, gc=False):
     """The ID of the elicitation that completed."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2124,6 +2180,7 @@ class SessionConfigSelectOption(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -2148,6 +2205,7 @@ class SessionConfigSelectGroup(msgspec.Struct, kw_only=True, gc=False):
     """The set of option values in this group. MUST contain at least one value."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "options": ON_ERROR | SKIP_INVALID,
@@ -2238,6 +2296,7 @@ class SessionConfigSelect(msgspec.Struct, kw_only=True, gc=False, tag_field="typ
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -2273,6 +2332,7 @@ class SessionConfigBoolean(msgspec.Struct, kw_only=True, gc=False, tag_field="ty
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -2295,6 +2355,7 @@ class UnknownSessionConfigOption(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "type"
+    """The wire field naming the variant, `type`."""
 
 
 if TYPE_CHECKING:
@@ -2318,6 +2379,7 @@ class ConfigOptionUpdate(
     """The full set of configuration options and their current values."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "config_options": SKIP_INVALID,
@@ -2332,6 +2394,7 @@ class Content(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="con
     """The actual content block."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2362,6 +2425,7 @@ class CopyDiffChange(msgspec.Struct, kw_only=True, gc=False, tag_field="operatio
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "file_type": ON_ERROR,
@@ -2383,6 +2447,7 @@ class Cost(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2431,6 +2496,7 @@ class EnumOption(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -2513,6 +2579,7 @@ class StringPropertySchema(msgspec.Struct, kw_only=True, gc=False, tag_field="ty
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
@@ -2561,6 +2628,7 @@ class NumberPropertySchema(msgspec.Struct, kw_only=True, gc=False, tag_field="ty
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
@@ -2617,6 +2685,7 @@ class IntegerPropertySchema(
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
@@ -2635,6 +2704,7 @@ class StringMultiSelectItems(
     """Allowed enum values. Must contain at least one value."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2648,6 +2718,7 @@ class TitledMultiSelectItems(msgspec.Struct, kw_only=True, gc=False):
     """Titled enum options. Must contain at least one option."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2658,6 +2729,7 @@ class UnknownMultiSelectItems(OpenVariant):
     """Custom or future typed multi-select items."""
 
     tag_field: ClassVar[str] = "type"
+    """The wire field naming the variant, `type`."""
 
 
 if TYPE_CHECKING:
@@ -2720,6 +2792,7 @@ class MultiSelectPropertySchema(
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
@@ -2743,6 +2816,7 @@ class UnknownElicitationPropertySchema(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "type"
+    """The wire field naming the variant, `type`."""
 
 
 if TYPE_CHECKING:
@@ -2810,6 +2884,7 @@ class ElicitationSchema(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
@@ -2842,6 +2917,7 @@ class ElicitationFormMode(msgspec.Struct, kw_only=True, gc=False, tag_field="mod
     """A human-readable message describing what input is needed."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "tool_call_id": ON_ERROR,
@@ -2887,6 +2963,7 @@ class ElicitationUrlMode(msgspec.Struct, kw_only=True, gc=False, tag_field="mode
     """A human-readable message describing what input is needed."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "tool_call_id": ON_ERROR,
@@ -2919,6 +2996,7 @@ class UnknownCreateElicitationRequest(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "mode"
+    """The wire field naming the variant, `mode`."""
 
 
 if TYPE_CHECKING:
@@ -2957,6 +3035,7 @@ class DeclineElicitationResponse(
     """The user declined the elicitation."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2977,6 +3056,7 @@ class UnknownCreateElicitationResponse(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "action"
+    """The wire field naming the variant, `action`."""
 
 
 if TYPE_CHECKING:
@@ -3015,6 +3095,7 @@ class DeleteDiffChange(msgspec.Struct, kw_only=True, gc=False, tag_field="operat
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "file_type": ON_ERROR,
@@ -3034,6 +3115,7 @@ class DeleteSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     """The ID of the session to delete."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3044,6 +3126,7 @@ class DeleteSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response from deleting a session."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3071,6 +3154,7 @@ class ModifyDiffChange(msgspec.Struct, kw_only=True, gc=False, tag_field="operat
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "file_type": ON_ERROR,
@@ -3103,6 +3187,7 @@ class MoveDiffChange(msgspec.Struct, kw_only=True, gc=False, tag_field="operatio
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "file_type": ON_ERROR,
@@ -3121,6 +3206,7 @@ class UnknownDiffChange(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "operation"
+    """The wire field naming the variant, `operation`."""
 
 
 if TYPE_CHECKING:
@@ -3176,6 +3262,7 @@ class DiffPatch(msgspec.Struct, kw_only=True, gc=False):
     """Patch text in the format named by `format`."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3201,6 +3288,7 @@ class Diff(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="diff")
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "changes": SKIP_INVALID,
@@ -3252,14 +3340,32 @@ class ErrorCodeValues:
     """Named values of `ErrorCode`."""
 
     PARSE_ERROR: Final = -32700
+    """
+    `-32700`: **Parse error**: Invalid JSON was received by the server.
+    An error occurred on the server while parsing the JSON text.
+    """
     INVALID_REQUEST: Final = -32600
+    """`-32600`: **Invalid request**: The JSON sent is not a valid Request object."""
     METHOD_NOT_FOUND: Final = -32601
+    """`-32601`: **Method not found**: The method does not exist or is not available."""
     INVALID_PARAMS: Final = -32602
+    """`-32602`: **Invalid params**: Invalid method parameter(s)."""
     INTERNAL_ERROR: Final = -32603
+    """`-32603`: **Internal error**: Internal JSON-RPC error."""
     REQUEST_CANCELLED: Final = -32800
+    """
+    `-32800`: **Request cancelled**: Execution of the method was aborted either due to a cancellation request from the caller or
+    because of resource constraints or shutdown.
+    """
     AUTHENTICATION_REQUIRED: Final = -32000
+    """`-32000`: **Authentication required**: Authentication is required before this operation can be performed."""
     RESOURCE_NOT_FOUND: Final = -32002
+    """`-32002`: **Resource not found**: A given resource, such as a session, was not found."""
     UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
+    """
+    `-32022`: **Unsupported protocol version**: No protocol version supported by the Agent is at or below the requested version.
+    The error data is an [`UnsupportedProtocolVersionErrorData`].
+    """
 
 
 ProtocolVersion: TypeAlias = Annotated[int, Meta(ge=0, le=65535)]
@@ -3285,6 +3391,7 @@ class UnsupportedProtocolVersionErrorData(msgspec.Struct, kw_only=True, gc=False
     """The protocol versions the Agent supports."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3303,6 +3410,7 @@ class SessionNotFoundErrorData(msgspec.Struct, kw_only=True, gc=False):
     """The session ID from the request."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3405,6 +3513,7 @@ class HttpHeader(msgspec.Struct, kw_only=True, gc=False):
     """The value to set for the HTTP header."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3426,6 +3535,7 @@ class IdSetSessionConfigOptionRequest(
     """The ID of the configuration option to set."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3462,6 +3572,7 @@ class Implementation(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
@@ -3488,6 +3599,7 @@ class InitializeRequest(msgspec.Struct, kw_only=True, gc=False):
     """Capabilities supported by the client."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "capabilities": ON_ERROR,
@@ -3530,6 +3642,7 @@ class InitializeResponse(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "capabilities": ON_ERROR,
@@ -3563,6 +3676,7 @@ class ListSessionsRequest(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3604,6 +3718,7 @@ class SessionInfo(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "additional_directories": ON_NULL,
@@ -3629,6 +3744,7 @@ class ListSessionsResponse(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "sessions": ON_ERROR | SKIP_INVALID,
@@ -3654,6 +3770,7 @@ class LoginAuthRequest(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3664,6 +3781,7 @@ class LoginAuthResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to the `auth/login` method."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3682,6 +3800,7 @@ class LogoutAuthRequest(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3692,6 +3811,7 @@ class LogoutAuthResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to the `auth/logout` method."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3718,6 +3838,7 @@ class McpServerHttp(msgspec.Struct, kw_only=True, gc=False, tag_field="type", ta
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "headers": ON_NULL,
@@ -3748,6 +3869,7 @@ class McpServerStdio(msgspec.Struct, kw_only=True, gc=False, tag_field="type", t
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "args": ON_NULL,
@@ -3771,6 +3893,7 @@ class UnknownMcpServer(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "type"
+    """The wire field naming the variant, `type`."""
 
 
 if TYPE_CHECKING:
@@ -3814,6 +3937,7 @@ class NewSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     """List of MCP (Model Context Protocol) servers the agent should connect to."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "additional_directories": ON_NULL,
@@ -3863,6 +3987,7 @@ class NewSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "config_options": ON_ERROR | SKIP_INVALID,
@@ -3908,6 +4033,7 @@ class Notice(msgspec.Struct, kw_only=True, gc=False, tag_field="sessionUpdate", 
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -3955,6 +4081,7 @@ class PermissionOption(msgspec.Struct, kw_only=True, gc=False):
     """Hint about the nature of this permission option."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4024,6 +4151,7 @@ class PlanEntry(msgspec.Struct, kw_only=True, gc=False):
     """Current execution status of this task."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4049,6 +4177,7 @@ class PlanItems(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="i
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "entries": SKIP_INVALID,
@@ -4071,6 +4200,7 @@ class UnknownPlanUpdateContent(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "type"
+    """The wire field naming the variant, `type`."""
 
 
 if TYPE_CHECKING:
@@ -4095,6 +4225,7 @@ class PlanUpdate(
     """The updated plan content."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4134,6 +4265,7 @@ class PromptRequest(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4166,6 +4298,7 @@ class PromptResponse(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4176,6 +4309,7 @@ class ReplayFromStart(msgspec.Struct, kw_only=True, gc=False, tag_field="type", 
     """Replay all retained conversation history from its first replayable entry."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4197,6 +4331,7 @@ class UnknownReplayFrom(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "type"
+    """The wire field naming the variant, `type`."""
 
 
 if TYPE_CHECKING:
@@ -4227,6 +4362,7 @@ class SelectedPermissionOutcome(
     """The ID of the option the user selected."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4248,6 +4384,7 @@ class UnknownRequestPermissionOutcome(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "outcome"
+    """The wire field naming the variant, `outcome`."""
 
 
 if TYPE_CHECKING:
@@ -4363,6 +4500,7 @@ class Terminal(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="te
     """The ID of the terminal to display."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4383,6 +4521,7 @@ class UnknownToolCallContent(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "type"
+    """The wire field naming the variant, `type`."""
 
 
 if TYPE_CHECKING:
@@ -4422,6 +4561,7 @@ class ToolCallLocation(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "line": ON_ERROR,
@@ -4437,6 +4577,7 @@ class ToolCallCancelCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4462,6 +4603,7 @@ class ToolCallCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "cancel": ON_ERROR,
@@ -4615,6 +4757,7 @@ class ToolCallPermissionSubject(
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4636,6 +4779,7 @@ class UnknownRequestPermissionSubject(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "type"
+    """The wire field naming the variant, `type`."""
 
 
 if TYPE_CHECKING:
@@ -4693,6 +4837,7 @@ class RequestPermissionRequest(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -4707,6 +4852,7 @@ class RequestPermissionResponse(msgspec.Struct, kw_only=True, gc=False):
     """The user's decision on the permission request."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4768,6 +4914,7 @@ class ResumeSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "additional_directories": ON_NULL,
@@ -4810,6 +4957,7 @@ class ResumeSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "config_options": ON_ERROR | SKIP_INVALID,
@@ -4864,6 +5012,7 @@ class SessionStateUpdate(
     """A snapshot of the session's aggregate foreground activity."""
 
     state: OpenLiteral[Literal["running", "idle", "requires_action"]]
+    """The `state` field."""
 
     background: list[BackgroundWork] | None | UnsetType = UNSET
     """
@@ -4878,6 +5027,7 @@ class SessionStateUpdate(
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     stop_reason: (
         OpenLiteral[
@@ -5133,6 +5283,7 @@ class TerminalOutput(msgspec.Struct, kw_only=True, gc=False):
     """Base64-encoded replacement terminal output bytes."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5165,6 +5316,7 @@ class TerminalExitStatus(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "exit_code": ON_ERROR,
@@ -5183,6 +5335,7 @@ class TerminalSize(msgspec.Struct, kw_only=True, gc=False):
     """Number of rows."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5197,6 +5350,7 @@ class TerminalCancelCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5222,6 +5376,7 @@ class TerminalCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "cancel": ON_ERROR,
@@ -5359,6 +5514,7 @@ class UsageUpdate(
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "cost": ON_ERROR,
@@ -5380,6 +5536,7 @@ class UnknownSessionUpdate(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "sessionUpdate"
+    """The wire field naming the variant, `sessionUpdate`."""
 
 
 if TYPE_CHECKING:
@@ -5452,6 +5609,7 @@ class UnknownSetSessionConfigOptionRequest(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "type"
+    """The wire field naming the variant, `type`."""
 
 
 if TYPE_CHECKING:
@@ -5485,6 +5643,7 @@ class SetSessionConfigOptionResponse(msgspec.Struct, kw_only=True, gc=False):
     """The full set of configuration options and their current values."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "config_options": SKIP_INVALID,
@@ -5508,6 +5667,7 @@ class UpdateSessionNotification(msgspec.Struct, kw_only=True, gc=False):
     """The actual update content."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,

@@ -454,6 +454,7 @@ class AgentPeer:
 
     def __init__(self, caller: Caller) -> None:
         self.caller = caller
+        """What the calls are sent through (the connection to the agent)."""
 
     def auth_status(self, params: AuthStatusRequest) -> Coroutine[Any, Any, AuthStatusResponse]:
         """Send `auth/status` (request): `await` the call."""
@@ -721,6 +722,7 @@ class ClientPeer:
 
     def __init__(self, caller: Caller) -> None:
         self.caller = caller
+        """What the calls are sent through (the connection to the client)."""
 
     def auth_status_update(self, params: AuthStatusUpdateNotification) -> Coroutine[Any, Any, None]:
         """Send `auth/status_update` (notification): `await` the call."""

@@ -200,7 +200,9 @@ class AuthStatusMessage(MethodMessage, tag="auth/status"):
     """
 
     method: ClassVar[str] = "auth/status"
+    """The JSON-RPC method name, `auth/status`."""
     params: AuthStatusRequest
+    """The `auth/status` request's params."""
 
 
 class AuthenticateMessage(MethodMessage, tag="authenticate"):
@@ -213,7 +215,9 @@ class AuthenticateMessage(MethodMessage, tag="authenticate"):
     """
 
     method: ClassVar[str] = "authenticate"
+    """The JSON-RPC method name, `authenticate`."""
     params: AuthenticateRequest
+    """The `authenticate` request's params."""
 
 
 class InitializeMessage(MethodMessage, tag="initialize"):
@@ -228,7 +232,9 @@ class InitializeMessage(MethodMessage, tag="initialize"):
     """
 
     method: ClassVar[str] = "initialize"
+    """The JSON-RPC method name, `initialize`."""
     params: InitializeRequest
+    """The `initialize` request's params."""
 
 
 class LogoutMessage(MethodMessage, tag="logout"):
@@ -241,7 +247,9 @@ class LogoutMessage(MethodMessage, tag="logout"):
     """
 
     method: ClassVar[str] = "logout"
+    """The JSON-RPC method name, `logout`."""
     params: LogoutRequest
+    """The `logout` request's params."""
 
 
 class McpMessageAgentMessage(MethodMessage, tag="mcp/message"):
@@ -259,7 +267,9 @@ class McpMessageAgentMessage(MethodMessage, tag="mcp/message"):
     """
 
     method: ClassVar[str] = "mcp/message"
+    """The JSON-RPC method name, `mcp/message`."""
     params: MessageMcpNotification
+    """The `mcp/message` notification's params."""
 
 
 class ProvidersDisableMessage(MethodMessage, tag="providers/disable"):
@@ -274,7 +284,9 @@ class ProvidersDisableMessage(MethodMessage, tag="providers/disable"):
     """
 
     method: ClassVar[str] = "providers/disable"
+    """The JSON-RPC method name, `providers/disable`."""
     params: DisableProviderRequest
+    """The `providers/disable` request's params."""
 
 
 class ProvidersListMessage(MethodMessage, tag="providers/list"):
@@ -289,7 +301,9 @@ class ProvidersListMessage(MethodMessage, tag="providers/list"):
     """
 
     method: ClassVar[str] = "providers/list"
+    """The JSON-RPC method name, `providers/list`."""
     params: ListProvidersRequest
+    """The `providers/list` request's params."""
 
 
 class ProvidersSetMessage(MethodMessage, tag="providers/set"):
@@ -306,7 +320,9 @@ class ProvidersSetMessage(MethodMessage, tag="providers/set"):
     """
 
     method: ClassVar[str] = "providers/set"
+    """The JSON-RPC method name, `providers/set`."""
     params: SetProviderRequest
+    """The `providers/set` request's params."""
 
 
 class SessionArchiveMessage(MethodMessage, tag="session/archive"):
@@ -328,7 +344,9 @@ class SessionArchiveMessage(MethodMessage, tag="session/archive"):
     """
 
     method: ClassVar[str] = "session/archive"
+    """The JSON-RPC method name, `session/archive`."""
     params: ArchiveSessionRequest
+    """The `session/archive` request's params."""
 
 
 class SessionCancelMessage(MethodMessage, tag="session/cancel"):
@@ -341,7 +359,9 @@ class SessionCancelMessage(MethodMessage, tag="session/cancel"):
     """
 
     method: ClassVar[str] = "session/cancel"
+    """The JSON-RPC method name, `session/cancel`."""
     params: CancelNotification
+    """The `session/cancel` notification's params."""
 
 
 class SessionCloseMessage(MethodMessage, tag="session/close"):
@@ -358,7 +378,9 @@ class SessionCloseMessage(MethodMessage, tag="session/close"):
     """
 
     method: ClassVar[str] = "session/close"
+    """The JSON-RPC method name, `session/close`."""
     params: CloseSessionRequest
+    """The `session/close` request's params."""
 
 
 class SessionDeleteMessage(MethodMessage, tag="session/delete"):
@@ -371,7 +393,9 @@ class SessionDeleteMessage(MethodMessage, tag="session/delete"):
     """
 
     method: ClassVar[str] = "session/delete"
+    """The JSON-RPC method name, `session/delete`."""
     params: DeleteSessionRequest
+    """The `session/delete` request's params."""
 
 
 class SessionForkMessage(MethodMessage, tag="session/fork"):
@@ -391,7 +415,9 @@ class SessionForkMessage(MethodMessage, tag="session/fork"):
     """
 
     method: ClassVar[str] = "session/fork"
+    """The JSON-RPC method name, `session/fork`."""
     params: ForkSessionRequest
+    """The `session/fork` request's params."""
 
 
 class SessionListMessage(MethodMessage, tag="session/list"):
@@ -404,7 +430,9 @@ class SessionListMessage(MethodMessage, tag="session/list"):
     """
 
     method: ClassVar[str] = "session/list"
+    """The JSON-RPC method name, `session/list`."""
     params: ListSessionsRequest
+    """The `session/list` request's params."""
 
 
 class SessionLoadMessage(MethodMessage, tag="session/load"):
@@ -419,7 +447,9 @@ class SessionLoadMessage(MethodMessage, tag="session/load"):
     """
 
     method: ClassVar[str] = "session/load"
+    """The JSON-RPC method name, `session/load`."""
     params: LoadSessionRequest
+    """The `session/load` request's params."""
 
 
 class SessionNewMessage(MethodMessage, tag="session/new"):
@@ -432,7 +462,9 @@ class SessionNewMessage(MethodMessage, tag="session/new"):
     """
 
     method: ClassVar[str] = "session/new"
+    """The JSON-RPC method name, `session/new`."""
     params: NewSessionRequest
+    """The `session/new` request's params."""
 
 
 class SessionPromptMessage(MethodMessage, tag="session/prompt"):
@@ -447,7 +479,9 @@ class SessionPromptMessage(MethodMessage, tag="session/prompt"):
     """
 
     method: ClassVar[str] = "session/prompt"
+    """The JSON-RPC method name, `session/prompt`."""
     params: PromptRequest
+    """The `session/prompt` request's params."""
 
 
 class SessionResumeMessage(MethodMessage, tag="session/resume"):
@@ -463,7 +497,9 @@ class SessionResumeMessage(MethodMessage, tag="session/resume"):
     """
 
     method: ClassVar[str] = "session/resume"
+    """The JSON-RPC method name, `session/resume`."""
     params: ResumeSessionRequest
+    """The `session/resume` request's params."""
 
 
 class SessionSetConfigOptionMessage(MethodMessage, tag="session/set_config_option"):
@@ -474,7 +510,9 @@ class SessionSetConfigOptionMessage(MethodMessage, tag="session/set_config_optio
     """
 
     method: ClassVar[str] = "session/set_config_option"
+    """The JSON-RPC method name, `session/set_config_option`."""
     params: SetSessionConfigOptionRequest
+    """The `session/set_config_option` request's params."""
 
 
 class SessionSetModeMessage(MethodMessage, tag="session/set_mode"):
@@ -485,7 +523,9 @@ class SessionSetModeMessage(MethodMessage, tag="session/set_mode"):
     """
 
     method: ClassVar[str] = "session/set_mode"
+    """The JSON-RPC method name, `session/set_mode`."""
     params: SetSessionModeRequest
+    """The `session/set_mode` request's params."""
 
 
 class SessionSetTitleMessage(MethodMessage, tag="session/set_title"):
@@ -508,7 +548,9 @@ class SessionSetTitleMessage(MethodMessage, tag="session/set_title"):
     """
 
     method: ClassVar[str] = "session/set_title"
+    """The JSON-RPC method name, `session/set_title`."""
     params: SetSessionTitleRequest
+    """The `session/set_title` request's params."""
 
 
 class SessionStatusMessage(MethodMessage, tag="session/status"):
@@ -529,7 +571,9 @@ class SessionStatusMessage(MethodMessage, tag="session/status"):
     """
 
     method: ClassVar[str] = "session/status"
+    """The JSON-RPC method name, `session/status`."""
     params: SessionStatusRequest
+    """The `session/status` request's params."""
 
 
 class SessionUnarchiveMessage(MethodMessage, tag="session/unarchive"):
@@ -552,7 +596,9 @@ class SessionUnarchiveMessage(MethodMessage, tag="session/unarchive"):
     """
 
     method: ClassVar[str] = "session/unarchive"
+    """The JSON-RPC method name, `session/unarchive`."""
     params: UnarchiveSessionRequest
+    """The `session/unarchive` request's params."""
 
 
 class AuthStatusUpdateMessage(MethodMessage, tag="auth/status_update"):
@@ -571,7 +617,9 @@ class AuthStatusUpdateMessage(MethodMessage, tag="auth/status_update"):
     """
 
     method: ClassVar[str] = "auth/status_update"
+    """The JSON-RPC method name, `auth/status_update`."""
     params: AuthStatusUpdateNotification
+    """The `auth/status_update` notification's params."""
 
 
 class ElicitationCompleteMessage(MethodMessage, tag="elicitation/complete"):
@@ -582,7 +630,9 @@ class ElicitationCompleteMessage(MethodMessage, tag="elicitation/complete"):
     """
 
     method: ClassVar[str] = "elicitation/complete"
+    """The JSON-RPC method name, `elicitation/complete`."""
     params: CompleteElicitationNotification
+    """The `elicitation/complete` notification's params."""
 
 
 class ElicitationCreateMessage(MethodMessage, tag="elicitation/create"):
@@ -597,7 +647,9 @@ class ElicitationCreateMessage(MethodMessage, tag="elicitation/create"):
     """
 
     method: ClassVar[str] = "elicitation/create"
+    """The JSON-RPC method name, `elicitation/create`."""
     params: CreateElicitationRequest
+    """The `elicitation/create` request's params."""
 
 
 class FsReadTextFileMessage(MethodMessage, tag="fs/read_text_file"):
@@ -610,7 +662,9 @@ class FsReadTextFileMessage(MethodMessage, tag="fs/read_text_file"):
     """
 
     method: ClassVar[str] = "fs/read_text_file"
+    """The JSON-RPC method name, `fs/read_text_file`."""
     params: ReadTextFileRequest
+    """The `fs/read_text_file` request's params."""
 
 
 class FsWriteTextFileMessage(MethodMessage, tag="fs/write_text_file"):
@@ -623,7 +677,9 @@ class FsWriteTextFileMessage(MethodMessage, tag="fs/write_text_file"):
     """
 
     method: ClassVar[str] = "fs/write_text_file"
+    """The JSON-RPC method name, `fs/write_text_file`."""
     params: WriteTextFileRequest
+    """The `fs/write_text_file` request's params."""
 
 
 class McpMessageClientMessage(MethodMessage, tag="mcp/message"):
@@ -638,7 +694,9 @@ class McpMessageClientMessage(MethodMessage, tag="mcp/message"):
     """
 
     method: ClassVar[str] = "mcp/message"
+    """The JSON-RPC method name, `mcp/message`."""
     params: MessageMcpRequest
+    """The `mcp/message` request's params."""
 
 
 class SessionRequestPermissionMessage(MethodMessage, tag="session/request_permission"):
@@ -653,7 +711,9 @@ class SessionRequestPermissionMessage(MethodMessage, tag="session/request_permis
     """
 
     method: ClassVar[str] = "session/request_permission"
+    """The JSON-RPC method name, `session/request_permission`."""
     params: RequestPermissionRequest
+    """The `session/request_permission` request's params."""
 
 
 class SessionUpdateMessage(MethodMessage, tag="session/update"):
@@ -668,7 +728,9 @@ class SessionUpdateMessage(MethodMessage, tag="session/update"):
     """
 
     method: ClassVar[str] = "session/update"
+    """The JSON-RPC method name, `session/update`."""
     params: SessionNotification
+    """The `session/update` notification's params."""
 
 
 class TerminalCreateMessage(MethodMessage, tag="terminal/create"):
@@ -679,7 +741,9 @@ class TerminalCreateMessage(MethodMessage, tag="terminal/create"):
     """
 
     method: ClassVar[str] = "terminal/create"
+    """The JSON-RPC method name, `terminal/create`."""
     params: CreateTerminalRequest
+    """The `terminal/create` request's params."""
 
 
 class TerminalKillMessage(MethodMessage, tag="terminal/kill"):
@@ -690,7 +754,9 @@ class TerminalKillMessage(MethodMessage, tag="terminal/kill"):
     """
 
     method: ClassVar[str] = "terminal/kill"
+    """The JSON-RPC method name, `terminal/kill`."""
     params: KillTerminalRequest
+    """The `terminal/kill` request's params."""
 
 
 class TerminalOutputMessage(MethodMessage, tag="terminal/output"):
@@ -701,7 +767,9 @@ class TerminalOutputMessage(MethodMessage, tag="terminal/output"):
     """
 
     method: ClassVar[str] = "terminal/output"
+    """The JSON-RPC method name, `terminal/output`."""
     params: TerminalOutputRequest
+    """The `terminal/output` request's params."""
 
 
 class TerminalReleaseMessage(MethodMessage, tag="terminal/release"):
@@ -712,7 +780,9 @@ class TerminalReleaseMessage(MethodMessage, tag="terminal/release"):
     """
 
     method: ClassVar[str] = "terminal/release"
+    """The JSON-RPC method name, `terminal/release`."""
     params: ReleaseTerminalRequest
+    """The `terminal/release` request's params."""
 
 
 class TerminalWaitForExitMessage(MethodMessage, tag="terminal/wait_for_exit"):
@@ -723,7 +793,9 @@ class TerminalWaitForExitMessage(MethodMessage, tag="terminal/wait_for_exit"):
     """
 
     method: ClassVar[str] = "terminal/wait_for_exit"
+    """The JSON-RPC method name, `terminal/wait_for_exit`."""
     params: WaitForTerminalExitRequest
+    """The `terminal/wait_for_exit` request's params."""
 
 
 class CancelRequestMessage(MethodMessage, tag="$/cancel_request"):
@@ -736,7 +808,9 @@ class CancelRequestMessage(MethodMessage, tag="$/cancel_request"):
     """
 
     method: ClassVar[str] = "$/cancel_request"
+    """The JSON-RPC method name, `$/cancel_request`."""
     params: CancelRequestNotification
+    """The `$/cancel_request` notification's params."""
 
 
 class ProxyInitializeMessage(MethodMessage, tag="proxy/initialize"):
@@ -761,7 +835,9 @@ class ProxyInitializeMessage(MethodMessage, tag="proxy/initialize"):
     """
 
     method: ClassVar[str] = "proxy/initialize"
+    """The JSON-RPC method name, `proxy/initialize`."""
     params: InitializeProxyRequest
+    """The `proxy/initialize` request's params."""
 
 
 class ProxySuccessorMessage(MethodMessage, tag="proxy/successor"):
@@ -782,7 +858,9 @@ class ProxySuccessorMessage(MethodMessage, tag="proxy/successor"):
     """
 
     method: ClassVar[str] = "proxy/successor"
+    """The JSON-RPC method name, `proxy/successor`."""
     params: ProxySuccessorRequest
+    """The `proxy/successor` request's params."""
 
 
 AUTH_STATUS: Final[MethodSpec[AuthStatusRequest, AuthStatusResponse]] = MethodSpec(
@@ -794,6 +872,7 @@ AUTH_STATUS: Final[MethodSpec[AuthStatusRequest, AuthStatusResponse]] = MethodSp
     AuthStatusMessage,
     "auth_status",
 )
+"""`auth/status`'s row of the method table: params and result codecs, side, kind, handler `auth_status`."""
 
 AUTHENTICATE: Final[MethodSpec[AuthenticateRequest, AuthenticateResponse]] = MethodSpec(
     "authenticate",
@@ -804,6 +883,7 @@ AUTHENTICATE: Final[MethodSpec[AuthenticateRequest, AuthenticateResponse]] = Met
     AuthenticateMessage,
     "authenticate",
 )
+"""`authenticate`'s row of the method table: params and result codecs, side, kind, handler `authenticate`."""
 
 INITIALIZE: Final[MethodSpec[InitializeRequest, InitializeResponse]] = MethodSpec(
     "initialize",
@@ -814,6 +894,7 @@ INITIALIZE: Final[MethodSpec[InitializeRequest, InitializeResponse]] = MethodSpe
     InitializeMessage,
     "initialize",
 )
+"""`initialize`'s row of the method table: params and result codecs, side, kind, handler `initialize`."""
 
 LOGOUT: Final[MethodSpec[LogoutRequest, LogoutResponse]] = MethodSpec(
     "logout",
@@ -824,6 +905,7 @@ LOGOUT: Final[MethodSpec[LogoutRequest, LogoutResponse]] = MethodSpec(
     LogoutMessage,
     "logout",
 )
+"""`logout`'s row of the method table: params and result codecs, side, kind, handler `logout`."""
 
 MCP_MESSAGE_AGENT: Final[MethodSpec[MessageMcpNotification, None]] = MethodSpec(
     "mcp/message",
@@ -834,6 +916,7 @@ MCP_MESSAGE_AGENT: Final[MethodSpec[MessageMcpNotification, None]] = MethodSpec(
     McpMessageAgentMessage,
     "mcp_message",
 )
+"""`mcp/message`'s row of the method table: params codec, side, kind, handler `mcp_message`."""
 
 PROVIDERS_DISABLE: Final[MethodSpec[DisableProviderRequest, DisableProviderResponse]] = MethodSpec(
     "providers/disable",
@@ -844,6 +927,7 @@ PROVIDERS_DISABLE: Final[MethodSpec[DisableProviderRequest, DisableProviderRespo
     ProvidersDisableMessage,
     "providers_disable",
 )
+"""`providers/disable`'s row of the method table: params and result codecs, side, kind, handler `providers_disable`."""
 
 PROVIDERS_LIST: Final[MethodSpec[ListProvidersRequest, ListProvidersResponse]] = MethodSpec(
     "providers/list",
@@ -854,6 +938,7 @@ PROVIDERS_LIST: Final[MethodSpec[ListProvidersRequest, ListProvidersResponse]] =
     ProvidersListMessage,
     "providers_list",
 )
+"""`providers/list`'s row of the method table: params and result codecs, side, kind, handler `providers_list`."""
 
 PROVIDERS_SET: Final[MethodSpec[SetProviderRequest, SetProviderResponse]] = MethodSpec(
     "providers/set",
@@ -864,6 +949,7 @@ PROVIDERS_SET: Final[MethodSpec[SetProviderRequest, SetProviderResponse]] = Meth
     ProvidersSetMessage,
     "providers_set",
 )
+"""`providers/set`'s row of the method table: params and result codecs, side, kind, handler `providers_set`."""
 
 SESSION_ARCHIVE: Final[MethodSpec[ArchiveSessionRequest, ArchiveSessionResponse]] = MethodSpec(
     "session/archive",
@@ -874,6 +960,7 @@ SESSION_ARCHIVE: Final[MethodSpec[ArchiveSessionRequest, ArchiveSessionResponse]
     SessionArchiveMessage,
     "session_archive",
 )
+"""`session/archive`'s row of the method table: params and result codecs, side, kind, handler `session_archive`."""
 
 SESSION_CANCEL: Final[MethodSpec[CancelNotification, None]] = MethodSpec(
     "session/cancel",
@@ -884,6 +971,7 @@ SESSION_CANCEL: Final[MethodSpec[CancelNotification, None]] = MethodSpec(
     SessionCancelMessage,
     "session_cancel",
 )
+"""`session/cancel`'s row of the method table: params codec, side, kind, handler `session_cancel`."""
 
 SESSION_CLOSE: Final[MethodSpec[CloseSessionRequest, CloseSessionResponse]] = MethodSpec(
     "session/close",
@@ -894,6 +982,7 @@ SESSION_CLOSE: Final[MethodSpec[CloseSessionRequest, CloseSessionResponse]] = Me
     SessionCloseMessage,
     "session_close",
 )
+"""`session/close`'s row of the method table: params and result codecs, side, kind, handler `session_close`."""
 
 SESSION_DELETE: Final[MethodSpec[DeleteSessionRequest, DeleteSessionResponse]] = MethodSpec(
     "session/delete",
@@ -904,6 +993,7 @@ SESSION_DELETE: Final[MethodSpec[DeleteSessionRequest, DeleteSessionResponse]] =
     SessionDeleteMessage,
     "session_delete",
 )
+"""`session/delete`'s row of the method table: params and result codecs, side, kind, handler `session_delete`."""
 
 SESSION_FORK: Final[MethodSpec[ForkSessionRequest, ForkSessionResponse]] = MethodSpec(
     "session/fork",
@@ -914,6 +1004,7 @@ SESSION_FORK: Final[MethodSpec[ForkSessionRequest, ForkSessionResponse]] = Metho
     SessionForkMessage,
     "session_fork",
 )
+"""`session/fork`'s row of the method table: params and result codecs, side, kind, handler `session_fork`."""
 
 SESSION_LIST: Final[MethodSpec[ListSessionsRequest, ListSessionsResponse]] = MethodSpec(
     "session/list",
@@ -924,6 +1015,7 @@ SESSION_LIST: Final[MethodSpec[ListSessionsRequest, ListSessionsResponse]] = Met
     SessionListMessage,
     "session_list",
 )
+"""`session/list`'s row of the method table: params and result codecs, side, kind, handler `session_list`."""
 
 SESSION_LOAD: Final[MethodSpec[LoadSessionRequest, LoadSessionResponse]] = MethodSpec(
     "session/load",
@@ -934,6 +1026,7 @@ SESSION_LOAD: Final[MethodSpec[LoadSessionRequest, LoadSessionResponse]] = Metho
     SessionLoadMessage,
     "session_load",
 )
+"""`session/load`'s row of the method table: params and result codecs, side, kind, handler `session_load`."""
 
 SESSION_NEW: Final[MethodSpec[NewSessionRequest, NewSessionResponse]] = MethodSpec(
     "session/new",
@@ -944,6 +1037,7 @@ SESSION_NEW: Final[MethodSpec[NewSessionRequest, NewSessionResponse]] = MethodSp
     SessionNewMessage,
     "session_new",
 )
+"""`session/new`'s row of the method table: params and result codecs, side, kind, handler `session_new`."""
 
 SESSION_PROMPT: Final[MethodSpec[PromptRequest, PromptResponse]] = MethodSpec(
     "session/prompt",
@@ -954,6 +1048,7 @@ SESSION_PROMPT: Final[MethodSpec[PromptRequest, PromptResponse]] = MethodSpec(
     SessionPromptMessage,
     "session_prompt",
 )
+"""`session/prompt`'s row of the method table: params and result codecs, side, kind, handler `session_prompt`."""
 
 SESSION_RESUME: Final[MethodSpec[ResumeSessionRequest, ResumeSessionResponse]] = MethodSpec(
     "session/resume",
@@ -964,6 +1059,7 @@ SESSION_RESUME: Final[MethodSpec[ResumeSessionRequest, ResumeSessionResponse]] =
     SessionResumeMessage,
     "session_resume",
 )
+"""`session/resume`'s row of the method table: params and result codecs, side, kind, handler `session_resume`."""
 
 SESSION_SET_CONFIG_OPTION: Final[
     MethodSpec[SetSessionConfigOptionRequest, SetSessionConfigOptionResponse]
@@ -976,6 +1072,7 @@ SESSION_SET_CONFIG_OPTION: Final[
     SessionSetConfigOptionMessage,
     "session_set_config_option",
 )
+"""`session/set_config_option`'s row of the method table: params and result codecs, side, kind, handler `session_set_config_option`."""
 
 SESSION_SET_MODE: Final[MethodSpec[SetSessionModeRequest, SetSessionModeResponse]] = MethodSpec(
     "session/set_mode",
@@ -986,6 +1083,7 @@ SESSION_SET_MODE: Final[MethodSpec[SetSessionModeRequest, SetSessionModeResponse
     SessionSetModeMessage,
     "session_set_mode",
 )
+"""`session/set_mode`'s row of the method table: params and result codecs, side, kind, handler `session_set_mode`."""
 
 SESSION_SET_TITLE: Final[MethodSpec[SetSessionTitleRequest, SetSessionTitleResponse]] = MethodSpec(
     "session/set_title",
@@ -996,6 +1094,7 @@ SESSION_SET_TITLE: Final[MethodSpec[SetSessionTitleRequest, SetSessionTitleRespo
     SessionSetTitleMessage,
     "session_set_title",
 )
+"""`session/set_title`'s row of the method table: params and result codecs, side, kind, handler `session_set_title`."""
 
 SESSION_STATUS: Final[MethodSpec[SessionStatusRequest, SessionStatusResponse]] = MethodSpec(
     "session/status",
@@ -1006,6 +1105,7 @@ SESSION_STATUS: Final[MethodSpec[SessionStatusRequest, SessionStatusResponse]] =
     SessionStatusMessage,
     "session_status",
 )
+"""`session/status`'s row of the method table: params and result codecs, side, kind, handler `session_status`."""
 
 SESSION_UNARCHIVE: Final[MethodSpec[UnarchiveSessionRequest, UnarchiveSessionResponse]] = (
     MethodSpec(
@@ -1018,6 +1118,7 @@ SESSION_UNARCHIVE: Final[MethodSpec[UnarchiveSessionRequest, UnarchiveSessionRes
         "session_unarchive",
     )
 )
+"""`session/unarchive`'s row of the method table: params and result codecs, side, kind, handler `session_unarchive`."""
 
 AUTH_STATUS_UPDATE: Final[MethodSpec[AuthStatusUpdateNotification, None]] = MethodSpec(
     "auth/status_update",
@@ -1028,6 +1129,7 @@ AUTH_STATUS_UPDATE: Final[MethodSpec[AuthStatusUpdateNotification, None]] = Meth
     AuthStatusUpdateMessage,
     "auth_status_update",
 )
+"""`auth/status_update`'s row of the method table: params codec, side, kind, handler `auth_status_update`."""
 
 ELICITATION_COMPLETE: Final[MethodSpec[CompleteElicitationNotification, None]] = MethodSpec(
     "elicitation/complete",
@@ -1038,6 +1140,7 @@ ELICITATION_COMPLETE: Final[MethodSpec[CompleteElicitationNotification, None]] =
     ElicitationCompleteMessage,
     "elicitation_complete",
 )
+"""`elicitation/complete`'s row of the method table: params codec, side, kind, handler `elicitation_complete`."""
 
 ELICITATION_CREATE: Final[MethodSpec[CreateElicitationRequest, CreateElicitationResponse]] = (
     MethodSpec(
@@ -1050,6 +1153,7 @@ ELICITATION_CREATE: Final[MethodSpec[CreateElicitationRequest, CreateElicitation
         "elicitation_create",
     )
 )
+"""`elicitation/create`'s row of the method table: params and result codecs, side, kind, handler `elicitation_create`."""
 
 FS_READ_TEXT_FILE: Final[MethodSpec[ReadTextFileRequest, ReadTextFileResponse]] = MethodSpec(
     "fs/read_text_file",
@@ -1060,6 +1164,7 @@ FS_READ_TEXT_FILE: Final[MethodSpec[ReadTextFileRequest, ReadTextFileResponse]] 
     FsReadTextFileMessage,
     "fs_read_text_file",
 )
+"""`fs/read_text_file`'s row of the method table: params and result codecs, side, kind, handler `fs_read_text_file`."""
 
 FS_WRITE_TEXT_FILE: Final[MethodSpec[WriteTextFileRequest, WriteTextFileResponse]] = MethodSpec(
     "fs/write_text_file",
@@ -1070,6 +1175,7 @@ FS_WRITE_TEXT_FILE: Final[MethodSpec[WriteTextFileRequest, WriteTextFileResponse
     FsWriteTextFileMessage,
     "fs_write_text_file",
 )
+"""`fs/write_text_file`'s row of the method table: params and result codecs, side, kind, handler `fs_write_text_file`."""
 
 MCP_MESSAGE_CLIENT: Final[MethodSpec[MessageMcpRequest, MessageMcpResponse]] = MethodSpec(
     "mcp/message",
@@ -1080,6 +1186,7 @@ MCP_MESSAGE_CLIENT: Final[MethodSpec[MessageMcpRequest, MessageMcpResponse]] = M
     McpMessageClientMessage,
     "mcp_message",
 )
+"""`mcp/message`'s row of the method table: params and result codecs, side, kind, handler `mcp_message`."""
 
 SESSION_REQUEST_PERMISSION: Final[
     MethodSpec[RequestPermissionRequest, RequestPermissionResponse]
@@ -1092,6 +1199,7 @@ SESSION_REQUEST_PERMISSION: Final[
     SessionRequestPermissionMessage,
     "session_request_permission",
 )
+"""`session/request_permission`'s row of the method table: params and result codecs, side, kind, handler `session_request_permission`."""
 
 SESSION_UPDATE: Final[MethodSpec[SessionNotification, None]] = MethodSpec(
     "session/update",
@@ -1102,6 +1210,7 @@ SESSION_UPDATE: Final[MethodSpec[SessionNotification, None]] = MethodSpec(
     SessionUpdateMessage,
     "session_update",
 )
+"""`session/update`'s row of the method table: params codec, side, kind, handler `session_update`."""
 
 TERMINAL_CREATE: Final[MethodSpec[CreateTerminalRequest, CreateTerminalResponse]] = MethodSpec(
     "terminal/create",
@@ -1112,6 +1221,7 @@ TERMINAL_CREATE: Final[MethodSpec[CreateTerminalRequest, CreateTerminalResponse]
     TerminalCreateMessage,
     "terminal_create",
 )
+"""`terminal/create`'s row of the method table: params and result codecs, side, kind, handler `terminal_create`."""
 
 TERMINAL_KILL: Final[MethodSpec[KillTerminalRequest, KillTerminalResponse]] = MethodSpec(
     "terminal/kill",
@@ -1122,6 +1232,7 @@ TERMINAL_KILL: Final[MethodSpec[KillTerminalRequest, KillTerminalResponse]] = Me
     TerminalKillMessage,
     "terminal_kill",
 )
+"""`terminal/kill`'s row of the method table: params and result codecs, side, kind, handler `terminal_kill`."""
 
 TERMINAL_OUTPUT: Final[MethodSpec[TerminalOutputRequest, TerminalOutputResponse]] = MethodSpec(
     "terminal/output",
@@ -1132,6 +1243,7 @@ TERMINAL_OUTPUT: Final[MethodSpec[TerminalOutputRequest, TerminalOutputResponse]
     TerminalOutputMessage,
     "terminal_output",
 )
+"""`terminal/output`'s row of the method table: params and result codecs, side, kind, handler `terminal_output`."""
 
 TERMINAL_RELEASE: Final[MethodSpec[ReleaseTerminalRequest, ReleaseTerminalResponse]] = MethodSpec(
     "terminal/release",
@@ -1142,6 +1254,7 @@ TERMINAL_RELEASE: Final[MethodSpec[ReleaseTerminalRequest, ReleaseTerminalRespon
     TerminalReleaseMessage,
     "terminal_release",
 )
+"""`terminal/release`'s row of the method table: params and result codecs, side, kind, handler `terminal_release`."""
 
 TERMINAL_WAIT_FOR_EXIT: Final[
     MethodSpec[WaitForTerminalExitRequest, WaitForTerminalExitResponse]
@@ -1154,6 +1267,7 @@ TERMINAL_WAIT_FOR_EXIT: Final[
     TerminalWaitForExitMessage,
     "terminal_wait_for_exit",
 )
+"""`terminal/wait_for_exit`'s row of the method table: params and result codecs, side, kind, handler `terminal_wait_for_exit`."""
 
 CANCEL_REQUEST: Final[MethodSpec[CancelRequestNotification, None]] = MethodSpec(
     "$/cancel_request",
@@ -1164,6 +1278,7 @@ CANCEL_REQUEST: Final[MethodSpec[CancelRequestNotification, None]] = MethodSpec(
     CancelRequestMessage,
     "cancel_request",
 )
+"""`$/cancel_request`'s row of the method table: params codec, side, kind, handler `cancel_request`."""
 
 PROXY_INITIALIZE: Final[MethodSpec[InitializeProxyRequest, InitializeProxyResponse]] = MethodSpec(
     "proxy/initialize",
@@ -1174,6 +1289,7 @@ PROXY_INITIALIZE: Final[MethodSpec[InitializeProxyRequest, InitializeProxyRespon
     ProxyInitializeMessage,
     "proxy_initialize",
 )
+"""`proxy/initialize`'s row of the method table: params and result codecs, side, kind, handler `proxy_initialize`."""
 
 PROXY_SUCCESSOR: Final[MethodSpec[ProxySuccessorRequest, ProxySuccessorResponse]] = MethodSpec(
     "proxy/successor",
@@ -1184,6 +1300,7 @@ PROXY_SUCCESSOR: Final[MethodSpec[ProxySuccessorRequest, ProxySuccessorResponse]
     ProxySuccessorMessage,
     "proxy_successor",
 )
+"""`proxy/successor`'s row of the method table: params and result codecs, side, kind, handler `proxy_successor`."""
 
 AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
     "auth/status": AUTH_STATUS,
@@ -1261,6 +1378,7 @@ METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
 """Every method of this protocol surface whose name alone says which side handles it."""
 
 ERROR_CODEC: Final = Codec[Error](Error)
+"""Decodes and encodes the `error` object of a JSON-RPC error response."""
 
 MESSAGE_CODEC: Final = MessageCodec(METHODS, METHODS, ERROR_CODEC)
 """Decodes lines of this protocol surface without knowing the receiver (see `decode_message`)."""

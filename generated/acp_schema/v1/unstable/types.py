@@ -350,6 +350,7 @@ class AuthStatusCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -364,6 +365,7 @@ class LogoutCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -394,6 +396,7 @@ class AgentAuthCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "status": ON_ERROR,
@@ -443,6 +446,7 @@ class PromptCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "image": ON_ERROR,
@@ -481,6 +485,7 @@ class McpCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "http": ON_ERROR,
@@ -498,6 +503,7 @@ class SessionListCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -512,6 +518,7 @@ class SessionDeleteCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -529,6 +536,7 @@ class SessionAdditionalDirectoriesCapabilities(msgspec.Struct, kw_only=True, gc=
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -548,6 +556,7 @@ class SessionSystemPromptOverrideCapabilities(msgspec.Struct, kw_only=True, gc=F
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -576,6 +585,7 @@ class SessionSystemPromptModeCapabilities(msgspec.Struct, kw_only=True, gc=False
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "override": ON_ERROR,
@@ -603,6 +613,7 @@ class SessionSystemPromptCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "mode": ON_ERROR,
@@ -622,6 +633,7 @@ class SessionForkCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -641,6 +653,7 @@ class SessionArchiveCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -659,6 +672,7 @@ class SessionStatusCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -678,6 +692,7 @@ class SessionTitleCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -692,6 +707,7 @@ class SessionResumeCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -706,6 +722,7 @@ class SessionCloseCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -839,6 +856,7 @@ class SessionCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "list": ON_ERROR,
@@ -867,6 +885,7 @@ class ProvidersCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -929,6 +948,7 @@ class AgentCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "load_session": ON_ERROR,
@@ -964,6 +984,7 @@ class Annotations(msgspec.Struct, kw_only=True, gc=False):
     """Relative importance of this content when clients choose what to surface."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "audience": ON_ERROR | SKIP_INVALID,
@@ -988,6 +1009,7 @@ class TextContent(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag=
     """Text payload carried by this content block."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "annotations": ON_ERROR,
@@ -1015,6 +1037,7 @@ class ImageContent(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
     """URI associated with this resource or media payload."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "annotations": ON_ERROR,
@@ -1040,6 +1063,7 @@ class AudioContent(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
     """MIME type describing the encoded media payload."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "annotations": ON_ERROR,
@@ -1078,6 +1102,7 @@ class ResourceLink(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
     """URI associated with this resource or media payload."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "annotations": ON_ERROR,
@@ -1102,6 +1127,7 @@ class TextResourceContents(msgspec.Struct, kw_only=True, gc=False):
     """URI associated with this resource or media payload."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "mime_type": ON_ERROR,
@@ -1122,6 +1148,7 @@ class BlobResourceContents(msgspec.Struct, kw_only=True, gc=False):
     """URI associated with this resource or media payload."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "mime_type": ON_ERROR,
@@ -1163,6 +1190,7 @@ class EmbeddedResource(msgspec.Struct, kw_only=True, gc=False, tag_field="type",
     """Embedded resource payload, either text or binary data."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "annotations": ON_ERROR,
@@ -1215,6 +1243,7 @@ class AgentMessageChunk(
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "message_id": ON_ERROR,
@@ -1239,6 +1268,7 @@ class AgentThoughtChunk(
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "message_id": ON_ERROR,
@@ -1277,6 +1307,7 @@ class ArchiveSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     """The ID of the session to archive."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1293,6 +1324,7 @@ class ArchiveSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1350,6 +1382,7 @@ class AuthAccount(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "active": ON_ERROR,
@@ -1381,6 +1414,7 @@ class AuthCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "terminal": ON_ERROR,
@@ -1417,6 +1451,7 @@ class AuthMethodTerminal(msgspec.Struct, kw_only=True, gc=False, tag_field="type
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -1443,6 +1478,7 @@ class AuthMethodAgent(msgspec.Struct, kw_only=True, gc=False):
     """Optional human-readable description of this authentication method."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -1458,6 +1494,7 @@ class UnknownAuthMethod(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "type"
+    """The wire field naming the variant, `type`."""
 
 
 if TYPE_CHECKING:
@@ -1518,6 +1555,7 @@ class AuthStatusRequest(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1551,6 +1589,7 @@ class AuthStatusResponse(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "accounts": ON_ERROR | SKIP_INVALID,
@@ -1589,6 +1628,7 @@ class AuthStatusUpdateNotification(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "accounts": ON_ERROR | SKIP_INVALID,
@@ -1610,6 +1650,7 @@ class AuthenticateRequest(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1620,6 +1661,7 @@ class AuthenticateResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to the `authenticate` method."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1633,6 +1675,7 @@ class UnstructuredCommandInput(msgspec.Struct, kw_only=True, gc=False):
     """A hint to display when the input hasn't been provided yet"""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1659,6 +1702,7 @@ class AvailableCommand(msgspec.Struct, kw_only=True, gc=False):
     """Input for the command if required"""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "input": ON_ERROR,
@@ -1679,6 +1723,7 @@ class AvailableCommandsUpdate(
     """Commands the agent can execute"""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "available_commands": ON_ERROR | SKIP_INVALID,
@@ -1694,6 +1739,7 @@ class BooleanConfigOptionCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1764,6 +1810,7 @@ class BooleanSetSessionConfigOptionRequest(
     """The ID of the configuration option to set."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1802,6 +1849,7 @@ class CancelNotification(msgspec.Struct, kw_only=True, gc=False):
     """The ID of the session to cancel operations for."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1840,6 +1888,7 @@ class CancelRequestNotification(msgspec.Struct, kw_only=True, gc=False):
     """The ID of the request to cancel."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1882,6 +1931,7 @@ class FileSystemCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "read_text_file": ON_ERROR,
@@ -1908,6 +1958,7 @@ class SessionConfigOptionsCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "boolean": ON_ERROR,
@@ -1947,6 +1998,7 @@ class ClientSessionCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "compaction": ON_ERROR,
@@ -1992,6 +2044,7 @@ class PlanCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2159,6 +2212,7 @@ class ClientCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "fs": ON_ERROR,
@@ -2187,6 +2241,7 @@ class CloseSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     """The ID of the session to close."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2197,6 +2252,7 @@ class CloseSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response from closing a session."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2341,6 +2397,7 @@ class SessionConfigSelectOption(msgspec.Struct, kw_only=True, gc=False):
     """Optional description for this option value."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -2365,6 +2422,7 @@ class SessionConfigSelectGroup(msgspec.Struct, kw_only=True, gc=False):
     """The set of option values in this group."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "options": ON_ERROR | SKIP_INVALID,
@@ -2443,6 +2501,7 @@ class SessionConfigSelect(msgspec.Struct, kw_only=True, gc=False, tag_field="typ
     """Optional semantic category for this option (UX only)."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -2470,6 +2529,7 @@ class SessionConfigBoolean(msgspec.Struct, kw_only=True, gc=False, tag_field="ty
     """Optional semantic category for this option (UX only)."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -2497,6 +2557,7 @@ class ConfigOptionUpdate(
     """The full set of configuration options and their current values."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "config_options": ON_ERROR | SKIP_INVALID,
@@ -2511,6 +2572,7 @@ class Content(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="con
     """The actual content block."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2530,6 +2592,7 @@ class Cost(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2852,6 +2915,7 @@ class UnknownMultiSelectItems(OpenVariant):
     """Custom or future typed multi-select items."""
 
     tag_field: ClassVar[str] = "type"
+    """The wire field naming the variant, `type`."""
 
 
 if TYPE_CHECKING:
@@ -2946,6 +3010,7 @@ class UnknownElicitationPropertySchema(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "type"
+    """The wire field naming the variant, `type`."""
 
 
 if TYPE_CHECKING:
@@ -3156,6 +3221,7 @@ class UnknownCreateElicitationRequest(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "mode"
+    """The wire field naming the variant, `mode`."""
 
 
 if TYPE_CHECKING:
@@ -3211,6 +3277,7 @@ class UnknownCreateElicitationResponse(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "action"
+    """The wire field naming the variant, `action`."""
 
 
 if TYPE_CHECKING:
@@ -3238,6 +3305,7 @@ class EnvVariable(msgspec.Struct, kw_only=True, gc=False):
     """The value to set for the environment variable."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3277,6 +3345,7 @@ class CreateTerminalRequest(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "args": ON_NULL,
@@ -3296,6 +3365,7 @@ class CreateTerminalResponse(msgspec.Struct, kw_only=True, gc=False):
     """The unique identifier for the created terminal."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3319,6 +3389,7 @@ class CurrentModeUpdate(
     """The ID of the current mode"""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3336,6 +3407,7 @@ class DeleteSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     """The ID of the session to delete."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3346,6 +3418,7 @@ class DeleteSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response from deleting a session."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3365,6 +3438,7 @@ class Diff(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="diff")
     """The new content after modification."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "old_text": ON_ERROR,
@@ -3395,6 +3469,7 @@ class DisableProviderRequest(msgspec.Struct, kw_only=True, gc=False):
     """Provider ID to disable."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3411,6 +3486,7 @@ class DisableProviderResponse(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3456,13 +3532,27 @@ class ErrorCodeValues:
     """Named values of `ErrorCode`."""
 
     PARSE_ERROR: Final = -32700
+    """
+    `-32700`: **Parse error**: Invalid JSON was received by the server.
+    An error occurred on the server while parsing the JSON text.
+    """
     INVALID_REQUEST: Final = -32600
+    """`-32600`: **Invalid request**: The JSON sent is not a valid Request object."""
     METHOD_NOT_FOUND: Final = -32601
+    """`-32601`: **Method not found**: The method does not exist or is not available."""
     INVALID_PARAMS: Final = -32602
+    """`-32602`: **Invalid params**: Invalid method parameter(s)."""
     INTERNAL_ERROR: Final = -32603
+    """`-32603`: **Internal error**: Internal JSON-RPC error."""
     REQUEST_CANCELLED: Final = -32800
+    """
+    `-32800`: **Request cancelled**: Execution of the method was aborted either due to a cancellation request from the caller or
+    because of resource constraints or shutdown.
+    """
     AUTHENTICATION_REQUIRED: Final = -32000
+    """`-32000`: **Authentication required**: Authentication is required before this operation can be performed."""
     RESOURCE_NOT_FOUND: Final = -32002
+    """`-32002`: **Resource not found**: A given resource, such as a session or file, was not found."""
 
 
 class Error(msgspec.Struct, kw_only=True, gc=False):
@@ -3572,6 +3662,7 @@ class HttpHeader(msgspec.Struct, kw_only=True, gc=False):
     """The value to set for the HTTP header."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3595,6 +3686,7 @@ class McpServerHttp(msgspec.Struct, kw_only=True, gc=False, tag_field="type", ta
     """HTTP headers to set when making requests to the MCP server."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "headers": ON_NULL,
@@ -3619,6 +3711,7 @@ class McpServerSse(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
     """HTTP headers to set when making requests to the MCP server."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "headers": ON_NULL,
@@ -3663,6 +3756,7 @@ class McpServerAcp(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3685,6 +3779,7 @@ class McpServerStdio(msgspec.Struct, kw_only=True, gc=False):
     """Environment variables to set when launching the MCP server."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "args": ON_NULL,
@@ -3701,6 +3796,7 @@ class UnknownMcpServer(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "type"
+    """The wire field naming the variant, `type`."""
 
 
 if TYPE_CHECKING:
@@ -3794,6 +3890,7 @@ class SystemPrompt(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3852,6 +3949,7 @@ class ForkSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "additional_directories": ON_NULL,
@@ -3877,6 +3975,7 @@ class SessionMode(msgspec.Struct, kw_only=True, gc=False):
     """Optional human-readable details shown with this protocol object."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -3894,6 +3993,7 @@ class SessionModeState(msgspec.Struct, kw_only=True, gc=False):
     """The set of modes that the Agent can operate in"""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "available_modes": ON_ERROR | SKIP_INVALID,
@@ -3926,6 +4026,7 @@ class ForkSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     """Initial session configuration options if supported by the Agent."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "modes": ON_ERROR,
@@ -3968,6 +4069,7 @@ class Usage(msgspec.Struct, kw_only=True, gc=False):
     """Total cache write tokens."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "thought_tokens": ON_ERROR,
@@ -4053,6 +4155,7 @@ class Implementation(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
@@ -4098,6 +4201,7 @@ class InitializeRequest(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "client_capabilities": ON_ERROR,
@@ -4167,6 +4271,7 @@ class InitializeResponse(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "agent_capabilities": ON_ERROR,
@@ -4200,6 +4305,7 @@ class KillTerminalRequest(msgspec.Struct, kw_only=True, gc=False):
     """The ID of the terminal to kill."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4210,6 +4316,7 @@ class KillTerminalResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to `terminal/kill` method"""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4226,6 +4333,7 @@ class ListProvidersRequest(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4278,6 +4386,7 @@ class ProviderCurrentConfig(msgspec.Struct, kw_only=True, gc=False):
     """Base URL currently used by this provider."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4312,6 +4421,7 @@ class ProviderInfo(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "supported": ON_ERROR | SKIP_INVALID,
@@ -4332,6 +4442,7 @@ class ListProvidersResponse(msgspec.Struct, kw_only=True, gc=False):
     """Configurable providers with current routing info suitable for UI display."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4387,6 +4498,7 @@ class ListSessionsRequest(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4432,6 +4544,7 @@ class SessionInfo(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "additional_directories": ON_ERROR | SKIP_INVALID,
@@ -4455,6 +4568,7 @@ class ListSessionsResponse(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "sessions": ON_ERROR | SKIP_INVALID,
@@ -4511,6 +4625,7 @@ class LoadSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "mcp_servers": ON_NULL,
@@ -4535,6 +4650,7 @@ class LoadSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     """Initial session configuration options if supported by the Agent."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "modes": ON_ERROR,
@@ -4551,6 +4667,7 @@ class LogoutRequest(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4561,6 +4678,7 @@ class LogoutResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to the `logout` method."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4609,6 +4727,7 @@ class MessageMcpNotification(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4641,6 +4760,7 @@ class MessageMcpRequest(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4730,6 +4850,7 @@ class NewSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "additional_directories": ON_NULL,
@@ -4765,6 +4886,7 @@ class NewSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     """Initial session configuration options if supported by the Agent."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "modes": ON_ERROR,
@@ -4857,6 +4979,7 @@ class PermissionOption(msgspec.Struct, kw_only=True, gc=False):
     """Hint about the nature of this permission option."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4916,6 +5039,7 @@ class PlanEntry(msgspec.Struct, kw_only=True, gc=False):
     """Current execution status of this task."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4937,6 +5061,7 @@ class Plan(msgspec.Struct, kw_only=True, gc=False, tag_field="sessionUpdate", ta
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "entries": ON_ERROR | SKIP_INVALID,
@@ -4964,6 +5089,7 @@ class PlanFile(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="fi
     """The URI of the file containing the plan."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4985,6 +5111,7 @@ class PlanItems(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="i
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "entries": ON_ERROR | SKIP_INVALID,
@@ -5002,6 +5129,7 @@ class PlanMarkdown(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
     """Markdown content for the plan."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5023,6 +5151,7 @@ class PlanRemoved(
     """The plan ID to remove."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5059,6 +5188,7 @@ class PlanUpdate(
     """The updated plan content."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5095,6 +5225,7 @@ class PromptRequest(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5149,6 +5280,7 @@ class PromptResponse(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "usage": ON_ERROR,
@@ -5283,6 +5415,7 @@ class ReadTextFileRequest(msgspec.Struct, kw_only=True, gc=False):
     """Maximum number of lines to read."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5296,6 +5429,7 @@ class ReadTextFileResponse(msgspec.Struct, kw_only=True, gc=False):
     """Content payload returned by this response."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5312,6 +5446,7 @@ class ReleaseTerminalRequest(msgspec.Struct, kw_only=True, gc=False):
     """The ID of the terminal to release."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5322,6 +5457,7 @@ class ReleaseTerminalResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to terminal/release method"""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5337,6 +5473,7 @@ class SelectedPermissionOutcome(
     """The ID of the option the user selected."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5420,6 +5557,7 @@ class Terminal(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="te
     """Identifier of the terminal instance to embed in the content stream."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5459,6 +5597,7 @@ class ToolCallLocation(msgspec.Struct, kw_only=True, gc=False):
     """Optional 1-based line number within the file."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "line": ON_ERROR,
@@ -5509,6 +5648,7 @@ class ToolCallUpdate(msgspec.Struct, kw_only=True, gc=False):
     """Update the raw output."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "kind": ON_ERROR,
@@ -5542,6 +5682,7 @@ class RequestPermissionRequest(msgspec.Struct, kw_only=True, gc=False):
     """Available permission options for the user to choose from."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5555,6 +5696,7 @@ class RequestPermissionResponse(msgspec.Struct, kw_only=True, gc=False):
     """The user's decision on the permission request."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5627,6 +5769,7 @@ class ResumeSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "additional_directories": ON_NULL,
@@ -5651,6 +5794,7 @@ class ResumeSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     """Initial session configuration options if supported by the Agent."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "modes": ON_ERROR,
@@ -5686,6 +5830,7 @@ class SessionCancelCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5712,6 +5857,7 @@ class SessionInfoUpdate(
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
@@ -5844,6 +5990,7 @@ class UserMessageChunk(
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "message_id": ON_ERROR,
@@ -5893,6 +6040,7 @@ class ToolCall(msgspec.Struct, kw_only=True, gc=False, tag_field="sessionUpdate"
     """Raw output returned by the tool."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "name": ON_ERROR,
@@ -5944,6 +6092,7 @@ class ToolCallProgress(
     """Update the raw output."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "kind": ON_ERROR,
@@ -5973,6 +6122,7 @@ class UsageUpdate(
     """Cumulative session cost (optional)."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "cost": ON_ERROR,
@@ -6040,6 +6190,7 @@ class OtherStateUpdate(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "state"
+    """The wire field naming the variant, `state`."""
 
 
 if TYPE_CHECKING:
@@ -6234,6 +6385,7 @@ class SessionNotification(msgspec.Struct, kw_only=True, gc=False):
     """The actual update content."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6283,6 +6435,7 @@ class SessionStatusRequest(msgspec.Struct, kw_only=True, gc=False):
     """The ID of the session to check."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6309,6 +6462,7 @@ class SessionStatusResponse(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6342,6 +6496,7 @@ class SetProviderRequest(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6358,6 +6513,7 @@ class SetProviderResponse(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6383,6 +6539,7 @@ class ValueIdSetSessionConfigOptionRequest(msgspec.Struct, kw_only=True, gc=Fals
     """The ID of the configuration option to set."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6410,6 +6567,7 @@ class SetSessionConfigOptionResponse(msgspec.Struct, kw_only=True, gc=False):
     """The full set of configuration options and their current values."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "config_options": ON_ERROR | SKIP_INVALID,
@@ -6427,6 +6585,7 @@ class SetSessionModeRequest(msgspec.Struct, kw_only=True, gc=False):
     """The ID of the mode to set."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6437,6 +6596,7 @@ class SetSessionModeResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to `session/set_mode` method."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6474,6 +6634,7 @@ class SetSessionTitleRequest(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6498,6 +6659,7 @@ class SetSessionTitleResponse(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6516,6 +6678,7 @@ class TerminalExitStatus(msgspec.Struct, kw_only=True, gc=False):
     """The signal that terminated the process (may be null if exited normally)."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "exit_code": ON_ERROR,
@@ -6534,6 +6697,7 @@ class TerminalOutputRequest(msgspec.Struct, kw_only=True, gc=False):
     """The ID of the terminal to get output from."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6555,6 +6719,7 @@ class TerminalOutputResponse(msgspec.Struct, kw_only=True, gc=False):
     """Exit status if the command has completed."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "exit_status": ON_ERROR,
@@ -6583,6 +6748,7 @@ class UnarchiveSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     """The ID of the session to unarchive."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6599,6 +6765,7 @@ class UnarchiveSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6615,6 +6782,7 @@ class WaitForTerminalExitRequest(msgspec.Struct, kw_only=True, gc=False):
     """The ID of the terminal to wait for."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6633,6 +6801,7 @@ class WaitForTerminalExitResponse(msgspec.Struct, kw_only=True, gc=False):
     """The signal that terminated the process (may be null if exited normally)."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "exit_code": ON_ERROR,
@@ -6658,6 +6827,7 @@ class WriteTextFileRequest(msgspec.Struct, kw_only=True, gc=False):
     """The text content to write to the file."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6668,6 +6838,7 @@ class WriteTextFileResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to `fs/write_text_file`"""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,

@@ -471,6 +471,7 @@ class AgentPeer:
 
     def __init__(self, caller: Caller) -> None:
         self.caller = caller
+        """What the calls are sent through (the connection to the agent)."""
 
     def auth_login(self, params: LoginAuthRequest) -> Coroutine[Any, Any, LoginAuthResponse]:
         """Send `auth/login` (request): `await` the call."""
@@ -688,6 +689,7 @@ class ClientPeer:
 
     def __init__(self, caller: Caller) -> None:
         self.caller = caller
+        """What the calls are sent through (the connection to the client)."""
 
     def auth_status_update(self, params: AuthStatusUpdateNotification) -> Coroutine[Any, Any, None]:
         """Send `auth/status_update` (notification): `await` the call."""

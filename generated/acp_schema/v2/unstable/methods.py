@@ -169,7 +169,9 @@ class AuthLoginMessage(MethodMessage, tag="auth/login"):
     """
 
     method: ClassVar[str] = "auth/login"
+    """The JSON-RPC method name, `auth/login`."""
     params: LoginAuthRequest
+    """The `auth/login` request's params."""
 
 
 class AuthLogoutMessage(MethodMessage, tag="auth/logout"):
@@ -186,7 +188,9 @@ class AuthLogoutMessage(MethodMessage, tag="auth/logout"):
     """
 
     method: ClassVar[str] = "auth/logout"
+    """The JSON-RPC method name, `auth/logout`."""
     params: LogoutAuthRequest
+    """The `auth/logout` request's params."""
 
 
 class AuthStatusMessage(MethodMessage, tag="auth/status"):
@@ -206,7 +210,9 @@ class AuthStatusMessage(MethodMessage, tag="auth/status"):
     """
 
     method: ClassVar[str] = "auth/status"
+    """The JSON-RPC method name, `auth/status`."""
     params: AuthStatusRequest
+    """The `auth/status` request's params."""
 
 
 class InitializeMessage(MethodMessage, tag="initialize"):
@@ -221,7 +227,9 @@ class InitializeMessage(MethodMessage, tag="initialize"):
     """
 
     method: ClassVar[str] = "initialize"
+    """The JSON-RPC method name, `initialize`."""
     params: InitializeRequest
+    """The `initialize` request's params."""
 
 
 class McpMessageAgentMessage(MethodMessage, tag="mcp/message"):
@@ -235,7 +243,9 @@ class McpMessageAgentMessage(MethodMessage, tag="mcp/message"):
     """
 
     method: ClassVar[str] = "mcp/message"
+    """The JSON-RPC method name, `mcp/message`."""
     params: MessageMcpNotification
+    """The `mcp/message` notification's params."""
 
 
 class ProvidersDisableMessage(MethodMessage, tag="providers/disable"):
@@ -250,7 +260,9 @@ class ProvidersDisableMessage(MethodMessage, tag="providers/disable"):
     """
 
     method: ClassVar[str] = "providers/disable"
+    """The JSON-RPC method name, `providers/disable`."""
     params: DisableProviderRequest
+    """The `providers/disable` request's params."""
 
 
 class ProvidersListMessage(MethodMessage, tag="providers/list"):
@@ -265,7 +277,9 @@ class ProvidersListMessage(MethodMessage, tag="providers/list"):
     """
 
     method: ClassVar[str] = "providers/list"
+    """The JSON-RPC method name, `providers/list`."""
     params: ListProvidersRequest
+    """The `providers/list` request's params."""
 
 
 class ProvidersSetMessage(MethodMessage, tag="providers/set"):
@@ -282,7 +296,9 @@ class ProvidersSetMessage(MethodMessage, tag="providers/set"):
     """
 
     method: ClassVar[str] = "providers/set"
+    """The JSON-RPC method name, `providers/set`."""
     params: SetProviderRequest
+    """The `providers/set` request's params."""
 
 
 class SessionArchiveMessage(MethodMessage, tag="session/archive"):
@@ -304,7 +320,9 @@ class SessionArchiveMessage(MethodMessage, tag="session/archive"):
     """
 
     method: ClassVar[str] = "session/archive"
+    """The JSON-RPC method name, `session/archive`."""
     params: ArchiveSessionRequest
+    """The `session/archive` request's params."""
 
 
 class SessionCancelMessage(MethodMessage, tag="session/cancel"):
@@ -317,7 +335,9 @@ class SessionCancelMessage(MethodMessage, tag="session/cancel"):
     """
 
     method: ClassVar[str] = "session/cancel"
+    """The JSON-RPC method name, `session/cancel`."""
     params: CancelSessionNotification
+    """The `session/cancel` notification's params."""
 
 
 class SessionCloseMessage(MethodMessage, tag="session/close"):
@@ -347,7 +367,9 @@ class SessionCloseMessage(MethodMessage, tag="session/close"):
     """
 
     method: ClassVar[str] = "session/close"
+    """The JSON-RPC method name, `session/close`."""
     params: CloseSessionRequest
+    """The `session/close` request's params."""
 
 
 class SessionDeleteMessage(MethodMessage, tag="session/delete"):
@@ -360,7 +382,9 @@ class SessionDeleteMessage(MethodMessage, tag="session/delete"):
     """
 
     method: ClassVar[str] = "session/delete"
+    """The JSON-RPC method name, `session/delete`."""
     params: DeleteSessionRequest
+    """The `session/delete` request's params."""
 
 
 class SessionForkMessage(MethodMessage, tag="session/fork"):
@@ -380,7 +404,9 @@ class SessionForkMessage(MethodMessage, tag="session/fork"):
     """
 
     method: ClassVar[str] = "session/fork"
+    """The JSON-RPC method name, `session/fork`."""
     params: ForkSessionRequest
+    """The `session/fork` request's params."""
 
 
 class SessionListMessage(MethodMessage, tag="session/list"):
@@ -391,7 +417,9 @@ class SessionListMessage(MethodMessage, tag="session/list"):
     """
 
     method: ClassVar[str] = "session/list"
+    """The JSON-RPC method name, `session/list`."""
     params: ListSessionsRequest
+    """The `session/list` request's params."""
 
 
 class SessionNewMessage(MethodMessage, tag="session/new"):
@@ -404,7 +432,9 @@ class SessionNewMessage(MethodMessage, tag="session/new"):
     """
 
     method: ClassVar[str] = "session/new"
+    """The JSON-RPC method name, `session/new`."""
     params: NewSessionRequest
+    """The `session/new` request's params."""
 
 
 class SessionPromptMessage(MethodMessage, tag="session/prompt"):
@@ -419,7 +449,9 @@ class SessionPromptMessage(MethodMessage, tag="session/prompt"):
     """
 
     method: ClassVar[str] = "session/prompt"
+    """The JSON-RPC method name, `session/prompt`."""
     params: PromptRequest
+    """The `session/prompt` request's params."""
 
 
 class SessionResumeMessage(MethodMessage, tag="session/resume"):
@@ -433,7 +465,9 @@ class SessionResumeMessage(MethodMessage, tag="session/resume"):
     """
 
     method: ClassVar[str] = "session/resume"
+    """The JSON-RPC method name, `session/resume`."""
     params: ResumeSessionRequest
+    """The `session/resume` request's params."""
 
 
 class SessionSetConfigOptionMessage(MethodMessage, tag="session/set_config_option"):
@@ -450,7 +484,9 @@ class SessionSetConfigOptionMessage(MethodMessage, tag="session/set_config_optio
     """
 
     method: ClassVar[str] = "session/set_config_option"
+    """The JSON-RPC method name, `session/set_config_option`."""
     params: SetSessionConfigOptionRequest
+    """The `session/set_config_option` request's params."""
 
 
 class SessionSetTitleMessage(MethodMessage, tag="session/set_title"):
@@ -473,7 +509,9 @@ class SessionSetTitleMessage(MethodMessage, tag="session/set_title"):
     """
 
     method: ClassVar[str] = "session/set_title"
+    """The JSON-RPC method name, `session/set_title`."""
     params: SetSessionTitleRequest
+    """The `session/set_title` request's params."""
 
 
 class SessionStatusMessage(MethodMessage, tag="session/status"):
@@ -494,7 +532,9 @@ class SessionStatusMessage(MethodMessage, tag="session/status"):
     """
 
     method: ClassVar[str] = "session/status"
+    """The JSON-RPC method name, `session/status`."""
     params: SessionStatusRequest
+    """The `session/status` request's params."""
 
 
 class SessionUnarchiveMessage(MethodMessage, tag="session/unarchive"):
@@ -517,7 +557,9 @@ class SessionUnarchiveMessage(MethodMessage, tag="session/unarchive"):
     """
 
     method: ClassVar[str] = "session/unarchive"
+    """The JSON-RPC method name, `session/unarchive`."""
     params: UnarchiveSessionRequest
+    """The `session/unarchive` request's params."""
 
 
 class TerminalCancelMessage(MethodMessage, tag="terminal/cancel"):
@@ -540,7 +582,9 @@ class TerminalCancelMessage(MethodMessage, tag="terminal/cancel"):
     """
 
     method: ClassVar[str] = "terminal/cancel"
+    """The JSON-RPC method name, `terminal/cancel`."""
     params: CancelTerminalRequest
+    """The `terminal/cancel` request's params."""
 
 
 class ToolCallCancelMessage(MethodMessage, tag="tool_call/cancel"):
@@ -562,7 +606,9 @@ class ToolCallCancelMessage(MethodMessage, tag="tool_call/cancel"):
     """
 
     method: ClassVar[str] = "tool_call/cancel"
+    """The JSON-RPC method name, `tool_call/cancel`."""
     params: CancelToolCallRequest
+    """The `tool_call/cancel` request's params."""
 
 
 class AuthStatusUpdateMessage(MethodMessage, tag="auth/status_update"):
@@ -581,7 +627,9 @@ class AuthStatusUpdateMessage(MethodMessage, tag="auth/status_update"):
     """
 
     method: ClassVar[str] = "auth/status_update"
+    """The JSON-RPC method name, `auth/status_update`."""
     params: AuthStatusUpdateNotification
+    """The `auth/status_update` notification's params."""
 
 
 class ElicitationCompleteMessage(MethodMessage, tag="elicitation/complete"):
@@ -594,7 +642,9 @@ class ElicitationCompleteMessage(MethodMessage, tag="elicitation/complete"):
     """
 
     method: ClassVar[str] = "elicitation/complete"
+    """The JSON-RPC method name, `elicitation/complete`."""
     params: CompleteElicitationNotification
+    """The `elicitation/complete` notification's params."""
 
 
 class ElicitationCreateMessage(MethodMessage, tag="elicitation/create"):
@@ -621,7 +671,9 @@ class ElicitationCreateMessage(MethodMessage, tag="elicitation/create"):
     """
 
     method: ClassVar[str] = "elicitation/create"
+    """The JSON-RPC method name, `elicitation/create`."""
     params: CreateElicitationRequest
+    """The `elicitation/create` request's params."""
 
 
 class McpMessageClientMessage(MethodMessage, tag="mcp/message"):
@@ -634,7 +686,9 @@ class McpMessageClientMessage(MethodMessage, tag="mcp/message"):
     """
 
     method: ClassVar[str] = "mcp/message"
+    """The JSON-RPC method name, `mcp/message`."""
     params: MessageMcpRequest
+    """The `mcp/message` request's params."""
 
 
 class SessionRequestPermissionMessage(MethodMessage, tag="session/request_permission"):
@@ -649,7 +703,9 @@ class SessionRequestPermissionMessage(MethodMessage, tag="session/request_permis
     """
 
     method: ClassVar[str] = "session/request_permission"
+    """The JSON-RPC method name, `session/request_permission`."""
     params: RequestPermissionRequest
+    """The `session/request_permission` request's params."""
 
 
 class SessionUpdateMessage(MethodMessage, tag="session/update"):
@@ -664,7 +720,9 @@ class SessionUpdateMessage(MethodMessage, tag="session/update"):
     """
 
     method: ClassVar[str] = "session/update"
+    """The JSON-RPC method name, `session/update`."""
     params: UpdateSessionNotification
+    """The `session/update` notification's params."""
 
 
 class CancelRequestMessage(MethodMessage, tag="$/cancel_request"):
@@ -677,7 +735,9 @@ class CancelRequestMessage(MethodMessage, tag="$/cancel_request"):
     """
 
     method: ClassVar[str] = "$/cancel_request"
+    """The JSON-RPC method name, `$/cancel_request`."""
     params: CancelRequestNotification
+    """The `$/cancel_request` notification's params."""
 
 
 class ProxyInitializeMessage(MethodMessage, tag="proxy/initialize"):
@@ -702,7 +762,9 @@ class ProxyInitializeMessage(MethodMessage, tag="proxy/initialize"):
     """
 
     method: ClassVar[str] = "proxy/initialize"
+    """The JSON-RPC method name, `proxy/initialize`."""
     params: InitializeProxyRequest
+    """The `proxy/initialize` request's params."""
 
 
 class ProxySuccessorMessage(MethodMessage, tag="proxy/successor"):
@@ -723,7 +785,9 @@ class ProxySuccessorMessage(MethodMessage, tag="proxy/successor"):
     """
 
     method: ClassVar[str] = "proxy/successor"
+    """The JSON-RPC method name, `proxy/successor`."""
     params: ProxySuccessorRequest
+    """The `proxy/successor` request's params."""
 
 
 AUTH_LOGIN: Final[MethodSpec[LoginAuthRequest, LoginAuthResponse]] = MethodSpec(
@@ -735,6 +799,7 @@ AUTH_LOGIN: Final[MethodSpec[LoginAuthRequest, LoginAuthResponse]] = MethodSpec(
     AuthLoginMessage,
     "auth_login",
 )
+"""`auth/login`'s row of the method table: params and result codecs, side, kind, handler `auth_login`."""
 
 AUTH_LOGOUT: Final[MethodSpec[LogoutAuthRequest, LogoutAuthResponse]] = MethodSpec(
     "auth/logout",
@@ -745,6 +810,7 @@ AUTH_LOGOUT: Final[MethodSpec[LogoutAuthRequest, LogoutAuthResponse]] = MethodSp
     AuthLogoutMessage,
     "auth_logout",
 )
+"""`auth/logout`'s row of the method table: params and result codecs, side, kind, handler `auth_logout`."""
 
 AUTH_STATUS: Final[MethodSpec[AuthStatusRequest, AuthStatusResponse]] = MethodSpec(
     "auth/status",
@@ -755,6 +821,7 @@ AUTH_STATUS: Final[MethodSpec[AuthStatusRequest, AuthStatusResponse]] = MethodSp
     AuthStatusMessage,
     "auth_status",
 )
+"""`auth/status`'s row of the method table: params and result codecs, side, kind, handler `auth_status`."""
 
 INITIALIZE: Final[MethodSpec[InitializeRequest, InitializeResponse]] = MethodSpec(
     "initialize",
@@ -765,6 +832,7 @@ INITIALIZE: Final[MethodSpec[InitializeRequest, InitializeResponse]] = MethodSpe
     InitializeMessage,
     "initialize",
 )
+"""`initialize`'s row of the method table: params and result codecs, side, kind, handler `initialize`."""
 
 MCP_MESSAGE_AGENT: Final[MethodSpec[MessageMcpNotification, None]] = MethodSpec(
     "mcp/message",
@@ -775,6 +843,7 @@ MCP_MESSAGE_AGENT: Final[MethodSpec[MessageMcpNotification, None]] = MethodSpec(
     McpMessageAgentMessage,
     "mcp_message",
 )
+"""`mcp/message`'s row of the method table: params codec, side, kind, handler `mcp_message`."""
 
 PROVIDERS_DISABLE: Final[MethodSpec[DisableProviderRequest, DisableProviderResponse]] = MethodSpec(
     "providers/disable",
@@ -785,6 +854,7 @@ PROVIDERS_DISABLE: Final[MethodSpec[DisableProviderRequest, DisableProviderRespo
     ProvidersDisableMessage,
     "providers_disable",
 )
+"""`providers/disable`'s row of the method table: params and result codecs, side, kind, handler `providers_disable`."""
 
 PROVIDERS_LIST: Final[MethodSpec[ListProvidersRequest, ListProvidersResponse]] = MethodSpec(
     "providers/list",
@@ -795,6 +865,7 @@ PROVIDERS_LIST: Final[MethodSpec[ListProvidersRequest, ListProvidersResponse]] =
     ProvidersListMessage,
     "providers_list",
 )
+"""`providers/list`'s row of the method table: params and result codecs, side, kind, handler `providers_list`."""
 
 PROVIDERS_SET: Final[MethodSpec[SetProviderRequest, SetProviderResponse]] = MethodSpec(
     "providers/set",
@@ -805,6 +876,7 @@ PROVIDERS_SET: Final[MethodSpec[SetProviderRequest, SetProviderResponse]] = Meth
     ProvidersSetMessage,
     "providers_set",
 )
+"""`providers/set`'s row of the method table: params and result codecs, side, kind, handler `providers_set`."""
 
 SESSION_ARCHIVE: Final[MethodSpec[ArchiveSessionRequest, ArchiveSessionResponse]] = MethodSpec(
     "session/archive",
@@ -815,6 +887,7 @@ SESSION_ARCHIVE: Final[MethodSpec[ArchiveSessionRequest, ArchiveSessionResponse]
     SessionArchiveMessage,
     "session_archive",
 )
+"""`session/archive`'s row of the method table: params and result codecs, side, kind, handler `session_archive`."""
 
 SESSION_CANCEL: Final[MethodSpec[CancelSessionNotification, None]] = MethodSpec(
     "session/cancel",
@@ -825,6 +898,7 @@ SESSION_CANCEL: Final[MethodSpec[CancelSessionNotification, None]] = MethodSpec(
     SessionCancelMessage,
     "session_cancel",
 )
+"""`session/cancel`'s row of the method table: params codec, side, kind, handler `session_cancel`."""
 
 SESSION_CLOSE: Final[MethodSpec[CloseSessionRequest, CloseSessionResponse]] = MethodSpec(
     "session/close",
@@ -835,6 +909,7 @@ SESSION_CLOSE: Final[MethodSpec[CloseSessionRequest, CloseSessionResponse]] = Me
     SessionCloseMessage,
     "session_close",
 )
+"""`session/close`'s row of the method table: params and result codecs, side, kind, handler `session_close`."""
 
 SESSION_DELETE: Final[MethodSpec[DeleteSessionRequest, DeleteSessionResponse]] = MethodSpec(
     "session/delete",
@@ -845,6 +920,7 @@ SESSION_DELETE: Final[MethodSpec[DeleteSessionRequest, DeleteSessionResponse]] =
     SessionDeleteMessage,
     "session_delete",
 )
+"""`session/delete`'s row of the method table: params and result codecs, side, kind, handler `session_delete`."""
 
 SESSION_FORK: Final[MethodSpec[ForkSessionRequest, ForkSessionResponse]] = MethodSpec(
     "session/fork",
@@ -855,6 +931,7 @@ SESSION_FORK: Final[MethodSpec[ForkSessionRequest, ForkSessionResponse]] = Metho
     SessionForkMessage,
     "session_fork",
 )
+"""`session/fork`'s row of the method table: params and result codecs, side, kind, handler `session_fork`."""
 
 SESSION_LIST: Final[MethodSpec[ListSessionsRequest, ListSessionsResponse]] = MethodSpec(
     "session/list",
@@ -865,6 +942,7 @@ SESSION_LIST: Final[MethodSpec[ListSessionsRequest, ListSessionsResponse]] = Met
     SessionListMessage,
     "session_list",
 )
+"""`session/list`'s row of the method table: params and result codecs, side, kind, handler `session_list`."""
 
 SESSION_NEW: Final[MethodSpec[NewSessionRequest, NewSessionResponse]] = MethodSpec(
     "session/new",
@@ -875,6 +953,7 @@ SESSION_NEW: Final[MethodSpec[NewSessionRequest, NewSessionResponse]] = MethodSp
     SessionNewMessage,
     "session_new",
 )
+"""`session/new`'s row of the method table: params and result codecs, side, kind, handler `session_new`."""
 
 SESSION_PROMPT: Final[MethodSpec[PromptRequest, PromptResponse]] = MethodSpec(
     "session/prompt",
@@ -885,6 +964,7 @@ SESSION_PROMPT: Final[MethodSpec[PromptRequest, PromptResponse]] = MethodSpec(
     SessionPromptMessage,
     "session_prompt",
 )
+"""`session/prompt`'s row of the method table: params and result codecs, side, kind, handler `session_prompt`."""
 
 SESSION_RESUME: Final[MethodSpec[ResumeSessionRequest, ResumeSessionResponse]] = MethodSpec(
     "session/resume",
@@ -895,6 +975,7 @@ SESSION_RESUME: Final[MethodSpec[ResumeSessionRequest, ResumeSessionResponse]] =
     SessionResumeMessage,
     "session_resume",
 )
+"""`session/resume`'s row of the method table: params and result codecs, side, kind, handler `session_resume`."""
 
 SESSION_SET_CONFIG_OPTION: Final[
     MethodSpec[SetSessionConfigOptionRequest, SetSessionConfigOptionResponse]
@@ -907,6 +988,7 @@ SESSION_SET_CONFIG_OPTION: Final[
     SessionSetConfigOptionMessage,
     "session_set_config_option",
 )
+"""`session/set_config_option`'s row of the method table: params and result codecs, side, kind, handler `session_set_config_option`."""
 
 SESSION_SET_TITLE: Final[MethodSpec[SetSessionTitleRequest, SetSessionTitleResponse]] = MethodSpec(
     "session/set_title",
@@ -917,6 +999,7 @@ SESSION_SET_TITLE: Final[MethodSpec[SetSessionTitleRequest, SetSessionTitleRespo
     SessionSetTitleMessage,
     "session_set_title",
 )
+"""`session/set_title`'s row of the method table: params and result codecs, side, kind, handler `session_set_title`."""
 
 SESSION_STATUS: Final[MethodSpec[SessionStatusRequest, SessionStatusResponse]] = MethodSpec(
     "session/status",
@@ -927,6 +1010,7 @@ SESSION_STATUS: Final[MethodSpec[SessionStatusRequest, SessionStatusResponse]] =
     SessionStatusMessage,
     "session_status",
 )
+"""`session/status`'s row of the method table: params and result codecs, side, kind, handler `session_status`."""
 
 SESSION_UNARCHIVE: Final[MethodSpec[UnarchiveSessionRequest, UnarchiveSessionResponse]] = (
     MethodSpec(
@@ -939,6 +1023,7 @@ SESSION_UNARCHIVE: Final[MethodSpec[UnarchiveSessionRequest, UnarchiveSessionRes
         "session_unarchive",
     )
 )
+"""`session/unarchive`'s row of the method table: params and result codecs, side, kind, handler `session_unarchive`."""
 
 TERMINAL_CANCEL: Final[MethodSpec[CancelTerminalRequest, CancelTerminalResponse]] = MethodSpec(
     "terminal/cancel",
@@ -949,6 +1034,7 @@ TERMINAL_CANCEL: Final[MethodSpec[CancelTerminalRequest, CancelTerminalResponse]
     TerminalCancelMessage,
     "terminal_cancel",
 )
+"""`terminal/cancel`'s row of the method table: params and result codecs, side, kind, handler `terminal_cancel`."""
 
 TOOL_CALL_CANCEL: Final[MethodSpec[CancelToolCallRequest, CancelToolCallResponse]] = MethodSpec(
     "tool_call/cancel",
@@ -959,6 +1045,7 @@ TOOL_CALL_CANCEL: Final[MethodSpec[CancelToolCallRequest, CancelToolCallResponse
     ToolCallCancelMessage,
     "tool_call_cancel",
 )
+"""`tool_call/cancel`'s row of the method table: params and result codecs, side, kind, handler `tool_call_cancel`."""
 
 AUTH_STATUS_UPDATE: Final[MethodSpec[AuthStatusUpdateNotification, None]] = MethodSpec(
     "auth/status_update",
@@ -969,6 +1056,7 @@ AUTH_STATUS_UPDATE: Final[MethodSpec[AuthStatusUpdateNotification, None]] = Meth
     AuthStatusUpdateMessage,
     "auth_status_update",
 )
+"""`auth/status_update`'s row of the method table: params codec, side, kind, handler `auth_status_update`."""
 
 ELICITATION_COMPLETE: Final[MethodSpec[CompleteElicitationNotification, None]] = MethodSpec(
     "elicitation/complete",
@@ -979,6 +1067,7 @@ ELICITATION_COMPLETE: Final[MethodSpec[CompleteElicitationNotification, None]] =
     ElicitationCompleteMessage,
     "elicitation_complete",
 )
+"""`elicitation/complete`'s row of the method table: params codec, side, kind, handler `elicitation_complete`."""
 
 ELICITATION_CREATE: Final[MethodSpec[CreateElicitationRequest, CreateElicitationResponse]] = (
     MethodSpec(
@@ -991,6 +1080,7 @@ ELICITATION_CREATE: Final[MethodSpec[CreateElicitationRequest, CreateElicitation
         "elicitation_create",
     )
 )
+"""`elicitation/create`'s row of the method table: params and result codecs, side, kind, handler `elicitation_create`."""
 
 MCP_MESSAGE_CLIENT: Final[MethodSpec[MessageMcpRequest, MessageMcpResponse]] = MethodSpec(
     "mcp/message",
@@ -1001,6 +1091,7 @@ MCP_MESSAGE_CLIENT: Final[MethodSpec[MessageMcpRequest, MessageMcpResponse]] = M
     McpMessageClientMessage,
     "mcp_message",
 )
+"""`mcp/message`'s row of the method table: params and result codecs, side, kind, handler `mcp_message`."""
 
 SESSION_REQUEST_PERMISSION: Final[
     MethodSpec[RequestPermissionRequest, RequestPermissionResponse]
@@ -1013,6 +1104,7 @@ SESSION_REQUEST_PERMISSION: Final[
     SessionRequestPermissionMessage,
     "session_request_permission",
 )
+"""`session/request_permission`'s row of the method table: params and result codecs, side, kind, handler `session_request_permission`."""
 
 SESSION_UPDATE: Final[MethodSpec[UpdateSessionNotification, None]] = MethodSpec(
     "session/update",
@@ -1023,6 +1115,7 @@ SESSION_UPDATE: Final[MethodSpec[UpdateSessionNotification, None]] = MethodSpec(
     SessionUpdateMessage,
     "session_update",
 )
+"""`session/update`'s row of the method table: params codec, side, kind, handler `session_update`."""
 
 CANCEL_REQUEST: Final[MethodSpec[CancelRequestNotification, None]] = MethodSpec(
     "$/cancel_request",
@@ -1033,6 +1126,7 @@ CANCEL_REQUEST: Final[MethodSpec[CancelRequestNotification, None]] = MethodSpec(
     CancelRequestMessage,
     "cancel_request",
 )
+"""`$/cancel_request`'s row of the method table: params codec, side, kind, handler `cancel_request`."""
 
 PROXY_INITIALIZE: Final[MethodSpec[InitializeProxyRequest, InitializeProxyResponse]] = MethodSpec(
     "proxy/initialize",
@@ -1043,6 +1137,7 @@ PROXY_INITIALIZE: Final[MethodSpec[InitializeProxyRequest, InitializeProxyRespon
     ProxyInitializeMessage,
     "proxy_initialize",
 )
+"""`proxy/initialize`'s row of the method table: params and result codecs, side, kind, handler `proxy_initialize`."""
 
 PROXY_SUCCESSOR: Final[MethodSpec[ProxySuccessorRequest, ProxySuccessorResponse]] = MethodSpec(
     "proxy/successor",
@@ -1053,6 +1148,7 @@ PROXY_SUCCESSOR: Final[MethodSpec[ProxySuccessorRequest, ProxySuccessorResponse]
     ProxySuccessorMessage,
     "proxy_successor",
 )
+"""`proxy/successor`'s row of the method table: params and result codecs, side, kind, handler `proxy_successor`."""
 
 AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
     "auth/login": AUTH_LOGIN,
@@ -1123,6 +1219,7 @@ METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
 """Every method of this protocol surface whose name alone says which side handles it."""
 
 ERROR_CODEC: Final = Codec[Error](Error)
+"""Decodes and encodes the `error` object of a JSON-RPC error response."""
 
 MESSAGE_CODEC: Final = MessageCodec(METHODS, METHODS, ERROR_CODEC)
 """Decodes lines of this protocol surface without knowing the receiver (see `decode_message`)."""

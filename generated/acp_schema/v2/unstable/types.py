@@ -378,6 +378,7 @@ class AcceptElicitationResponse(
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -426,6 +427,7 @@ class AddDiffChange(msgspec.Struct, kw_only=True, gc=False, tag_field="operation
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "file_type": ON_ERROR,
@@ -446,6 +448,7 @@ class AuthStatusCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -474,6 +477,7 @@ class AgentAuthCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "status": ON_ERROR,
@@ -489,6 +493,7 @@ class PromptImageCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -503,6 +508,7 @@ class PromptAudioCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -517,6 +523,7 @@ class PromptEmbeddedContextCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -569,6 +576,7 @@ class PromptCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "image": ON_ERROR,
@@ -586,6 +594,7 @@ class McpStdioCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -600,6 +609,7 @@ class McpHttpCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -618,6 +628,7 @@ class McpAcpCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -656,6 +667,7 @@ class McpCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "stdio": ON_ERROR,
@@ -673,6 +685,7 @@ class SessionDeleteCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -690,6 +703,7 @@ class SessionAdditionalDirectoriesCapabilities(msgspec.Struct, kw_only=True, gc=
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -709,6 +723,7 @@ class SessionSystemPromptOverrideCapabilities(msgspec.Struct, kw_only=True, gc=F
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -737,6 +752,7 @@ class SessionSystemPromptModeCapabilities(msgspec.Struct, kw_only=True, gc=False
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "override": ON_ERROR,
@@ -764,6 +780,7 @@ class SessionSystemPromptCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "mode": ON_ERROR,
@@ -783,6 +800,7 @@ class SessionForkCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -802,6 +820,7 @@ class SessionArchiveCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -820,6 +839,7 @@ class SessionStatusCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -839,6 +859,7 @@ class SessionTitleCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -966,6 +987,7 @@ class SessionCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "prompt": ON_ERROR,
@@ -993,6 +1015,7 @@ class ProvidersCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1043,6 +1066,7 @@ class AgentCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "session": ON_ERROR,
@@ -1103,6 +1127,7 @@ class Annotations(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "audience": ON_ERROR | SKIP_INVALID,
@@ -1132,6 +1157,7 @@ class TextContent(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag=
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "annotations": ON_ERROR,
@@ -1167,6 +1193,7 @@ class ImageContent(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "uri": ON_ERROR,
@@ -1196,6 +1223,7 @@ class AudioContent(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "annotations": ON_ERROR,
@@ -1252,6 +1280,7 @@ class Icon(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "mime_type": ON_ERROR,
@@ -1317,6 +1346,7 @@ class ResourceLink(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
@@ -1346,6 +1376,7 @@ class TextResourceContents(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "mime_type": ON_ERROR,
@@ -1370,6 +1401,7 @@ class BlobResourceContents(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "mime_type": ON_ERROR,
@@ -1415,6 +1447,7 @@ class EmbeddedResource(msgspec.Struct, kw_only=True, gc=False, tag_field="type",
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "annotations": ON_ERROR,
@@ -1438,6 +1471,7 @@ class UnknownContentBlock(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "type"
+    """The wire field naming the variant, `type`."""
 
 
 if TYPE_CHECKING:
@@ -1640,6 +1674,7 @@ class ArchiveSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     """The ID of the session to archive."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1656,6 +1691,7 @@ class ArchiveSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1713,6 +1749,7 @@ class AuthAccount(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "active": ON_ERROR,
@@ -1737,6 +1774,7 @@ class EnvVariable(msgspec.Struct, kw_only=True, gc=False):
     """The value to set for the environment variable."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1773,6 +1811,7 @@ class AuthMethodTerminal(msgspec.Struct, kw_only=True, gc=False, tag_field="type
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -1803,6 +1842,7 @@ class AuthMethodAgent(msgspec.Struct, kw_only=True, gc=False, tag_field="type", 
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -1824,6 +1864,7 @@ class UnknownAuthMethod(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "type"
+    """The wire field naming the variant, `type`."""
 
 
 if TYPE_CHECKING:
@@ -1881,6 +1922,7 @@ class AuthStatusRequest(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1914,6 +1956,7 @@ class AuthStatusResponse(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "accounts": ON_ERROR | SKIP_INVALID,
@@ -1952,6 +1995,7 @@ class AuthStatusUpdateNotification(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "accounts": ON_ERROR | SKIP_INVALID,
@@ -1966,6 +2010,7 @@ class TextCommandInput(msgspec.Struct, kw_only=True, gc=False, tag_field="type",
     """A hint to display when the input hasn't been provided yet"""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -1987,6 +2032,7 @@ class UnknownAvailableCommandInput(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "type"
+    """The wire field naming the variant, `type`."""
 
 
 if TYPE_CHECKING:
@@ -2020,6 +2066,7 @@ class Command(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="com
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "input": ON_ERROR,
@@ -2042,6 +2089,7 @@ class UnknownAvailableCommand(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "type"
+    """The wire field naming the variant, `type`."""
 
 
 if TYPE_CHECKING:
@@ -2071,6 +2119,7 @@ class AvailableCommandsUpdate(
     """Commands the agent can execute."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "available_commands": SKIP_INVALID,
@@ -2092,6 +2141,7 @@ class BackgroundSubagent(msgspec.Struct, kw_only=True, gc=False, tag_field="type
     """The ID of the listed session."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2112,6 +2162,7 @@ class BackgroundTerminal(msgspec.Struct, kw_only=True, gc=False, tag_field="type
     """The ID of the listed terminal."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2133,6 +2184,7 @@ class BackgroundToolCall(msgspec.Struct, kw_only=True, gc=False, tag_field="type
     """The ID of the listed tool call."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2152,6 +2204,7 @@ class UnknownBackgroundWork(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "type"
+    """The wire field naming the variant, `type`."""
 
 
 if TYPE_CHECKING:
@@ -2202,6 +2255,7 @@ class BooleanPropertySchema(
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
@@ -2230,6 +2284,7 @@ class BooleanSetSessionConfigOptionRequest(
     """The ID of the configuration option to set."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2242,6 +2297,7 @@ class CancelElicitationResponse(
     """The elicitation was cancelled."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2277,6 +2333,7 @@ class CancelRequestNotification(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2294,6 +2351,7 @@ class CancelSessionNotification(msgspec.Struct, kw_only=True, gc=False):
     """The ID of the session to cancel operations for."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2324,6 +2382,7 @@ class CancelTerminalRequest(msgspec.Struct, kw_only=True, gc=False):
     """The ID of the terminal to cancel."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2334,6 +2393,7 @@ class CancelTerminalResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response from cancelling a terminal."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2363,6 +2423,7 @@ class CancelToolCallRequest(msgspec.Struct, kw_only=True, gc=False):
     """The ID of the tool call to cancel."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2373,6 +2434,7 @@ class CancelToolCallResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response from cancelling a tool call."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2396,6 +2458,7 @@ class CancelledPermissionOutcome(
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2412,6 +2475,7 @@ class TerminalAuthCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2438,6 +2502,7 @@ class ClientAuthCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "terminal": ON_ERROR,
@@ -2453,6 +2518,7 @@ class ElicitationFormCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2467,6 +2533,7 @@ class ElicitationUrlCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2493,6 +2560,7 @@ class ElicitationCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "form": ON_ERROR,
@@ -2531,6 +2599,7 @@ class ClientCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "auth": ON_ERROR,
@@ -2567,6 +2636,7 @@ class CloseSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     """The ID of the session to close."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2577,6 +2647,7 @@ class CloseSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response from closing a session."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2601,6 +2672,7 @@ class CommandPermissionSubject(
     """The associated terminal, when already known. Omitted and `null` are equivalent."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "tool_call_id": ON_ERROR,
@@ -2723,6 +2795,7 @@ class CompleteElicitationNotification(msgspec.Struct, kw_only=True, gc=False):
     """The ID of the elicitation that completed."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2750,6 +2823,7 @@ class SessionConfigSelectOption(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -2774,6 +2848,7 @@ class SessionConfigSelectGroup(msgspec.Struct, kw_only=True, gc=False):
     """The set of option values in this group. MUST contain at least one value."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "options": ON_ERROR | SKIP_INVALID,
@@ -2864,6 +2939,7 @@ class SessionConfigSelect(msgspec.Struct, kw_only=True, gc=False, tag_field="typ
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -2899,6 +2975,7 @@ class SessionConfigBoolean(msgspec.Struct, kw_only=True, gc=False, tag_field="ty
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -2921,6 +2998,7 @@ class UnknownSessionConfigOption(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "type"
+    """The wire field naming the variant, `type`."""
 
 
 if TYPE_CHECKING:
@@ -2944,6 +3022,7 @@ class ConfigOptionUpdate(
     """The full set of configuration options and their current values."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "config_options": SKIP_INVALID,
@@ -2958,6 +3037,7 @@ class Content(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="con
     """The actual content block."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -2988,6 +3068,7 @@ class CopyDiffChange(msgspec.Struct, kw_only=True, gc=False, tag_field="operatio
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "file_type": ON_ERROR,
@@ -3009,6 +3090,7 @@ class Cost(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3057,6 +3139,7 @@ class EnumOption(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -3139,6 +3222,7 @@ class StringPropertySchema(msgspec.Struct, kw_only=True, gc=False, tag_field="ty
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
@@ -3187,6 +3271,7 @@ class NumberPropertySchema(msgspec.Struct, kw_only=True, gc=False, tag_field="ty
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
@@ -3243,6 +3328,7 @@ class IntegerPropertySchema(
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
@@ -3261,6 +3347,7 @@ class StringMultiSelectItems(
     """Allowed enum values. Must contain at least one value."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3274,6 +3361,7 @@ class TitledMultiSelectItems(msgspec.Struct, kw_only=True, gc=False):
     """Titled enum options. Must contain at least one option."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3284,6 +3372,7 @@ class UnknownMultiSelectItems(OpenVariant):
     """Custom or future typed multi-select items."""
 
     tag_field: ClassVar[str] = "type"
+    """The wire field naming the variant, `type`."""
 
 
 if TYPE_CHECKING:
@@ -3346,6 +3435,7 @@ class MultiSelectPropertySchema(
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
@@ -3369,6 +3459,7 @@ class UnknownElicitationPropertySchema(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "type"
+    """The wire field naming the variant, `type`."""
 
 
 if TYPE_CHECKING:
@@ -3436,6 +3527,7 @@ class ElicitationSchema(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
@@ -3468,6 +3560,7 @@ class ElicitationFormMode(msgspec.Struct, kw_only=True, gc=False, tag_field="mod
     """A human-readable message describing what input is needed."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "tool_call_id": ON_ERROR,
@@ -3513,6 +3606,7 @@ class ElicitationUrlMode(msgspec.Struct, kw_only=True, gc=False, tag_field="mode
     """A human-readable message describing what input is needed."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "tool_call_id": ON_ERROR,
@@ -3545,6 +3639,7 @@ class UnknownCreateElicitationRequest(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "mode"
+    """The wire field naming the variant, `mode`."""
 
 
 if TYPE_CHECKING:
@@ -3583,6 +3678,7 @@ class DeclineElicitationResponse(
     """The user declined the elicitation."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3603,6 +3699,7 @@ class UnknownCreateElicitationResponse(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "action"
+    """The wire field naming the variant, `action`."""
 
 
 if TYPE_CHECKING:
@@ -3641,6 +3738,7 @@ class DeleteDiffChange(msgspec.Struct, kw_only=True, gc=False, tag_field="operat
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "file_type": ON_ERROR,
@@ -3660,6 +3758,7 @@ class DeleteSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     """The ID of the session to delete."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3670,6 +3769,7 @@ class DeleteSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response from deleting a session."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3697,6 +3797,7 @@ class ModifyDiffChange(msgspec.Struct, kw_only=True, gc=False, tag_field="operat
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "file_type": ON_ERROR,
@@ -3729,6 +3830,7 @@ class MoveDiffChange(msgspec.Struct, kw_only=True, gc=False, tag_field="operatio
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "file_type": ON_ERROR,
@@ -3747,6 +3849,7 @@ class UnknownDiffChange(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "operation"
+    """The wire field naming the variant, `operation`."""
 
 
 if TYPE_CHECKING:
@@ -3802,6 +3905,7 @@ class DiffPatch(msgspec.Struct, kw_only=True, gc=False):
     """Patch text in the format named by `format`."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3827,6 +3931,7 @@ class Diff(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="diff")
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "changes": SKIP_INVALID,
@@ -3858,6 +3963,7 @@ class DisableProviderRequest(msgspec.Struct, kw_only=True, gc=False):
     """Provider ID to disable."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3874,6 +3980,7 @@ class DisableProviderResponse(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3923,14 +4030,32 @@ class ErrorCodeValues:
     """Named values of `ErrorCode`."""
 
     PARSE_ERROR: Final = -32700
+    """
+    `-32700`: **Parse error**: Invalid JSON was received by the server.
+    An error occurred on the server while parsing the JSON text.
+    """
     INVALID_REQUEST: Final = -32600
+    """`-32600`: **Invalid request**: The JSON sent is not a valid Request object."""
     METHOD_NOT_FOUND: Final = -32601
+    """`-32601`: **Method not found**: The method does not exist or is not available."""
     INVALID_PARAMS: Final = -32602
+    """`-32602`: **Invalid params**: Invalid method parameter(s)."""
     INTERNAL_ERROR: Final = -32603
+    """`-32603`: **Internal error**: Internal JSON-RPC error."""
     REQUEST_CANCELLED: Final = -32800
+    """
+    `-32800`: **Request cancelled**: Execution of the method was aborted either due to a cancellation request from the caller or
+    because of resource constraints or shutdown.
+    """
     AUTHENTICATION_REQUIRED: Final = -32000
+    """`-32000`: **Authentication required**: Authentication is required before this operation can be performed."""
     RESOURCE_NOT_FOUND: Final = -32002
+    """`-32002`: **Resource not found**: A given resource, such as a session, was not found."""
     UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
+    """
+    `-32022`: **Unsupported protocol version**: No protocol version supported by the Agent is at or below the requested version.
+    The error data is an [`UnsupportedProtocolVersionErrorData`].
+    """
 
 
 ProtocolVersion: TypeAlias = Annotated[int, Meta(ge=0, le=65535)]
@@ -3956,6 +4081,7 @@ class UnsupportedProtocolVersionErrorData(msgspec.Struct, kw_only=True, gc=False
     """The protocol versions the Agent supports."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -3974,6 +4100,7 @@ class SessionNotFoundErrorData(msgspec.Struct, kw_only=True, gc=False):
     """The session ID from the request."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4117,6 +4244,7 @@ class HttpHeader(msgspec.Struct, kw_only=True, gc=False):
     """The value to set for the HTTP header."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4143,6 +4271,7 @@ class McpServerHttp(msgspec.Struct, kw_only=True, gc=False, tag_field="type", ta
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "headers": ON_NULL,
@@ -4187,6 +4316,7 @@ class McpServerAcp(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4216,6 +4346,7 @@ class McpServerStdio(msgspec.Struct, kw_only=True, gc=False, tag_field="type", t
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "args": ON_NULL,
@@ -4239,6 +4370,7 @@ class UnknownMcpServer(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "type"
+    """The wire field naming the variant, `type`."""
 
 
 if TYPE_CHECKING:
@@ -4327,6 +4459,7 @@ class SystemPrompt(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4385,6 +4518,7 @@ class ForkSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "additional_directories": ON_NULL,
@@ -4428,6 +4562,7 @@ class ForkSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "config_options": ON_ERROR | SKIP_INVALID,
@@ -4451,6 +4586,7 @@ class IdSetSessionConfigOptionRequest(
     """The ID of the configuration option to set."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4503,6 +4639,7 @@ class Usage(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "thought_tokens": ON_ERROR,
@@ -4555,6 +4692,7 @@ class IdleStateUpdate(msgspec.Struct, kw_only=True, gc=False, tag_field="state",
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     error: Error | None | UnsetType = UNSET
     """
@@ -4603,6 +4741,7 @@ class Implementation(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
@@ -4629,6 +4768,7 @@ class InitializeRequest(msgspec.Struct, kw_only=True, gc=False):
     """Capabilities supported by the client."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "capabilities": ON_ERROR,
@@ -4691,6 +4831,7 @@ class InitializeResponse(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "capabilities": ON_ERROR,
@@ -4723,6 +4864,7 @@ class ListProvidersRequest(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4775,6 +4917,7 @@ class ProviderCurrentConfig(msgspec.Struct, kw_only=True, gc=False):
     """Base URL currently used by this provider."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4809,6 +4952,7 @@ class ProviderInfo(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "supported": ON_ERROR | SKIP_INVALID,
@@ -4829,6 +4973,7 @@ class ListProvidersResponse(msgspec.Struct, kw_only=True, gc=False):
     """Configurable providers with current routing info suitable for UI display."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4895,6 +5040,7 @@ class ListSessionsRequest(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -4948,6 +5094,7 @@ class SessionInfo(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "additional_directories": ON_NULL,
@@ -4974,6 +5121,7 @@ class ListSessionsResponse(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "sessions": ON_ERROR | SKIP_INVALID,
@@ -4999,6 +5147,7 @@ class LoginAuthRequest(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5009,6 +5158,7 @@ class LoginAuthResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to the `auth/login` method."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5027,6 +5177,7 @@ class LogoutAuthRequest(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5037,6 +5188,7 @@ class LogoutAuthResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to the `auth/logout` method."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5212,6 +5364,7 @@ class NewSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "additional_directories": ON_NULL,
@@ -5261,6 +5414,7 @@ class NewSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "config_options": ON_ERROR | SKIP_INVALID,
@@ -5306,6 +5460,7 @@ class Notice(msgspec.Struct, kw_only=True, gc=False, tag_field="sessionUpdate", 
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -5353,6 +5508,7 @@ class PermissionOption(msgspec.Struct, kw_only=True, gc=False):
     """Hint about the nature of this permission option."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5422,6 +5578,7 @@ class PlanEntry(msgspec.Struct, kw_only=True, gc=False):
     """Current execution status of this task."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5448,6 +5605,7 @@ class PlanFile(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="fi
     """The URI of the file containing the plan."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5469,6 +5627,7 @@ class PlanItems(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="i
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "entries": SKIP_INVALID,
@@ -5492,6 +5651,7 @@ class PlanMarkdown(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
     """Markdown content for the plan."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5513,6 +5673,7 @@ class PlanRemoved(
     """The plan ID to remove."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5534,6 +5695,7 @@ class UnknownPlanUpdateContent(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "type"
+    """The wire field naming the variant, `type`."""
 
 
 if TYPE_CHECKING:
@@ -5560,6 +5722,7 @@ class PlanUpdate(
     """The updated plan content."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5599,6 +5762,7 @@ class PromptRequest(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5631,6 +5795,7 @@ class PromptResponse(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5748,6 +5913,7 @@ class ReplayFromStart(msgspec.Struct, kw_only=True, gc=False, tag_field="type", 
     """Replay all retained conversation history from its first replayable entry."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5769,6 +5935,7 @@ class UnknownReplayFrom(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "type"
+    """The wire field naming the variant, `type`."""
 
 
 if TYPE_CHECKING:
@@ -5799,6 +5966,7 @@ class SelectedPermissionOutcome(
     """The ID of the option the user selected."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5820,6 +5988,7 @@ class UnknownRequestPermissionOutcome(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "outcome"
+    """The wire field naming the variant, `outcome`."""
 
 
 if TYPE_CHECKING:
@@ -5935,6 +6104,7 @@ class Terminal(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="te
     """The ID of the terminal to display."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -5955,6 +6125,7 @@ class UnknownToolCallContent(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "type"
+    """The wire field naming the variant, `type`."""
 
 
 if TYPE_CHECKING:
@@ -5994,6 +6165,7 @@ class ToolCallLocation(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "line": ON_ERROR,
@@ -6009,6 +6181,7 @@ class ToolCallCancelCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6034,6 +6207,7 @@ class ToolCallCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "cancel": ON_ERROR,
@@ -6187,6 +6361,7 @@ class ToolCallPermissionSubject(
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6208,6 +6383,7 @@ class UnknownRequestPermissionSubject(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "type"
+    """The wire field naming the variant, `type`."""
 
 
 if TYPE_CHECKING:
@@ -6265,6 +6441,7 @@ class RequestPermissionRequest(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
@@ -6279,6 +6456,7 @@ class RequestPermissionResponse(msgspec.Struct, kw_only=True, gc=False):
     """The user's decision on the permission request."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6303,6 +6481,7 @@ class RequiresActionStateUpdate(
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "background": ON_ERROR,
@@ -6382,6 +6561,7 @@ class ResumeSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "additional_directories": ON_NULL,
@@ -6424,6 +6604,7 @@ class ResumeSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "config_options": ON_ERROR | SKIP_INVALID,
@@ -6448,6 +6629,7 @@ class RunningStateUpdate(msgspec.Struct, kw_only=True, gc=False, tag_field="stat
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "background": ON_ERROR,
@@ -6467,6 +6649,7 @@ class SessionCancelCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6634,6 +6817,7 @@ class SessionStateUpdate(
     """A snapshot of the session's aggregate foreground activity."""
 
     state: OpenLiteral[Literal["running", "idle", "requires_action", "unknown"]]
+    """The `state` field."""
 
     background: list[BackgroundWork] | None | UnsetType = UNSET
     """
@@ -6648,6 +6832,7 @@ class SessionStateUpdate(
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     stop_reason: (
         OpenLiteral[
@@ -6736,6 +6921,7 @@ class SessionStatusRequest(msgspec.Struct, kw_only=True, gc=False):
     """The ID of the session to check."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -6765,6 +6951,7 @@ class UnknownStateUpdate(msgspec.Struct, kw_only=True, gc=False, tag_field="stat
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "background": ON_ERROR,
@@ -6788,6 +6975,7 @@ class OtherStateUpdate(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "state"
+    """The wire field naming the variant, `state`."""
 
 
 if TYPE_CHECKING:
@@ -6878,6 +7066,7 @@ class SessionStatusResponse(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "state": ON_ERROR,
@@ -7108,6 +7297,7 @@ class TerminalOutput(msgspec.Struct, kw_only=True, gc=False):
     """Base64-encoded replacement terminal output bytes."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -7140,6 +7330,7 @@ class TerminalExitStatus(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "exit_code": ON_ERROR,
@@ -7158,6 +7349,7 @@ class TerminalSize(msgspec.Struct, kw_only=True, gc=False):
     """Number of rows."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -7172,6 +7364,7 @@ class TerminalCancelCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -7197,6 +7390,7 @@ class TerminalCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "cancel": ON_ERROR,
@@ -7334,6 +7528,7 @@ class UsageUpdate(
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "cost": ON_ERROR,
@@ -7361,6 +7556,7 @@ class SubagentSessionCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "cancel": ON_ERROR,
@@ -7472,6 +7668,7 @@ class UnknownSessionUpdate(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "sessionUpdate"
+    """The wire field naming the variant, `sessionUpdate`."""
 
 
 if TYPE_CHECKING:
@@ -7566,6 +7763,7 @@ class SetProviderRequest(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -7582,6 +7780,7 @@ class SetProviderResponse(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -7601,6 +7800,7 @@ class UnknownSetSessionConfigOptionRequest(OpenVariant):
     """
 
     tag_field: ClassVar[str] = "type"
+    """The wire field naming the variant, `type`."""
 
 
 if TYPE_CHECKING:
@@ -7634,6 +7834,7 @@ class SetSessionConfigOptionResponse(msgspec.Struct, kw_only=True, gc=False):
     """The full set of configuration options and their current values."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "config_options": SKIP_INVALID,
@@ -7672,6 +7873,7 @@ class SetSessionTitleRequest(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -7696,6 +7898,7 @@ class SetSessionTitleResponse(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -7723,6 +7926,7 @@ class UnarchiveSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     """The ID of the session to unarchive."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -7739,6 +7943,7 @@ class UnarchiveSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     """
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
@@ -7761,6 +7966,7 @@ class UpdateSessionNotification(msgspec.Struct, kw_only=True, gc=False):
     """The actual update content."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    """The `_meta` object (see `Metadata`)."""
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "meta": ON_ERROR,
