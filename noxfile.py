@@ -47,6 +47,7 @@ TOOLS = {
         *CODEGEN,
         *("pytest", "hypothesis", "jsonschema", "datamodel-code-generator", "trio", "packaging"),
         "mypy",  # tests type-check user code against the public API (mypy --strict)
+        "pdoc",  # tests/test_docs.py checks docstrings with the docs build's own rules
     ),
     "bench": ("msgspec", "trio", "orjson", "agent-client-protocol"),
     "lint": (*CODEGEN, "mypy", "trio", "pytest", "hypothesis", "jsonschema"),
