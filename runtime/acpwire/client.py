@@ -49,6 +49,7 @@ from ._versions import (
     protocol_version_of,
 )
 from .errors import ConnectionClosed, ProtocolMismatch, RpcError
+from .permissions import cancelled_permission
 from .transport import GRACE_PERIOD, TERMINATE_GRACE_PERIOD, spawn_agent
 
 V2Factory = Callable[[v2.AgentPeer], v2.ClientBase]
@@ -441,8 +442,7 @@ class ClientConnection:
     def _cancelled_result(self, call: Call) -> Any:
         if call.method != PERMISSION or self._surface is None:
             return None
-        module = self._surface.module
-        return module.RequestPermissionResponse(outcome=module.CancelledPermissionOutcome())
+        return cancelled_permission(self._surface.module)
 
     # ------------------------------------------------------------------ sessions
 
