@@ -3,8 +3,9 @@
     python bench/stdio.py [N] [--roundtrips M] [--rounds R] [--quick]
 
 Each pair is a client process that spawns its agent: acpwire client + acpwire echo agent
-(v2 and v1), the Python SDK pair (agent-client-protocol, v1) and the TypeScript SDK pairs
-(@agentclientprotocol/sdk, v1 and v2) from tests/interop. Two measurements per pair:
+(v2 and v1, both processes on trio, on asyncio, and on asyncio with uvloop when uvloop is
+installed), the Python SDK pair (agent-client-protocol, v1, asyncio) and the TypeScript SDK
+pairs (@agentclientprotocol/sdk, v1 and v2) from tests/interop. Two measurements per pair:
 
 - streaming: the agent streams N `agent_message_chunk` updates (prompt text `stream N`);
   rate = chunks / the client's own timing, from sending the prompt to the end of the turn
@@ -36,6 +37,12 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+for _p in (ROOT / "generated", ROOT / "runtime"):
+    if str(_p) not in sys.path:
+        sys.path.insert(0, str(_p))
+
+from acpwire.fixtures.loops import LOOPS, UVLOOP_MISSING, have_uvloop  # noqa: E402
+
 INTEROP = ROOT / "tests" / "interop"
 RESULTS = ROOT / "bench" / "results" / "stdio.txt"
 PATHS = [ROOT / "generated", ROOT / "runtime", ROOT, os.environ.get("PYTHONPATH")]
@@ -50,6 +57,8 @@ HAVE_NODE = (
 HAVE_PY_SDK = importlib.util.find_spec("acp") is not None
 ACPWIRE_CLIENT = [PY, "-m", "acpwire.fixtures.client"]
 ACPWIRE_AGENT = [PY, "-m", "acpwire.fixtures.echo_agent"]
+STREAMING_TARGET = 8.0  # issue 12: acpwire on asyncio streams >= 8x the Python SDK pair
+LABEL = 18  # width of the pair column
 
 
 @dataclass
@@ -59,6 +68,7 @@ class Pair:
     client: list[str]
     agent: list[str]
     missing: str | None = None  # why the pair cannot run here
+    loop: str = ""  # the event loop of both acpwire processes
     rates: list[float] = field(default_factory=list)
     walls: list[float] = field(default_factory=list)
     p50s: list[float] = field(default_factory=list)  # ms
@@ -67,15 +77,26 @@ class Pair:
 
     @property
     def label(self) -> str:
-        return f"{self.name} v{self.protocol}"
+        return f"{self.name} v{self.protocol} {self.loop}".rstrip()
+
+
+def acpwire_pair(protocol: int, loop: str) -> Pair:
+    missing = f"uvloop: {UVLOOP_MISSING}" if loop == "uvloop" and not have_uvloop() else None
+    return Pair(
+        "acpwire",
+        protocol,
+        [*ACPWIRE_CLIENT, "--protocol", str(protocol), "--loop", loop],
+        [*ACPWIRE_AGENT, "--loop", loop],
+        loop=loop,
+        missing=missing,
+    )
 
 
 def pairs() -> list[Pair]:
     no_node = None if HAVE_NODE else "node or tests/interop/ts/node_modules missing"
     no_sdk = None if HAVE_PY_SDK else "agent-client-protocol not installed"
     return [
-        Pair("acpwire", 2, [*ACPWIRE_CLIENT, "--protocol", "2"], ACPWIRE_AGENT),
-        Pair("acpwire", 1, [*ACPWIRE_CLIENT, "--protocol", "1"], ACPWIRE_AGENT),
+        *(acpwire_pair(protocol, loop) for loop in LOOPS for protocol in (2, 1)),
         Pair("python-sdk", 1, [PY, "py/client_v1.py"], [PY, "py/agent_v1.py"], no_sdk),
         Pair("ts-sdk", 1, ["node", "ts/client_v1.mjs"], ["node", "ts/agent_v1.mjs"], no_node),
         Pair("ts-sdk", 2, ["node", "ts/client_v2.mjs"], ["node", "ts/agent_v2.mjs"], no_node),
@@ -146,10 +167,10 @@ def roundtrips_once(pair: Pair, count: int) -> None:
     )
 
 
-def median_of(pairs: list[Pair], name: str, protocol: int, attr: str) -> float | None:
+def median_of(pairs: list[Pair], label: str, attr: str) -> float | None:
     for pair in pairs:
         values = getattr(pair, attr)
-        if (pair.name, pair.protocol) == (name, protocol) and values:
+        if pair.label == label and values:
             return statistics.median(values)
     return None
 
@@ -176,8 +197,8 @@ def node_version() -> str:
 
 
 def skipped(pair: Pair) -> str:
-    reason = pair.missing or f"failed: {pair.failures[-1][:70]}"
-    return f"{pair.label:14} {'-':>13}  skipped: {reason}"
+    reason = pair.missing or f"failed: {pair.failures[-1].splitlines()[-1][:70]}"
+    return f"{pair.label:{LABEL}} {'-':>13}  skipped: {reason}"
 
 
 Row = Callable[[Pair, float | None, float | None], str]
@@ -186,10 +207,10 @@ Row = Callable[[Pair, float | None, float | None], str]
 
 def table(pairs: list[Pair], header: str, samples: str, row: Row) -> list[str]:
     lines = [header, "-" * len(header)]
-    py_sdk = median_of(pairs, "python-sdk", 1, samples)
+    py_sdk = median_of(pairs, "python-sdk v1", samples)
     for pair in pairs:
         if getattr(pair, samples):
-            lines.append(row(pair, py_sdk, median_of(pairs, "ts-sdk", pair.protocol, samples)))
+            lines.append(row(pair, py_sdk, median_of(pairs, f"ts-sdk v{pair.protocol}", samples)))
         else:
             lines.append(skipped(pair))
     return lines
@@ -198,7 +219,7 @@ def table(pairs: list[Pair], header: str, samples: str, row: Row) -> list[str]:
 def stream_row(pair: Pair, py_sdk: float | None, ts_same: float | None) -> str:
     rate = statistics.median(pair.rates)
     return (
-        f"{pair.label:14} {rate:13,.0f} {spread(pair.rates)} {ratio(rate, py_sdk):>16} "
+        f"{pair.label:{LABEL}} {rate:13,.0f} {spread(pair.rates)} {ratio(rate, py_sdk):>16} "
         f"{ratio(rate, ts_same):>18} {statistics.median(pair.walls):14.2f}"
     )
 
@@ -207,20 +228,45 @@ def roundtrip_row(pair: Pair, py_sdk: float | None, ts_same: float | None) -> st
     p50 = statistics.median(pair.p50s)
     faster = [ratio(base, p50) if base else "-" for base in (py_sdk, ts_same)]
     return (
-        f"{pair.label:14} {p50:8.3f} {spread(pair.p50s)} "
+        f"{pair.label:{LABEL}} {p50:8.3f} {spread(pair.p50s)} "
         f"{statistics.median(pair.p99s):8.3f} {spread(pair.p99s)} "
         f"{faster[0]:>20} {faster[1]:>22}"
     )
 
 
 STREAM_HEADER = (
-    f"{'pair':14} {'median msgs/s':>13} {'spread':>7} {'vs python-sdk v1':>16} "
+    f"{'pair':{LABEL}} {'median msgs/s':>13} {'spread':>7} {'vs python-sdk v1':>16} "
     f"{'vs ts-sdk same ver':>18} {'process wall s':>14}"
 )
 ROUNDTRIP_HEADER = (
-    f"{'pair':14} {'p50 ms':>8} {'spread':>7} {'p99 ms':>8} {'spread':>7} "
+    f"{'pair':{LABEL}} {'p50 ms':>8} {'spread':>7} {'p99 ms':>8} {'spread':>7} "
     f"{'p50 vs python-sdk v1':>20} {'p50 vs ts-sdk same ver':>22}"
 )
+
+
+def targets(pairs: list[Pair]) -> list[str]:
+    """Issue 12's targets for acpwire off trio, on this run's medians: streaming at least
+    STREAMING_TARGET x the Python SDK pair (asyncio itself), round-trip p99 below every
+    official SDK pair's."""
+    py_sdk = median_of(pairs, "python-sdk v1", "rates")
+    official_p99s = [statistics.median(p.p99s) for p in pairs if p.name != "acpwire" and p.p99s]
+    if py_sdk is None or not official_p99s:
+        return ["asyncio targets: not checked (an official SDK pair did not run)"]
+    lowest = min(official_p99s)
+    lines = [
+        f"asyncio targets: streaming >= {STREAMING_TARGET:g}x python-sdk v1, round-trip p99 "
+        f"< {lowest:.3f} ms (the lowest official p99)"
+    ]
+    for pair in pairs:
+        if pair.loop in ("asyncio", "uvloop") and pair.rates and pair.p99s:
+            times = statistics.median(pair.rates) / py_sdk
+            p99 = statistics.median(pair.p99s)
+            lines.append(
+                f"  {pair.label:{LABEL}} streaming {times:5.1f}x "
+                f"{'met' if times >= STREAMING_TARGET else 'MISSED':6}  "
+                f"p99 {p99:.3f} ms {'met' if p99 < lowest else 'MISSED'}"
+            )
+    return lines
 
 
 def report(pairs: list[Pair], chunks: int, count: int, rounds: int) -> str:
@@ -228,7 +274,8 @@ def report(pairs: list[Pair], chunks: int, count: int, rounds: int) -> str:
         f"acpwire stdio benchmark, {time.strftime('%Y-%m-%d %H:%M')}: {rounds} interleaved "
         "rounds, median per pair",
         f"python {platform.python_version()}, node {node_version()}, msgspec "
-        f"{version('msgspec')}, trio {version('trio')}, agent-client-protocol "
+        f"{version('msgspec')}, trio {version('trio')}, anyio {version('anyio')}, uvloop "
+        f"{version('uvloop')}, agent-client-protocol "
         f"{version('agent-client-protocol')}, @agentclientprotocol/sdk 2.4.0; "
         f"{platform.machine()} {platform.system()}, {os.cpu_count()} CPUs",
         "",
@@ -244,6 +291,8 @@ def report(pairs: list[Pair], chunks: int, count: int, rounds: int) -> str:
         "latency = the client's own timing from issuing a request to its response resolving; "
         "ratio > 1: lower p50 than that pair.",
         "spread = (max - min) / median over the rounds.",
+        "",
+        *targets(pairs),
     ]
     failed = [f"  {pair.label}: {failure}" for pair in pairs for failure in pair.failures]
     if failed:
