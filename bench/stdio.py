@@ -1,6 +1,7 @@
 """End-to-end stdio benchmark: acpwire vs the official ACP SDKs, side by side.
 
     python bench/stdio.py [N] [--roundtrips M] [--rounds R] [--quick]
+                          [--only LABEL...] [--baseline CHECKOUT]
 
 Each pair is a client process that spawns its agent: acpwire client + acpwire echo agent
 (v2 and v1, both processes on trio, on asyncio, and on asyncio with uvloop when uvloop is
@@ -14,7 +15,10 @@ pairs (@agentclientprotocol/sdk, v1 and v2) from tests/interop. Two measurements
   warm-up ones); p50/p99 of the request -> response latency, timed by the client.
 
 Rounds are interleaved (each round runs every pair, in a rotated order); medians over the
-rounds. The tables are printed and written to bench/results/stdio.txt.
+rounds. The tables are printed and written to bench/results/stdio.txt. `--only` keeps the
+pairs whose label starts with one of the given prefixes; `--baseline` adds the trio pairs of
+another checkout (`git worktree add /tmp/before <commit>`), labelled "baseline", for an A/B
+of acpwire against an earlier version of itself in the same interleaved run.
 """
 
 from __future__ import annotations
@@ -45,10 +49,17 @@ from acpwire.fixtures.loops import LOOPS, UVLOOP_MISSING, have_uvloop  # noqa: E
 
 INTEROP = ROOT / "tests" / "interop"
 RESULTS = ROOT / "bench" / "results" / "stdio.txt"
-PATHS = [ROOT / "generated", ROOT / "runtime", ROOT, os.environ.get("PYTHONPATH")]
-ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(str(p) for p in PATHS if p)}
 PY = sys.executable
 TIMEOUT = 900.0
+
+
+def environment(checkout: Path) -> dict[str, str]:
+    """The environment that runs acpwire's fixtures from a checkout's source tree."""
+    paths = [checkout / "generated", checkout / "runtime", checkout, os.environ.get("PYTHONPATH")]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(str(p) for p in paths if p)}
+
+
+ENV = environment(ROOT)
 
 HAVE_NODE = (
     shutil.which("node") is not None
@@ -57,6 +68,7 @@ HAVE_NODE = (
 HAVE_PY_SDK = importlib.util.find_spec("acp") is not None
 ACPWIRE_CLIENT = [PY, "-m", "acpwire.fixtures.client"]
 ACPWIRE_AGENT = [PY, "-m", "acpwire.fixtures.echo_agent"]
+OFFICIAL_SDKS = ("python-sdk", "ts-sdk")
 STREAMING_TARGET = 8.0  # issue 12: acpwire on asyncio streams >= 8x the Python SDK pair
 LABEL = 18  # width of the pair column
 
@@ -69,6 +81,7 @@ class Pair:
     agent: list[str]
     missing: str | None = None  # why the pair cannot run here
     loop: str = ""  # the event loop of both acpwire processes
+    env: dict[str, str] = field(default_factory=lambda: ENV)
     rates: list[float] = field(default_factory=list)
     walls: list[float] = field(default_factory=list)
     p50s: list[float] = field(default_factory=list)  # ms
@@ -90,6 +103,12 @@ def acpwire_pair(protocol: int, loop: str) -> Pair:
         loop=loop,
         missing=missing,
     )
+
+
+def baseline_pair(protocol: int, checkout: Path) -> Pair:
+    """acpwire's fixtures from another checkout, on trio (no `--loop`: older fixtures lack it)."""
+    client = [*ACPWIRE_CLIENT, "--protocol", str(protocol)]
+    return Pair("baseline", protocol, client, ACPWIRE_AGENT, loop="trio", env=environment(checkout))
 
 
 def pairs() -> list[Pair]:
@@ -125,7 +144,7 @@ def run_client(pair: Pair, mode: list[str]) -> tuple[dict[str, Any], float] | No
     started = time.perf_counter()
     try:
         proc = subprocess.run(
-            command, cwd=INTEROP, env=ENV, capture_output=True, text=True, timeout=TIMEOUT
+            command, cwd=INTEROP, env=pair.env, capture_output=True, text=True, timeout=TIMEOUT
         )
         wall = time.perf_counter() - started
         if proc.returncode != 0 or not proc.stdout.strip():
@@ -249,7 +268,7 @@ def targets(pairs: list[Pair]) -> list[str]:
     STREAMING_TARGET x the Python SDK pair (asyncio itself), round-trip p99 below every
     official SDK pair's."""
     py_sdk = median_of(pairs, "python-sdk v1", "rates")
-    official_p99s = [statistics.median(p.p99s) for p in pairs if p.name != "acpwire" and p.p99s]
+    official_p99s = [statistics.median(p.p99s) for p in pairs if p.name in OFFICIAL_SDKS and p.p99s]
     if py_sdk is None or not official_p99s:
         return ["asyncio targets: not checked (an official SDK pair did not run)"]
     lowest = min(official_p99s)
@@ -258,7 +277,7 @@ def targets(pairs: list[Pair]) -> list[str]:
         f"< {lowest:.3f} ms (the lowest official p99)"
     ]
     for pair in pairs:
-        if pair.loop in ("asyncio", "uvloop") and pair.rates and pair.p99s:
+        if pair.name == "acpwire" and pair.loop != "trio" and pair.rates and pair.p99s:
             times = statistics.median(pair.rates) / py_sdk
             p99 = statistics.median(pair.p99s)
             lines.append(
@@ -267,6 +286,37 @@ def targets(pairs: list[Pair]) -> list[str]:
                 f"p99 {p99:.3f} ms {'met' if p99 < lowest else 'MISSED'}"
             )
     return lines
+
+
+def median_range(values: list[float], form: str) -> str:
+    low, high = min(values), max(values)
+    return f"{statistics.median(values):{form}} [{low:{form}}-{high:{form}}]"
+
+
+def against_baseline(pairs: list[Pair]) -> list[str]:
+    """acpwire on trio against the baseline checkout's trio pairs: median [min-max] over the
+    rounds and the ratio of the medians (> 1: this checkout is faster)."""
+    lines = []
+    for pair in pairs:
+        base = next(
+            (p for p in pairs if p.name == "baseline" and p.protocol == pair.protocol), None
+        )
+        if pair.name != "acpwire" or pair.loop != "trio" or base is None:
+            continue
+        for what, attr, form, higher_is_faster in (
+            ("msgs/s", "rates", ",.0f", True),
+            ("p50 ms", "p50s", ".3f", False),
+            ("p99 ms", "p99s", ".3f", False),
+        ):
+            new, old = getattr(pair, attr), getattr(base, attr)
+            if new and old:
+                change = statistics.median(new) / statistics.median(old)
+                change = change if higher_is_faster else 1 / change
+                lines.append(
+                    f"  v{pair.protocol} {what}: {median_range(new, form)} vs baseline "
+                    f"{median_range(old, form)}: {change:.3f}x"
+                )
+    return ["against the baseline (trio; median [min-max]; ratio > 1: faster):", *lines]
 
 
 def report(pairs: list[Pair], chunks: int, count: int, rounds: int) -> str:
@@ -294,6 +344,8 @@ def report(pairs: list[Pair], chunks: int, count: int, rounds: int) -> str:
         "",
         *targets(pairs),
     ]
+    if any(pair.name == "baseline" for pair in pairs):
+        lines += ["", *against_baseline(pairs)]
     failed = [f"  {pair.label}: {failure}" for pair in pairs for failure in pair.failures]
     if failed:
         lines += ["", "failed runs:", *failed]
@@ -306,10 +358,16 @@ def main() -> None:
     parser.add_argument("--roundtrips", type=int, default=5_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="10k chunks, 500 round trips, 1 round")
+    parser.add_argument("--only", nargs="+", metavar="LABEL", help="pairs whose label starts so")
+    parser.add_argument("--baseline", type=Path, help="another checkout: its trio pairs join in")
     args = parser.parse_args()
     if args.quick:
         args.chunks, args.roundtrips, args.rounds = 10_000, 500, 1
     runnable = pairs()
+    if args.baseline:
+        runnable += [baseline_pair(protocol, args.baseline.resolve()) for protocol in (2, 1)]
+    if args.only:
+        runnable = [pair for pair in runnable if pair.label.startswith(tuple(args.only))]
     active = [pair for pair in runnable if pair.missing is None]
     for round_no in range(args.rounds):
         print(f"round {round_no + 1}/{args.rounds}", file=sys.stderr)
