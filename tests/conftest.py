@@ -13,8 +13,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-import msgspec
 import anyio
+import msgspec
 import pytest
 import trio
 
