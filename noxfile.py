@@ -47,14 +47,15 @@ TOOLS = {
     "codegen": CODEGEN,
     "test": (
         *CODEGEN,
-        *("pytest", "hypothesis", "jsonschema", "datamodel-code-generator", "trio", "packaging"),
+        *("pytest", "hypothesis", "jsonschema", "datamodel-code-generator", "trio", "anyio"),
+        "packaging",
         "mypy",  # tests type-check user code against the public API (mypy --strict)
         "pdoc",  # tests/test_docs.py checks docstrings with the docs build's own rules
     ),
     "bench": ("msgspec", "trio", "anyio", "uvloop", "orjson", "agent-client-protocol"),
-    "lint": (*CODEGEN, "mypy", "trio", "pytest", "hypothesis", "jsonschema"),
+    "lint": (*CODEGEN, "mypy", "trio", "anyio", "pytest", "hypothesis", "jsonschema"),
     "dist": (*CODEGEN, "hatchling"),
-    "docs": ("msgspec", "trio", "pdoc"),
+    "docs": ("msgspec", "trio", "anyio", "pdoc"),
 }
 
 

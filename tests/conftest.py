@@ -1,7 +1,9 @@
-"""Shared test helpers: `async def` tests run under trio, and a raw JSON-lines peer.
+"""Shared test helpers: `async def` tests run under trio (or both loops), and a raw
+JSON-lines peer.
 
-pytest-trio is not a dependency: an `async def test_...` is run here with `trio.run`,
-bounded by `ASYNC_TEST_TIMEOUT` seconds (tests bound their own waits more tightly).
+An `async def test_...` is run here with `anyio.run`, bounded by `ASYNC_TEST_TIMEOUT`
+seconds (tests bound their own waits more tightly): on trio, or on trio and on asyncio when
+it takes the `loop` fixture (`pytestmark = pytest.mark.usefixtures("loop")` for a module).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+import anyio
 import msgspec
 import pytest
 import trio
@@ -36,11 +39,26 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     kwargs = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
 
     async def bounded() -> None:
-        with trio.fail_after(ASYNC_TEST_TIMEOUT):
+        with anyio.fail_after(ASYNC_TEST_TIMEOUT):
             await test(**kwargs)
 
-    trio.run(bounded)
+    backend = (
+        pyfuncitem.callspec.params.get("loop", "trio")
+        if hasattr(pyfuncitem, "callspec")
+        else "trio"
+    )
+    anyio.run(bounded, backend=backend)
     return True
+
+
+LOOPS = ["trio", "asyncio"]
+
+
+@pytest.fixture(params=LOOPS)
+def loop(request: pytest.FixtureRequest) -> str:
+    """The event loop the test runs on (the test runs once per loop)."""
+    name: str = request.param
+    return name
 
 
 class RawPeer:
