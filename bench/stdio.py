@@ -1,7 +1,7 @@
 """End-to-end stdio benchmark: acpwire vs the official ACP SDKs, side by side.
 
     python bench/stdio.py [N] [--roundtrips M] [--rounds R] [--quick]
-                          [--only LABEL...] [--baseline CHECKOUT]
+                          [--only LABEL...] [--baseline CHECKOUT [--baseline-loops LOOP...]]
 
 Each pair is a client process that spawns its agent: acpwire client + acpwire echo agent
 (v2 and v1, both processes on trio, on asyncio, and on asyncio with uvloop when uvloop is
@@ -16,9 +16,10 @@ pairs (@agentclientprotocol/sdk, v1 and v2) from tests/interop. Two measurements
 
 Rounds are interleaved (each round runs every pair, in a rotated order); medians over the
 rounds. The tables are printed and written to bench/results/stdio.txt. `--only` keeps the
-pairs whose label starts with one of the given prefixes; `--baseline` adds the trio pairs of
-another checkout (`git worktree add /tmp/before <commit>`), labelled "baseline", for an A/B
-of acpwire against an earlier version of itself in the same interleaved run.
+pairs whose label starts with one of the given prefixes; `--baseline` adds the acpwire pairs
+of another checkout (`git worktree add /tmp/before <commit>`), labelled "baseline", on trio
+or on `--baseline-loops`, for an A/B of acpwire against another version of itself in the
+same interleaved run.
 """
 
 from __future__ import annotations
@@ -105,10 +106,13 @@ def acpwire_pair(protocol: int, loop: str) -> Pair:
     )
 
 
-def baseline_pair(protocol: int, checkout: Path) -> Pair:
-    """acpwire's fixtures from another checkout, on trio (no `--loop`: older fixtures lack it)."""
-    client = [*ACPWIRE_CLIENT, "--protocol", str(protocol)]
-    return Pair("baseline", protocol, client, ACPWIRE_AGENT, loop="trio", env=environment(checkout))
+def baseline_pair(protocol: int, loop: str, checkout: Path) -> Pair:
+    """acpwire's fixtures from another checkout (on trio without `--loop`: older fixtures
+    lack the option)."""
+    option = [] if loop == "trio" else ["--loop", loop]
+    client = [*ACPWIRE_CLIENT, "--protocol", str(protocol), *option]
+    agent = [*ACPWIRE_AGENT, *option]
+    return Pair("baseline", protocol, client, agent, loop=loop, env=environment(checkout))
 
 
 def pairs() -> list[Pair]:
@@ -294,14 +298,15 @@ def median_range(values: list[float], form: str) -> str:
 
 
 def against_baseline(pairs: list[Pair]) -> list[str]:
-    """acpwire on trio against the baseline checkout's trio pairs: median [min-max] over the
-    rounds and the ratio of the medians (> 1: this checkout is faster)."""
+    """acpwire against the baseline checkout's pairs of the same protocol and loop: median
+    [min-max] over the rounds and the ratio of the medians (> 1: this checkout is faster)."""
     lines = []
     for pair in pairs:
+        same = (pair.protocol, pair.loop)
         base = next(
-            (p for p in pairs if p.name == "baseline" and p.protocol == pair.protocol), None
+            (p for p in pairs if p.name == "baseline" and (p.protocol, p.loop) == same), None
         )
-        if pair.name != "acpwire" or pair.loop != "trio" or base is None:
+        if pair.name != "acpwire" or base is None:
             continue
         for what, attr, form, higher_is_faster in (
             ("msgs/s", "rates", ",.0f", True),
@@ -313,10 +318,10 @@ def against_baseline(pairs: list[Pair]) -> list[str]:
                 change = statistics.median(new) / statistics.median(old)
                 change = change if higher_is_faster else 1 / change
                 lines.append(
-                    f"  v{pair.protocol} {what}: {median_range(new, form)} vs baseline "
+                    f"  v{pair.protocol} {pair.loop} {what}: {median_range(new, form)} vs baseline "
                     f"{median_range(old, form)}: {change:.3f}x"
                 )
-    return ["against the baseline (trio; median [min-max]; ratio > 1: faster):", *lines]
+    return ["against the baseline (median [min-max]; ratio > 1: faster):", *lines]
 
 
 def report(pairs: list[Pair], chunks: int, count: int, rounds: int) -> str:
@@ -359,13 +364,19 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="10k chunks, 500 round trips, 1 round")
     parser.add_argument("--only", nargs="+", metavar="LABEL", help="pairs whose label starts so")
-    parser.add_argument("--baseline", type=Path, help="another checkout: its trio pairs join in")
+    parser.add_argument("--baseline", type=Path, help="another checkout: its pairs join in")
+    parser.add_argument("--baseline-loops", nargs="+", choices=LOOPS, default=["trio"])
     args = parser.parse_args()
     if args.quick:
         args.chunks, args.roundtrips, args.rounds = 10_000, 500, 1
     runnable = pairs()
     if args.baseline:
-        runnable += [baseline_pair(protocol, args.baseline.resolve()) for protocol in (2, 1)]
+        checkout = args.baseline.resolve()
+        runnable += [
+            baseline_pair(protocol, loop, checkout)
+            for loop in args.baseline_loops
+            for protocol in (2, 1)
+        ]
     if args.only:
         runnable = [pair for pair in runnable if pair.label.startswith(tuple(args.only))]
     active = [pair for pair in runnable if pair.missing is None]
