@@ -115,3 +115,15 @@ async def test_one_sender_and_one_receiver_at_a_time() -> None:
 def test_the_bound_must_be_positive() -> None:
     with pytest.raises(ValueError):
         memory_stream_pair(max_buffered_bytes=0)
+
+
+async def test_an_end_that_stops_receiving_can_still_send() -> None:
+    left, right = memory_stream_pair()
+    await left.send_all(b"dropped")
+    await right.aclose_receiving()
+    with pytest.raises(anyio.ClosedResourceError):
+        await right.receive_some()
+    with pytest.raises(anyio.BrokenResourceError):
+        await left.send_all(b"x")
+    await right.send_all(b"still talking")
+    assert await left.receive_some() == b"still talking"

@@ -60,7 +60,8 @@ class _Pipe:
 
 class MemoryStream:
     """One end of a `memory_stream_pair()`: a bidirectional byte stream with trio's stream
-    methods (`receive_some`, `send_all`, `send_eof`, `aclose`, `wait_send_all_might_not_block`).
+    methods (`receive_some`, `send_all`, `send_eof`, `aclose`, `wait_send_all_might_not_block`),
+    and `aclose_receiving` to close the reading direction alone.
 
     One task at a time may send, and one at a time may receive (anyio's `BusyResourceError`
     otherwise); sending and receiving may overlap.
@@ -69,7 +70,6 @@ class MemoryStream:
     def __init__(self, outgoing: _Pipe, incoming: _Pipe) -> None:
         self._outgoing = outgoing
         self._incoming = incoming
-        self._closed = False
         self._sending = False
         self._receiving = False
 
@@ -102,8 +102,9 @@ class MemoryStream:
     async def wait_send_all_might_not_block(self) -> None:
         """Return once a bounded pipe has room (at once for an unbounded one)."""
         await anyio.lowlevel.checkpoint()
-        while self._outgoing.room() == 0 and not self._closed and not self._outgoing.reader_closed:
-            await self._outgoing.wait_for_change()
+        pipe = self._outgoing
+        while pipe.room() == 0 and not pipe.writer_closed and not pipe.reader_closed:
+            await pipe.wait_for_change()
 
     async def send_eof(self) -> None:
         """Tell the other end no more data comes (its `receive_some` then returns b"")."""
@@ -121,9 +122,9 @@ class MemoryStream:
         try:
             await anyio.lowlevel.checkpoint()
             pipe = self._incoming
-            while not pipe.buffer and not pipe.writer_closed and not self._closed:
+            while not pipe.buffer and not pipe.writer_closed and not pipe.reader_closed:
                 await pipe.wait_for_change()
-            if self._closed:
+            if pipe.reader_closed:
                 raise anyio.ClosedResourceError
             size = len(pipe.buffer) if max_bytes is None else min(max_bytes, len(pipe.buffer))
             data = bytes(pipe.buffer[:size])
@@ -135,20 +136,28 @@ class MemoryStream:
 
     async def aclose(self) -> None:
         """Close this end: the other end reads EOF, and its sends fail from now on."""
-        if not self._closed:
-            self._closed = True
-            self._close_outgoing()
-            self._incoming.reader_closed = True
-            self._incoming.buffer.clear()
-            self._incoming.changed()
+        self._close_outgoing()
+        self._close_incoming()
+        await anyio.lowlevel.checkpoint()
+
+    async def aclose_receiving(self) -> None:
+        """Stop reading but go on sending, like a process that closed its stdin: the other
+        end's sends fail with `BrokenResourceError` from now on (what it sent and this end
+        did not read is dropped), and `receive_some` here raises `ClosedResourceError`."""
+        self._close_incoming()
         await anyio.lowlevel.checkpoint()
 
     def _close_outgoing(self) -> None:
         self._outgoing.writer_closed = True
         self._outgoing.changed()
 
+    def _close_incoming(self) -> None:
+        self._incoming.reader_closed = True
+        self._incoming.buffer.clear()
+        self._incoming.changed()
+
     def _check_can_send(self) -> None:
-        if self._closed or self._outgoing.writer_closed:
+        if self._outgoing.writer_closed:
             raise anyio.ClosedResourceError
         if self._outgoing.reader_closed:
             raise anyio.BrokenResourceError
