@@ -6,7 +6,8 @@ tightly). It runs on trio, unless it takes the `loop` argument: then it runs onc
 loop of `LOOPS` (`test_x[trio]`, `test_x[asyncio]`), and so does a sync test that takes `loop`
 and hands it to `run_async`. A module opts in as a whole with
 `pytestmark = pytest.mark.usefixtures("loop")`. `ACPWIRE_TEST_LOOPS` (comma-separated, e.g.
-`trio,asyncio,uvloop`) chooses the loops; an unknown name is an error.
+`trio,asyncio,uvloop`) chooses the loops; an unknown name is an error. (Its sync tests that
+don't take `loop` run once.)
 """
 
 from __future__ import annotations
@@ -50,8 +51,30 @@ PERMISSION_REQUEST = v2.RequestPermissionRequest(
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "loop" in metafunc.fixturenames:
+    """A test that takes `loop`, and an async test of a module that uses it, runs per loop."""
+    takes_loop = "loop" in metafunc.definition._fixtureinfo.argnames
+    if takes_loop or (
+        "loop" in metafunc.fixturenames and inspect.iscoroutinefunction(metafunc.function)
+    ):
         metafunc.parametrize("loop", LOOPS)
+
+
+@pytest.fixture
+def loop() -> str:
+    """The event loop of a sync test in a module that uses `loop`: none, so not parametrised."""
+    return "trio"
+
+
+def loop_script(code: str) -> str:
+    """`code` for a `python -c` subprocess, given `run_on(loop, function)`: `anyio.run` on the
+    loop named `loop` (so a subprocess agent runs on the test's loop)."""
+    runner = f"""
+import anyio
+def run_on(loop, function):
+    backend, options = {BACKENDS!r}[loop]
+    anyio.run(function, backend=backend, backend_options=options)
+"""
+    return runner + code
 
 
 def run_async(function: Callable[[], Awaitable[Any]], loop: str = "trio") -> Any:

@@ -19,7 +19,15 @@ import anyio
 import anyio.abc
 import pytest
 from conftest import PERMISSION_REQUEST as PERMISSION
-from conftest import RawPeer, notification, request, response, until, wait_all_tasks_blocked
+from conftest import (
+    RawPeer,
+    loop_script,
+    notification,
+    request,
+    response,
+    until,
+    wait_all_tasks_blocked,
+)
 from test_connection import CANCELLED, cancel_request, serving
 from test_endpoints import (
     INIT_V2,
@@ -263,8 +271,8 @@ async def test_peer_closing_while_a_large_write_is_in_flight() -> None:
 
 # An echo agent (v2 and v1) on the loop named by argv[2], whose turn streams three chunks, logs
 # 100 lines to stderr and dies: with exit code 7, or killed by SIGKILL.
-CRASHES_MID_TURN = """
-import os, signal, sys, anyio
+CRASHES_MID_TURN = loop_script("""
+import os, signal, sys
 from acpwire.agent import serve_agent
 from acpwire.fixtures.echo_agent import EchoAgentV1, EchoAgentV2
 
@@ -290,10 +298,8 @@ class V1(EchoAgentV1):
         await anyio.sleep(0.1)
         die()
 
-backend = "trio" if sys.argv[2] == "trio" else "asyncio"
-options = {"use_uvloop": True} if sys.argv[2] == "uvloop" else {}
-anyio.run(lambda: serve_agent(V2, v1=V1), backend=backend, backend_options=options)
-"""
+run_on(sys.argv[2], lambda: serve_agent(V2, v1=V1))
+""")
 
 
 @pytest.mark.parametrize(("how", "exit_code"), [("exit", 7), ("kill", -signal.SIGKILL)])
