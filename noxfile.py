@@ -26,6 +26,7 @@ nox.options.sessions = ["check_generated", "lint", "tests"]
 # The exact tool versions of development and CI runs (never in published metadata).
 PINS = {
     "agent-client-protocol": "0.12.1",
+    "anyio": "4.16.0",
     "datamodel-code-generator": "0.89.0",
     "hatchling": "1.27.0",
     "hypothesis": "6.170.17",
@@ -39,20 +40,22 @@ PINS = {
     "pytest": "9.0.3",
     "ruff": "0.17.6",
     "trio": "0.35.0",
+    "uvloop": "0.23.0",
 }
 CODEGEN = ("jinja2", "ruff", "msgspec")
 TOOLS = {
     "codegen": CODEGEN,
     "test": (
         *CODEGEN,
-        *("pytest", "hypothesis", "jsonschema", "datamodel-code-generator", "trio", "packaging"),
+        *("pytest", "hypothesis", "jsonschema", "datamodel-code-generator", "trio", "anyio"),
+        "packaging",
         "mypy",  # tests type-check user code against the public API (mypy --strict)
         "pdoc",  # tests/test_docs.py checks docstrings with the docs build's own rules
     ),
     "bench": ("msgspec", "trio", "orjson", "agent-client-protocol"),
-    "lint": (*CODEGEN, "mypy", "trio", "pytest", "hypothesis", "jsonschema"),
+    "lint": (*CODEGEN, "mypy", "trio", "anyio", "pytest", "hypothesis", "jsonschema"),
     "dist": (*CODEGEN, "hatchling"),
-    "docs": ("msgspec", "trio", "pdoc"),
+    "docs": ("msgspec", "trio", "anyio", "pdoc"),
 }
 
 

@@ -5,22 +5,23 @@ from __future__ import annotations
 
 import os
 
+import anyio
 import pytest
-import trio
-import trio.testing
-from trio.lowlevel import FdStream
 
+from acpwire._loop import current_loop
 from acpwire._outbox import Outbox
 from acpwire._pipes import BURST_READS, PipeStream
 from acpwire.errors import ConnectionClosed
+
+pytestmark = pytest.mark.usefixtures("loop")  # each test runs on trio and on asyncio
 
 
 def pipe_pair() -> tuple[PipeStream, PipeStream]:
     """Two PipeStreams connected both ways through OS pipes."""
     a_read, b_write = os.pipe()
     b_read, a_write = os.pipe()
-    a = PipeStream(FdStream(a_write), FdStream(a_read))
-    b = PipeStream(FdStream(b_write), FdStream(b_read))
+    a = PipeStream(a_write, a_read)
+    b = PipeStream(b_write, b_read)
     return a, b
 
 
@@ -49,20 +50,21 @@ async def test_a_write_larger_than_the_pipe_waits_for_the_reader() -> None:
     a, b = pipe_pair()
     payload = os.urandom(3 * 1024 * 1024)  # far over the pipe's capacity
     received = b""
-    async with trio.open_nursery() as nursery:
+    async with anyio.create_task_group() as nursery:
         nursery.start_soon(a.send_all, payload)
         received = await receive_exactly(b, len(payload))
     assert received == payload
 
 
-async def test_closed_and_broken_pipes_raise_trio_errors() -> None:
+async def test_closed_and_broken_pipes_raise_the_loops_errors() -> None:
+    loop = current_loop()
     a, b = pipe_pair()
     await a.aclose()
-    with pytest.raises(trio.ClosedResourceError):
+    with pytest.raises(loop.ClosedResourceError):
         await a.send_all(b"x")
-    with pytest.raises(trio.ClosedResourceError):
+    with pytest.raises(loop.ClosedResourceError):
         await a.receive_some()
-    with pytest.raises(trio.BrokenResourceError):  # b's reader is gone (a closed it)
+    with pytest.raises(loop.BrokenResourceError):  # b's reader is gone (a closed it)
         await b.send_all(b"x" * 100_000)
     await b.aclose()
 
@@ -73,14 +75,14 @@ async def test_closing_wakes_a_waiting_reader() -> None:
 
     async def read() -> None:
         nonlocal woken
-        with pytest.raises(trio.ClosedResourceError):
+        with pytest.raises(current_loop().ClosedResourceError):
             await b.receive_some()
         woken = True
 
-    async with trio.open_nursery() as nursery:
+    async with anyio.create_task_group() as nursery:
         nursery.start_soon(read)
-        await trio.testing.wait_all_tasks_blocked()  # b waits for data
-        await b.receive_stream.aclose()
+        await anyio.wait_all_tasks_blocked()  # b waits for data
+        b.close_receive()
     assert woken
     await a.aclose()
     await b.aclose()
@@ -95,11 +97,11 @@ async def test_a_reader_that_keeps_finding_data_still_lets_others_run() -> None:
         nonlocal others_ran
         while True:
             others_ran += 1
-            await trio.sleep(0)
+            await anyio.sleep(0)
 
-    async with trio.open_nursery() as nursery:
+    async with anyio.create_task_group() as nursery:
         nursery.start_soon(other)
-        await trio.sleep(0)  # let it start
+        await anyio.sleep(0)  # let it start
         before = others_ran
         for _ in range(10 * BURST_READS):
             assert await b.receive_some(1) == b"x"  # data is always there: no wait
@@ -115,16 +117,16 @@ async def test_a_lone_message_is_written_at_once_and_a_burst_in_one_piece() -> N
     a, b = pipe_pair()
     outbox = Outbox(a)
     outbox.put_nowait(b"first")  # no writer task running: written directly
-    assert os.read(b.receive_stream.fileno(), 100) == b"first\n"
+    assert os.read(b.receive_fd, 100) == b"first\n"
     outbox.put_nowait(b"second")  # until the writer has run, the rest is queued
     outbox.put_nowait(b"third")
     with pytest.raises(BlockingIOError):
-        os.read(b.receive_stream.fileno(), 100)
-    async with trio.open_nursery() as nursery:
+        os.read(b.receive_fd, 100)
+    async with anyio.create_task_group() as nursery:
         nursery.start_soon(outbox.run)
         assert await receive_exactly(b, 13) == b"second\nthird\n"
         outbox.put_nowait(b"fourth")  # the writer ran: direct again
-        assert os.read(b.receive_stream.fileno(), 100) == b"fourth\n"
+        assert os.read(b.receive_fd, 100) == b"fourth\n"
         nursery.cancel_scope.cancel()
     await a.aclose()
     await b.aclose()
@@ -136,7 +138,7 @@ async def test_what_a_full_pipe_does_not_take_is_written_later_in_order() -> Non
     big = b"a" * (3 * 1024 * 1024)  # more than the pipe holds: written in part
     outbox.put_nowait(big)
     outbox.put_nowait(b"after")
-    async with trio.open_nursery() as nursery:
+    async with anyio.create_task_group() as nursery:
         nursery.start_soon(outbox.run)
         received = await receive_exactly(b, len(big) + 7)
         nursery.cancel_scope.cancel()
@@ -150,10 +152,10 @@ async def test_a_direct_write_to_a_broken_pipe_fails_the_outbox() -> None:
     failures: list[ConnectionClosed] = []
     outbox = Outbox(a, on_failure=failures.append)
     await b.aclose()  # nobody reads any more
-    async with trio.open_nursery() as nursery:
+    async with anyio.create_task_group() as nursery:
         nursery.start_soon(outbox.run)
         outbox.put_nowait(b"lost")  # not written: left to the writer, which reports it
-        await trio.testing.wait_all_tasks_blocked()
+        await anyio.wait_all_tasks_blocked()
     assert len(failures) == 1
     with pytest.raises(ConnectionClosed):
         outbox.put_nowait(b"more")

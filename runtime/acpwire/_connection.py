@@ -1,4 +1,4 @@
-"""One JSON-RPC connection on trio: a reader task, handler tasks, a serialized send path.
+"""One JSON-RPC connection on trio or asyncio: a reader task, handler tasks, a serialized send path.
 
 - Requests run as concurrent tasks, at most `max_concurrent_requests` at once; as many more
   wait in a backlog, and past that a request is refused with an error, so tasks and memory
@@ -28,15 +28,25 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import msgspec
-import trio
 from msgspec import UNSET
 
 from acp_schema import MessageCodec, MethodSpec
 
 from ._framing import DEFAULT_MAX_LINE_BYTES, LineReader, OversizedLine
 from ._jsonrpc import Answer, Call, Event, JsonRpcCore, Reply, RequestId
+from ._loop import (
+    STREAM_ERRORS,
+    TASK_STATUS_IGNORED,
+    CancelScope,
+    Loop,
+    Nursery,
+    TaskStatus,
+    current_loop,
+)
+from ._loop import Event as LoopEvent
 from ._outbox import DEFAULT_MAX_BUFFERED_BYTES, Outbox
 from .errors import ConnectionClosed, PeerError, RpcError
+from .streams import AnyByteStream, byte_stream, close_sending
 
 log = logging.getLogger("acpwire")
 
@@ -57,13 +67,13 @@ or None when there is nothing to run (an ignored notification; no awaitable buil
 
 
 class _Waiter:
-    """One of our requests waiting for its answer (a trio.Event: cheaper than a channel)."""
+    """One of our requests waiting for its answer (an Event: cheaper than a channel)."""
 
     __slots__ = ("answer", "done")
 
-    def __init__(self) -> None:
+    def __init__(self, done: LoopEvent) -> None:
         self.answer: Answer | None = None
-        self.done = trio.Event()
+        self.done = done
 
 
 class _ResultShape(typing.NamedTuple):
@@ -114,7 +124,7 @@ def _checked(call: Call, shape: _ResultShape, result: Any) -> Any:
 class Connection:
     def __init__(
         self,
-        stream: trio.abc.Stream,
+        stream: AnyByteStream,
         codec: MessageCodec,
         dispatch: Dispatch,
         *,
@@ -138,38 +148,39 @@ class Connection:
         `check_outgoing`: check every message this side sends against this schema release
         first (`acp_schema.check_outgoing`: open enum values and union tags must be known or
         `_`-prefixed; required fields, types); for development and tests, off by default."""
-        self.stream = stream
+        self.stream = byte_stream(stream)
+        self.loop: Loop = current_loop()
         self.core = JsonRpcCore(codec, check_outgoing=check_outgoing)
         self.dispatch = dispatch
         self._reader = LineReader(max_line_bytes)
-        self._outbox = Outbox(stream, max_buffered_bytes, on_failure=self._close)
+        self._outbox = Outbox(self.stream, max_buffered_bytes, on_failure=self._close)
         self.max_concurrent_requests = max_concurrent_requests
         self._running = 0
         self._backlog: collections.deque[Call] = collections.deque()
         self._waiting: dict[RequestId, _Waiter] = {}
-        self._handlers: dict[RequestId, tuple[trio.CancelScope, Call]] = {}
+        self._handlers: dict[RequestId, tuple[CancelScope, Call]] = {}
         self.cancelled_result = cancelled_result
         self.closed_reason = closed_reason
-        self._reason_resolved: trio.Event | None = None
+        self._reason_resolved: LoopEvent | None = None
         self._on_close: list[Callable[[], None]] = []
         self._closed: ConnectionClosed | None = None
-        self._nursery: trio.Nursery | None = None
+        self._nursery: Nursery | None = None
         self.initialize_response: Any = None  # what the agent answered `initialize` with
         self.on_request: Callable[[Call], None] | None = None  # sees each request on arrival
         self.eof_grace_period = eof_grace_period
         self.peer = peer
         self._unanswered = 0  # requests admitted whose answer is not queued yet
         # made when the input ends; set once every request is answered or none can be
-        self._all_answered: trio.Event | None = None
+        self._all_answered: LoopEvent | None = None
         self._overdue: RpcError | None = None  # the answer of handlers cancelled at the end
         self._unparsable_lines = 0
         self._next_unparsable_count = 10
 
     # ------------------------------------------------------------------ running
 
-    async def run(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+    async def run(self, task_status: TaskStatus = TASK_STATUS_IGNORED) -> None:
         """Serve until the peer closes its side; then fail what is still pending."""
-        async with trio.open_nursery() as nursery:
+        async with self.loop.open_nursery() as nursery:
             self._nursery = nursery
             nursery.start_soon(self._outbox.run)
             task_status.started()
@@ -187,7 +198,7 @@ class Connection:
         while True:
             try:
                 data = await self.stream.receive_some(READ_CHUNK)
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
+            except STREAM_ERRORS:
                 data = b""
             items = self._reader.feed(data) if data else self._reader.eof()
             for item in items:
@@ -221,16 +232,16 @@ class Connection:
     async def _answer_the_rest(self) -> None:
         """The input ended: let the requests received get their answers, within the grace
         period; past it, cancel their handlers (answered with `RpcError.input_ended`)."""
-        self._all_answered = trio.Event()
+        self._all_answered = self.loop.Event()
         if self._outbox.error is not None:  # no answer can be written
             self._all_answered.set()
-        with trio.move_on_after(self.eof_grace_period):
+        with self.loop.move_on_after(self.eof_grace_period):
             if self._unanswered:
                 await self._all_answered.wait()
         if self._unanswered:
             self._overdue = RpcError.input_ended(self.eof_grace_period)
             self.cancel_requests(lambda call: True)  # the backlog starts cancelled
-        with trio.move_on_after(self.eof_grace_period):  # answers wait for room in the outbox
+        with self.loop.move_on_after(self.eof_grace_period):  # answers wait for room in the outbox
             if self._unanswered:
                 await self._all_answered.wait()
             await self._outbox.flush()
@@ -296,7 +307,7 @@ class Connection:
         """
         request_id = call.id
         assert not isinstance(request_id, msgspec.UnsetType)
-        self._handlers[request_id] = (trio.CancelScope(), call)  # cancellable from now on
+        self._handlers[request_id] = (self.loop.CancelScope(), call)  # cancellable from now on
         if self.on_request is not None:  # on the reader: in wire order with notifications
             self.on_request(call)
         self._unanswered += 1
@@ -318,7 +329,7 @@ class Connection:
         """Let running handlers finish before refusing: requests read in one chunk all arrive
         before any handler had a chance to run."""
         for _ in range(ADMIT_PATIENCE):
-            await trio.sleep(0)
+            await self.loop.sleep(0)
             if len(self._backlog) < self.max_concurrent_requests:
                 return True
         return False
@@ -346,7 +357,7 @@ class Connection:
         return [call for _, call in self._handlers.values()]
 
     @property
-    def nursery(self) -> trio.Nursery:
+    def nursery(self) -> Nursery:
         """The connection's nursery: background work here ends when the connection does."""
         if self._nursery is None:
             raise RuntimeError("the connection is not running")
@@ -427,11 +438,11 @@ class Connection:
         if self._closed is not None:
             raise await self._failure()
         request_id, data = self.core.request(spec, params)
-        waiter = self._waiting[request_id] = _Waiter()
+        waiter = self._waiting[request_id] = _Waiter(self.loop.Event())
         try:
             await self._send(data)
             await waiter.done.wait()
-        except trio.Cancelled:
+        except self.loop.Cancelled:
             self._abandon(request_id)
             raise
         except ConnectionClosed:
@@ -450,8 +461,8 @@ class Connection:
         assert self._closed is not None
         if self.closed_reason is not None:
             if self._reason_resolved is None:  # the first to ask resolves it, others wait
-                self._reason_resolved = trio.Event()
-                with trio.CancelScope(shield=True):
+                self._reason_resolved = self.loop.Event()
+                with self.loop.CancelScope(shield=True):
                     self._closed = await self.closed_reason()
                 self._reason_resolved.set()
             else:
@@ -511,8 +522,4 @@ class Connection:
     async def aclose(self) -> None:
         """Write what is queued, then close our sending side; the peer sees EOF."""
         await self._outbox.flush()
-        stream = self.stream
-        if isinstance(stream, trio.abc.HalfCloseableStream):
-            await stream.send_eof()
-        else:
-            await stream.aclose()
+        await close_sending(self.stream)

@@ -1,7 +1,8 @@
-"""The endpoints' context managers raise one exception, not trio's nursery ExceptionGroups.
+"""The endpoints' context managers raise one exception, not the ExceptionGroups of nurseries
+(trio) and task groups (anyio on asyncio).
 
     with SingleException() as single:
-        async with trio.open_nursery() as nursery:
+        async with loop.open_nursery() as nursery:
             ...
             with single.callers_code():
                 yield conn
@@ -10,7 +11,7 @@ An `ExceptionGroup` coming out of the block is replaced by one of the exceptions
 `except PeerExited` around `open_agent(...)` works, and so does `except KeyError` around a
 block whose code raised it. The rule, when the group holds several:
 
-1. `trio.Cancelled` only counts when there is nothing else (it is how a nursery's siblings
+1. A cancellation (`trio.Cancelled`, `asyncio.CancelledError`) only counts when there is nothing else (it is how a nursery's siblings
    end when one of them fails, never the cause).
 2. An exception that is not an `Exception` (KeyboardInterrupt, SystemExit) comes first.
 3. Otherwise the first one in the group, depth first (the block's own error or the first
@@ -28,7 +29,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from types import TracebackType
 
-import trio
+from ._loop import CANCELLED
 
 
 class SingleException:
@@ -77,7 +78,7 @@ class SingleException:
     ) -> tuple[BaseException, list[BaseException]]:
         """The exception to raise for `group`, and the others that are not cancellations."""
         leaves = list(self._leaves(group))
-        real = [leaf for leaf in leaves if not isinstance(leaf, trio.Cancelled)] or leaves[:1]
+        real = [leaf for leaf in leaves if not isinstance(leaf, CANCELLED)] or leaves[:1]
         chosen = next((leaf for leaf in real if not isinstance(leaf, Exception)), real[0])
         return chosen, [leaf for leaf in real if leaf is not chosen]
 

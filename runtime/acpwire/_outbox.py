@@ -12,9 +12,9 @@ from __future__ import annotations
 import typing
 from collections.abc import Callable
 
-import trio
-
+from ._loop import STREAM_ERRORS, Event, current_loop
 from .errors import ConnectionClosed
+from .streams import ByteStream
 
 DEFAULT_MAX_BUFFERED_BYTES = 4 * 1024 * 1024
 _LF = b"\n"
@@ -35,7 +35,7 @@ class DirectWrite(typing.Protocol):
 class Outbox:
     def __init__(
         self,
-        stream: trio.abc.Stream,
+        stream: ByteStream,
         max_buffered_bytes: int = DEFAULT_MAX_BUFFERED_BYTES,
         on_failure: Callable[[ConnectionClosed], None] | None = None,
     ):
@@ -48,10 +48,11 @@ class Outbox:
         self._writing = False  # a batch is being written
         self._direct = stream.try_send if isinstance(stream, DirectWrite) else None
         self._wrote_directly = False  # since the writer last ran
-        self._has_data = trio.Event()
-        self._has_room = trio.Event()
+        self.loop = current_loop()
+        self._has_data = self.loop.Event()
+        self._has_room = self.loop.Event()
         self._has_room.set()
-        self._idle: trio.Event | None = None  # made by flush() when it has to wait
+        self._idle: Event | None = None  # made by flush() when it has to wait
         self.error: ConnectionClosed | None = None
 
     @property
@@ -66,10 +67,10 @@ class Outbox:
             # A sender that never waits would starve the writer (and all I/O) until the
             # buffer filled up, and the peer would sit idle meanwhile.
             self._unyielded = 0
-            await trio.lowlevel.checkpoint()
+            await self.loop.checkpoint()
         while self._queued >= self.max_buffered_bytes and self.error is None:
             if self._has_room.is_set():
-                self._has_room = trio.Event()
+                self._has_room = self.loop.Event()
             await self._has_room.wait()
 
     def put_nowait(self, message: bytes) -> None:
@@ -104,7 +105,7 @@ class Outbox:
         """The writer task: drain the queue until cancelled or the stream breaks."""
         while True:
             await self._has_data.wait()
-            self._has_data = trio.Event()
+            self._has_data = self.loop.Event()
             self._wrote_directly = False
             if not self._queue:
                 continue
@@ -117,7 +118,7 @@ class Outbox:
                     self._queued -= len(data)
                     if self._queued < self.max_buffered_bytes:
                         self._has_room.set()
-            except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+            except STREAM_ERRORS as exc:
                 self.fail(ConnectionClosed(f"cannot write to the peer: {exc!r}"))
                 return
             finally:
@@ -139,7 +140,7 @@ class Outbox:
         """Wait until everything queued so far has been written (or writing failed)."""
         while (self._queue or self._writing) and self.error is None:
             if self._idle is None or self._idle.is_set():
-                self._idle = trio.Event()
+                self._idle = self.loop.Event()
             await self._idle.wait()
 
 

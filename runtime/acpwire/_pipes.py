@@ -1,11 +1,11 @@
-"""Pipes as one trio stream, without a scheduler pass per read and per write.
+"""OS pipes as one byte stream on either loop, without a scheduler pass per read and write.
 
-trio's FdStream starts every `receive_some` and `send_all` with a full checkpoint, a pass
-through the scheduler even when the pipe is ready: on each side of a request/response round
-trip that is two passes more than needed. `PipeStream` tries the read or write first and
-waits only when the pipe is not ready. A reader that keeps finding data still yields once
-every `BURST_READS` reads, so it can't starve other tasks; anything unusual (a closed or
-broken pipe) takes FdStream's own path, so the errors are trio's.
+A read or write is tried first and waits (`wait_readable` / `wait_writable` of the running
+loop) only when the pipe is not ready: on each side of a request/response round trip that
+saves two passes through the scheduler. A reader that keeps finding data still yields once
+every `BURST_READS` reads, so it can't starve other tasks. Closing an end wakes a task
+waiting on it with the loop's `ClosedResourceError`; writing to a pipe nobody reads raises
+its `BrokenResourceError`.
 """
 
 from __future__ import annotations
@@ -13,72 +13,103 @@ from __future__ import annotations
 import fcntl
 import os
 
-import trio
-from trio.lowlevel import FdStream
+from ._loop import Loop, current_loop
 
 BURST_READS = 4
 """Reads in a row that found data at once, after which a read yields to the scheduler."""
 
 READ_SIZE = 64 * 1024
 PIPE_BYTES = 1024 * 1024
+CLOSED = -1
 
 
-class PipeStream(trio.abc.HalfCloseableStream):
-    """A pair of pipe ends: we write to `send_stream` and read from `receive_stream`."""
+class PipeStream:
+    """A pair of pipe ends: we write to `send_fd` and read from `receive_fd` (either may be
+    absent: CLOSED). The stream owns both: they are made non-blocking and closed by it."""
 
-    def __init__(self, send_stream: FdStream, receive_stream: FdStream) -> None:
-        self.send_stream = send_stream
-        self.receive_stream = receive_stream
+    def __init__(self, send_fd: int = CLOSED, receive_fd: int = CLOSED) -> None:
+        for fd in (send_fd, receive_fd):
+            if fd != CLOSED:
+                os.set_blocking(fd, False)
+        self.send_fd = send_fd
+        self.receive_fd = receive_fd
         self._burst = 0
+        self._loop: Loop | None = None  # the loop of the first use
+
+    @property
+    def loop(self) -> Loop:
+        if self._loop is None:
+            self._loop = current_loop()
+        return self._loop
 
     async def send_all(self, data: bytes | bytearray | memoryview) -> None:
-        await trio.lowlevel.checkpoint_if_cancelled()
-        try:
-            sent = os.write(self.send_stream.fileno(), data)  # fileno() is -1 once closed
-        except BlockingIOError:
-            sent = 0
-        except OSError:  # closed or broken: FdStream raises the right trio error
-            return await self.send_stream.send_all(data)
-        if sent < len(data):  # the pipe is full: FdStream waits and writes the rest
-            await self.send_stream.send_all(memoryview(data)[sent:])
+        loop = self.loop
+        await loop.checkpoint_if_cancelled()
+        view = memoryview(data)
+        while view:
+            if self.send_fd == CLOSED:
+                raise loop.ClosedResourceError("the pipe was closed")
+            try:
+                sent = os.write(self.send_fd, view)
+            except BlockingIOError:
+                await loop.wait_writable(self.send_fd)  # raises if the end is closed meanwhile
+                continue
+            except OSError as exc:  # EPIPE: nobody reads any more
+                raise loop.BrokenResourceError(f"cannot write to the pipe: {exc}") from exc
+            view = view[sent:]
 
     def try_send(self, parts: list[bytes]) -> int:
         """Write what the pipe takes now, without waiting: the bytes written (0 when it is
-        full, closed or broken: a later `send_all` then waits, or raises trio's error)."""
+        full, closed or broken: a later `send_all` then waits, or raises the loop's error)."""
         try:
-            return os.writev(self.send_stream.fileno(), parts)
+            return os.writev(self.send_fd, parts)
         except OSError:
             return 0
 
-    async def wait_send_all_might_not_block(self) -> None:
-        await self.send_stream.wait_send_all_might_not_block()
-
-    async def send_eof(self) -> None:
-        await self.send_stream.aclose()
-
     async def receive_some(self, max_bytes: int | None = None) -> bytes:
-        if self._burst >= BURST_READS or (max_bytes is not None and max_bytes < 1):
+        loop = self.loop
+        if self._burst >= BURST_READS:
             self._burst = 0
-            return await self.receive_stream.receive_some(max_bytes)  # a checkpoint first
-        await trio.lowlevel.checkpoint_if_cancelled()
+            await loop.checkpoint()
+        else:
+            await loop.checkpoint_if_cancelled()
         while True:
-            fd = self.receive_stream.fileno()
+            if self.receive_fd == CLOSED:
+                raise loop.ClosedResourceError("the pipe was closed")
             try:
-                data = os.read(fd, max_bytes or READ_SIZE)
+                data = os.read(self.receive_fd, max_bytes or READ_SIZE)
             except BlockingIOError:
                 self._burst = 0
-                await trio.lowlevel.wait_readable(fd)  # raises if the pipe is closed meanwhile
+                await loop.wait_readable(self.receive_fd)  # raises if closed meanwhile
                 continue
-            except OSError:  # closed or broken: FdStream raises the right trio error
-                return await self.receive_stream.receive_some(max_bytes)
+            except OSError as exc:
+                raise loop.BrokenResourceError(f"cannot read from the pipe: {exc}") from exc
             self._burst += 1
             return data
 
+    async def send_eof(self) -> None:
+        self.close_send()
+
+    def close_send(self) -> None:
+        """Close the end we write to (the reader at the other end sees EOF)."""
+        fd, self.send_fd = self.send_fd, CLOSED
+        self._close(fd)
+
+    def close_receive(self) -> None:
+        """Close the end we read from (a task waiting to read is woken with an error)."""
+        fd, self.receive_fd = self.receive_fd, CLOSED
+        self._close(fd)
+
+    def _close(self, fd: int) -> None:
+        if fd == CLOSED:
+            return
+        if self._loop is not None:  # a task of that loop may be waiting on it
+            self._loop.notify_closing(fd)
+        os.close(fd)
+
     async def aclose(self) -> None:
-        try:
-            await self.send_stream.aclose()
-        finally:
-            await self.receive_stream.aclose()
+        self.close_send()
+        self.close_receive()
 
 
 def widen_pipe(fd: int) -> None:

@@ -1,4 +1,4 @@
-"""The agent side: serve an agent implementation over stdio or any trio stream.
+"""The agent side: serve an agent implementation over stdio or any byte stream, on trio or asyncio.
 
     class MyAgent(v2.AgentBase):
         def __init__(self, client: v2.ClientPeer) -> None: ...
@@ -6,6 +6,7 @@
 
     trio.run(serve_agent, MyAgent)                 # v2 only, over stdio
     trio.run(partial(serve_agent, MyAgent, v1=MyV1Agent))   # v2 and v1
+    asyncio.run(serve_agent(MyAgent))              # the same on asyncio
 
 `initialize` picks the version: the client's if this agent speaks it, otherwise the latest
 one below it; -32022 when every version this agent speaks is newer than the client's.
@@ -31,7 +32,6 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import msgspec
-import trio
 
 import acp_schema.v1.unstable
 import acp_schema.v2.unstable
@@ -42,6 +42,7 @@ from ._dispatch import handler_dispatch
 from ._framing import DEFAULT_MAX_LINE_BYTES
 from ._groups import SingleException
 from ._jsonrpc import Call
+from ._loop import Event, current_loop
 from ._outbox import DEFAULT_MAX_BUFFERED_BYTES
 from ._versions import (
     SURFACES,
@@ -54,6 +55,7 @@ from ._versions import (
 )
 from .capabilities import capability_mismatches, describe
 from .errors import RpcError
+from .streams import AnyByteStream
 from .transport import stdio_stream
 
 log = logging.getLogger("acpwire")
@@ -101,10 +103,11 @@ class AgentEndpoint:
         self.surface: Surface | None = None
         self.agent: Any = None
         self.connection: Connection | None = None
+        self.loop = current_loop()
         self._initializing = False
-        self._held: collections.deque[trio.Event] = collections.deque()
+        self._held: collections.deque[Event] = collections.deque()
 
-    async def serve(self, stream: trio.abc.Stream) -> None:
+    async def serve(self, stream: AnyByteStream) -> None:
         self.connection = Connection(
             stream,
             bootstrap_codec(),
@@ -128,7 +131,7 @@ class AgentEndpoint:
         if not self._initializing:
             # Requests read together start in either order: let an initialize read before
             # this request start (or finish) first.
-            await trio.lowlevel.checkpoint()
+            await self.loop.checkpoint()
         pending = await self._after_initialize(call) if self._initializing else self._start(call)
         return None if pending is None else await pending
 
@@ -144,11 +147,11 @@ class AgentEndpoint:
     async def _after_initialize(self, call: Call) -> Awaitable[Any] | None:
         """Wait until initialize and the requests held before this one have started, then
         start this one."""
-        turn = trio.Event()
+        turn = self.loop.Event()
         self._held.append(turn)
         try:
             await turn.wait()
-        except trio.Cancelled:
+        except self.loop.Cancelled:
             if turn.is_set():
                 self._release_next()
             else:
@@ -213,7 +216,7 @@ async def serve_agent(
     v2: V2Factory | None = None,
     *,
     v1: V1Factory | None = None,
-    stream: trio.abc.Stream | None = None,
+    stream: AnyByteStream | None = None,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
     max_buffered_bytes: int = DEFAULT_MAX_BUFFERED_BYTES,

@@ -30,7 +30,6 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Generic, TypeVar, cast, overload
 
 import msgspec
-import trio
 
 from acp_schema import Codec, MethodSpec, v1, v2
 
@@ -39,6 +38,7 @@ from ._dispatch import handler_dispatch, implemented
 from ._framing import DEFAULT_MAX_LINE_BYTES
 from ._groups import SingleException
 from ._jsonrpc import Call, RequestId
+from ._loop import Event, current_loop
 from ._outbox import DEFAULT_MAX_BUFFERED_BYTES
 from ._versions import (
     SURFACES,
@@ -50,6 +50,7 @@ from ._versions import (
 )
 from .errors import ConnectionClosed, ProtocolMismatch, RpcError
 from .permissions import cancelled_permission
+from .streams import AnyByteStream
 from .transport import GRACE_PERIOD, TERMINATE_GRACE_PERIOD, spawn_agent
 
 V2Factory = Callable[[v2.AgentPeer], v2.ClientBase]
@@ -83,9 +84,9 @@ class _Gate:
 
     __slots__ = ("opened", "remaining")
 
-    def __init__(self, remaining: int) -> None:
+    def __init__(self, remaining: int, opened: Event) -> None:
         self.remaining = remaining
-        self.opened = trio.Event()
+        self.opened = opened
 
 
 class HeldRequest:
@@ -95,15 +96,15 @@ class HeldRequest:
 
     __slots__ = ("call", "released")
 
-    def __init__(self, call: Call) -> None:
+    def __init__(self, call: Call, released: Event) -> None:
         self.call = call
-        self.released = trio.Event()
+        self.released = released
 
 
 class UpdateStream(Generic[Update]):
     """The updates of one session, in order, as an async iterator.
 
-    Items are handed over through a deque, not a trio channel: a channel costs a scheduler
+    Items are handed over through a deque, not a channel: a channel costs a scheduler
     round trip per item, which at tens of thousands of updates a second is most of the cost.
     The connection waits (back-pressure) while `UPDATE_BUFFER` updates are unread.
 
@@ -111,9 +112,10 @@ class UpdateStream(Generic[Update]):
     """
 
     def __init__(self) -> None:
+        self._loop = current_loop()
         self._items: collections.deque[Update] = collections.deque()
-        self._reader: trio.Event | None = None  # set to wake a reader waiting for an item
-        self._writer: trio.Event | None = None  # set to wake a writer waiting for room
+        self._reader: Event | None = None  # set to wake a reader waiting for an item
+        self._writer: Event | None = None  # set to wake a writer waiting for room
         self._closed = False
         self._gates: collections.deque[_Gate] = collections.deque()  # in arrival order
         self.holds_requests = False
@@ -135,14 +137,15 @@ class UpdateStream(Generic[Update]):
     async def put(self, update: Update) -> None:
         """Add an update, waiting for room."""
         while not self.offer(update):
-            self._writer = self._writer or trio.Event()
+            self._writer = self._writer or self._loop.Event()
             await self._writer.wait()
 
-    def gate(self) -> trio.Event | None:
+    def gate(self) -> Event | None:
         """An event set once the updates queued now were taken (None: nothing is queued)."""
         if not self._items or self._closed:
             return None
-        gate = _Gate(len(self._items) - sum(gate.remaining for gate in self._gates))
+        waiting = len(self._items) - sum(gate.remaining for gate in self._gates)
+        gate = _Gate(waiting, self._loop.Event())
         self._gates.append(gate)
         return gate.opened
 
@@ -154,12 +157,12 @@ class UpdateStream(Generic[Update]):
             gates.popleft().opened.set()
         return update
 
-    def hold(self, call: Call) -> trio.Event | None:
+    def hold(self, call: Call) -> Event | None:
         """Queue a request among the updates (beyond the buffer limit: requests are few);
         None once closed (nobody will take it)."""
         if self._closed:
             return None
-        held = HeldRequest(call)
+        held = HeldRequest(call, self._loop.Event())
         self._items.append(held)  # type: ignore[arg-type]
         if self._reader is not None:
             self._reader.set()
@@ -186,7 +189,7 @@ class UpdateStream(Generic[Update]):
         while not items:
             if self._closed:
                 raise StopAsyncIteration
-            self._reader = self._reader or trio.Event()
+            self._reader = self._reader or self._loop.Event()
             await self._reader.wait()
         if self._writer is not None and len(items) <= UPDATE_BUFFER // 2:
             self._writer.set()
@@ -226,7 +229,7 @@ class ClientConnection:
 
     def __init__(
         self,
-        stream: trio.abc.Stream,
+        stream: AnyByteStream,
         factories: dict[int, Callable[[Any], Any]],
         *,
         peer: str = "the agent",
@@ -255,7 +258,7 @@ class ClientConnection:
         self._handles_updates = False
         self._update_spec: MethodSpec[Any, None] | None = None
         self._subscribers: dict[str, list[UpdateStream[Any]]] = {}
-        self._gates: dict[RequestId, list[trio.Event]] = {}
+        self._gates: dict[RequestId, list[Event]] = {}
         self._connection = Connection(
             stream,
             bootstrap_codec(Codec[msgspec.Raw](msgspec.Raw)),
@@ -316,7 +319,7 @@ class ClientConnection:
     async def _initialize_answer(
         self, spec: MethodSpec[Any, Any], params: Any, timeout: float | None
     ) -> msgspec.Raw:
-        with trio.move_on_after(timeout if timeout is not None else float("inf")):
+        with self._connection.loop.move_on_after(timeout if timeout is not None else float("inf")):
             raw: msgspec.Raw = await self._connection.request(spec, params)
             return raw
         tail = self._stderr_tail()
@@ -433,7 +436,7 @@ class ClientConnection:
             assert not isinstance(call.id, msgspec.UnsetType)
             self._gates[call.id] = gates
 
-    async def _after_gates(self, gates: list[trio.Event], call: Call) -> Any:
+    async def _after_gates(self, gates: list[Event], call: Call) -> Any:
         for gate in gates:
             await gate.wait()
         pending = self._dispatch(call)
@@ -520,7 +523,7 @@ def _factories(v2: V2Factory | None, v1: V1Factory | None) -> dict[int, Callable
 
 @asynccontextmanager
 async def connect(
-    stream: trio.abc.Stream,
+    stream: AnyByteStream,
     *,
     v2: V2Factory | None = None,
     v1: V1Factory | None = None,
@@ -532,7 +535,7 @@ async def connect(
     eof_grace_period: float = DEFAULT_EOF_GRACE_PERIOD,
     check_outgoing: bool = False,
 ) -> AsyncIterator[ClientConnection]:
-    """A client connection over any trio stream, served while the block runs.
+    """A client connection over any byte stream, served while the block runs.
 
     `v2` / `v1`: build the client implementation for that protocol version from the typed
     peer it calls the agent through: the `ClientBase` subclass itself, or a function
@@ -559,7 +562,7 @@ async def connect(
     )
     conn._connection.closed_reason = closed_reason
     with SingleException() as single:
-        async with trio.open_nursery() as nursery:
+        async with conn._connection.loop.open_nursery() as nursery:
             await nursery.start(conn._connection.run)
             try:
                 with single.callers_code():

@@ -34,7 +34,7 @@ not cancel the running turn, only `session/cancel` does.) Held prompts are inser
 order they arrived; prompts written in one burst to an idle session may be inserted in
 either order.
 
-`cancel` (from `session/cancel`) cancels the turn's work (a trio cancel scope: a pending
+`cancel` (from `session/cancel`) cancels the turn's work (a cancel scope: a pending
 permission request is cancelled with `$/cancel_request`) and the turn ends idle with
 `cancelled`, whatever the work returned or raised; prompts of the session that arrived
 before the cancel and are not inserted (held, or not yet handled) are answered -32800.
@@ -57,13 +57,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, Protocol, TypeAlias, TypeGuard, get_args
 
 import msgspec
-import trio
 
 import acp_schema.v1 as v1
 import acp_schema.v2 as acp
 from acp_schema import UNSET, UnsetType
 
 from ._connection import Connection
+from ._loop import CancelScope, Event, current_loop, is_cancelled, new_cancel_scope, new_event
 from .diffs import v1_diff, v2_diff
 from .errors import ConnectionClosed, RpcError
 
@@ -229,8 +229,8 @@ class Turn:
     """The messageId the prompt was inserted with (the `session/prompt` response's)."""
     _ids: Iterator[int] = field(default_factory=itertools.count)
     _message_id: str | None = None
-    _scope: trio.CancelScope = field(default_factory=trio.CancelScope)
-    _ended: trio.Event = field(default_factory=trio.Event)
+    _scope: CancelScope = field(default_factory=new_cancel_scope)
+    _ended: Event = field(default_factory=new_event)
     _blocked: int = 0  # permission requests pending
 
     def update(self, update: acp.SessionUpdate) -> Coroutine[Any, Any, None]:
@@ -276,8 +276,8 @@ class Turn:
             self._blocked -= 1
             # Back to running unless the turn was cancelled (then it goes straight to idle).
             # Checked before shielding: inside a shield the deadline is never -inf.
-            if self._blocked == 0 and not _is_cancelled():
-                with trio.CancelScope(shield=True):
+            if self._blocked == 0 and not is_cancelled():
+                with current_loop().CancelScope(shield=True):
                     await self.state("running")
 
     @property
@@ -409,22 +409,18 @@ class _RecordingTurn(Turn):
         )
 
 
-def _is_cancelled() -> bool:
-    return trio.current_effective_deadline() == -float("inf")
-
-
 @dataclass
 class _Session:
     """A session's running turn and the prompts held until it ends."""
 
     turn: Turn | None = None
     held: list[acp.PromptRequest] = field(default_factory=list)
-    changed: trio.Event = field(default_factory=trio.Event)
+    changed: Event = field(default_factory=new_event)
 
     def notify(self) -> None:
         """Wake the held prompts to look again (the turn ended, or one of them left)."""
         self.changed.set()
-        self.changed = trio.Event()
+        self.changed = new_event()
 
     def holds(self, params: object) -> bool:
         return any(params is held for held in self.held)
@@ -531,7 +527,7 @@ class PromptTurns:
         try:
             while True:
                 # A session/cancel read with this prompt cancelled it before it ran.
-                await trio.lowlevel.checkpoint_if_cancelled()
+                await current_loop().checkpoint_if_cancelled()
                 if self._closing(params.session_id):
                     raise RpcError.request_cancelled()
                 if session.turn is None and self._first_held(session, params):
@@ -796,7 +792,7 @@ class V1PromptTurns:
         """Records every update the turns of `start` send, or None."""
         self.connection = client.caller if client is not None else None
         """The connection whose queued prompts `cancel` answers (None without a client)."""
-        self._active: dict[str, tuple[trio.CancelScope, trio.Event]] = {}
+        self._active: dict[str, tuple[CancelScope, Event]] = {}
         self._ids = itertools.count(1)
 
     async def start(
@@ -820,10 +816,10 @@ class V1PromptTurns:
     ) -> v1.StopReason:
         """Run `work` as the session's turn and return its stop reason (`cancelled` when
         `cancel` or `close` stopped it). Return it in the `session/prompt` response."""
-        if _is_cancelled():  # a session/cancel read with this prompt cancelled its request
+        if is_cancelled():  # a session/cancel read with this prompt cancelled its request
             return "cancelled"
-        ended = trio.Event()
-        with trio.CancelScope() as scope:
+        ended = new_event()
+        with new_cancel_scope() as scope:
             self._active[session_id] = (scope, ended)
             try:
                 stop_reason = await work()

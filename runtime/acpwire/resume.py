@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar, overload
 
 import msgspec
-import trio
 
 from acp_schema import v1, v2
 
 from ._groups import SingleException
+from ._loop import current_loop
 from .client import V1Connection, V2Connection
 from .errors import PeerError
 from .session import SessionState, V1SessionState
@@ -54,7 +54,7 @@ async def _folding(
     """Run `request` while folding the session's updates into `state`; return once the
     updates received before its answer were folded."""
     with SingleException():
-        async with conn.subscribe(session_id) as updates, trio.open_nursery() as nursery:
+        async with conn.subscribe(session_id) as updates, current_loop().open_nursery() as nursery:
 
             async def fold() -> None:
                 async for update in updates:

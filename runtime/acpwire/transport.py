@@ -6,15 +6,13 @@ import collections
 import os
 import shutil
 import signal
-import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
-import trio
-from trio.lowlevel import FdStream
-
+from ._child import Child, start_child
+from ._loop import CancelScope, Event, Loop, current_loop
 from ._pipes import PipeStream, widen_pipe
 from .errors import PeerExited
 
@@ -35,7 +33,7 @@ STDIN_FD, STDOUT_FD, STDERR_FD = 0, 1, 2
 
 
 def stdio_stream(*, guard_stdout: bool = True) -> PipeStream:
-    """This process's stdin (receive) and stdout (send) as one trio stream (agent side).
+    """This process's stdin (receive) and stdout (send) as one stream (agent side).
 
     With `guard_stdout` (the default) the protocol keeps stdout for itself (a duplicate of
     fd 1) and fd 1 and `sys.stdout` are pointed at stderr: a stray `print()`, a library or C
@@ -46,12 +44,12 @@ def stdio_stream(*, guard_stdout: bool = True) -> PipeStream:
     """
     if guard_stdout:
         sys.stdout.flush()  # what was printed before goes where it was meant to
-    stdin = FdStream(os.dup(STDIN_FD))
-    stdout = FdStream(os.dup(STDOUT_FD))  # dups are not inherited by child processes
+    stdin = os.dup(STDIN_FD)
+    stdout = os.dup(STDOUT_FD)  # dups are not inherited by child processes
     if guard_stdout:
         os.dup2(STDERR_FD, STDOUT_FD)
         sys.stdout = sys.stderr
-    widen_pipe(stdout.fileno())  # a no-op unless stdout is a pipe
+    widen_pipe(stdout)  # a no-op unless stdout is a pipe
     return PipeStream(stdout, stdin)
 
 
@@ -59,17 +57,25 @@ def stdio_stream(*, guard_stdout: bool = True) -> PipeStream:
 class AgentProcess:
     """A running agent subprocess: its protocol stream, and what it wrote to stderr."""
 
-    process: trio.Process
-    stream: PipeStream
+    process: Child
+    loop: Loop = field(default_factory=current_loop)
     stderr_tail: collections.deque[str] = field(
         default_factory=lambda: collections.deque(maxlen=STDERR_TAIL_LINES)
     )
-    stderr_done: trio.Event = field(default_factory=trio.Event)
+    stderr_done: Event = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.stderr_done = self.loop.Event()
+
+    @property
+    def stream(self) -> PipeStream:
+        """The protocol stream: we write to the agent's stdin and read its stdout."""
+        return self.process.stream
 
     async def exited(self, wait: float = 2.0) -> PeerExited:
         """The error describing the agent's exit (waits a little for it to finish dying and
         for its last stderr output to be read)."""
-        with trio.move_on_after(wait):
+        with self.loop.move_on_after(wait):
             await self.process.wait()
             await self.stderr_done.wait()
         return PeerExited(self.process.returncode, "\n".join(self.stderr_tail))
@@ -78,7 +84,6 @@ class AgentProcess:
 async def _drain_stderr(agent: AgentProcess, forward: Callable[[str], None] | None) -> None:
     """Read the agent's stderr as it comes (a full pipe would block the agent)."""
     stream = agent.process.stderr
-    assert stream is not None
     pending = bytearray()
 
     def emit(raw: bytes | bytearray) -> None:
@@ -89,7 +94,7 @@ async def _drain_stderr(agent: AgentProcess, forward: Callable[[str], None] | No
         if forward is not None:
             forward(line)
 
-    async for chunk in stream:
+    while chunk := await stream.receive_some():
         start = 0
         while (nl := chunk.find(b"\n", start)) != -1:
             pending += chunk[start:nl]
@@ -139,45 +144,41 @@ async def spawn_agent(
     POSIX only (process groups).
     """
     full_env = {**os.environ, **(env or {})}
-    process = await _start(command, full_env, cwd)
-    stdin, stdout = process.stdin, process.stdout
-    assert isinstance(stdin, FdStream) and isinstance(stdout, FdStream)  # pipes, on Unix
-    widen_pipe(stdout.fileno())
-    agent = AgentProcess(process, PipeStream(stdin, stdout))
+    loop = current_loop()
+    agent = AgentProcess(_start(command, full_env, cwd), loop)
+    widen_pipe(agent.stream.receive_fd)
     # Cancelling the block must not stop reading stderr before the agent is shut down.
-    readers = trio.CancelScope(shield=True)
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(_read_output, readers, agent, forward_stderr)
-        try:
-            yield agent
-        finally:
-            with trio.CancelScope(shield=True):
-                await _shut_down(agent, grace_period, terminate_grace_period)
-                with trio.move_on_after(EXIT_EOF_GRACE):  # long only if a process outside
-                    await agent.stderr_done.wait()  # the group still holds stderr open
-            readers.cancel()
-
-
-async def _start(command: Sequence[str], env: dict[str, str], cwd: str | None) -> trio.Process:
+    readers = loop.CancelScope(shield=True)
     try:
-        return await trio.lowlevel.open_process(
-            list(command),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=env,
-            cwd=cwd,
-            start_new_session=True,
-        )
+        async with loop.open_nursery() as nursery:
+            nursery.start_soon(_read_output, readers, agent, forward_stderr)
+            try:
+                yield agent
+            finally:
+                with loop.CancelScope(shield=True):
+                    await _shut_down(agent, grace_period, terminate_grace_period)
+                    with loop.move_on_after(EXIT_EOF_GRACE):  # long only if a process outside
+                        await agent.stderr_done.wait()  # the group still holds stderr open
+                readers.cancel()
+    finally:
+        agent.stream.close_send()
+        agent.stream.close_receive()
+        agent.process.stderr.close_receive()
+
+
+def _start(command: Sequence[str], env: dict[str, str], cwd: str | None) -> Child:
+    try:
+        return start_child(command, env, cwd, new_session=True)
     except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
         raise _launch_error(command[0], env, cwd, exc) from exc
 
 
 async def _read_output(
-    scope: trio.CancelScope, agent: AgentProcess, forward_stderr: Callable[[str], None] | None
+    scope: CancelScope, agent: AgentProcess, forward_stderr: Callable[[str], None] | None
 ) -> None:
     with scope:
-        async with trio.open_nursery() as nursery:
+        async with agent.loop.open_nursery() as nursery:
+            nursery.start_soon(agent.process.watch)
             nursery.start_soon(_drain_stderr, agent, forward_stderr)
             nursery.start_soon(_end_of_output_on_exit, agent)
 
@@ -186,19 +187,16 @@ async def _end_of_output_on_exit(agent: AgentProcess) -> None:
     """Once the agent exited, end its output even if a child of it keeps the pipe open:
     otherwise requests waiting for answers would wait for that child."""
     await agent.process.wait()
-    await trio.sleep(EXIT_EOF_GRACE)
-    await agent.stream.receive_stream.aclose()
+    await agent.loop.sleep(EXIT_EOF_GRACE)
+    agent.stream.close_receive()
 
 
 async def _shut_down(agent: AgentProcess, grace_period: float, terminate_grace: float) -> None:
     """Close the agent's stdin, then signal its process group until every process is gone."""
     group = agent.process.pid  # the agent leads its own session and group
     try:
-        try:
-            await agent.stream.send_stream.aclose()
-        except trio.BrokenResourceError:
-            pass
-        with trio.move_on_after(grace_period):
+        agent.stream.close_send()
+        with agent.loop.move_on_after(grace_period):
             await agent.process.wait()
         if not _group_running(group):
             return
@@ -214,10 +212,12 @@ async def _shut_down(agent: AgentProcess, grace_period: float, terminate_grace: 
 
 async def _group_exits(agent: AgentProcess, seconds: float) -> bool:
     """Wait up to `seconds` for the agent and every other process of its group to exit."""
-    with trio.move_on_after(seconds):
+    with agent.loop.move_on_after(seconds):
         await agent.process.wait()
         while _group_running(agent.process.pid):
-            await trio.sleep(GROUP_POLL_INTERVAL)  # the kernel has nothing to wait on for this
+            await agent.loop.sleep(
+                GROUP_POLL_INTERVAL
+            )  # the kernel has nothing to wait on for this
         return True
     return False
 

@@ -30,11 +30,11 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, overload
 
-import trio
-
 from acp_schema import v1, v2
 
 from ._groups import SingleException
+from ._loop import Event as LoopEvent
+from ._loop import current_loop, new_event
 from .client import HeldRequest, V1Connection, V2Connection
 from .errors import PeerError
 from .permissions import Permissions, Verdict, cancelled_permission
@@ -76,7 +76,7 @@ class _Answer(Generic[Resp]):
     """The answer to one of the agent's requests, given once from the event."""
 
     def __init__(self) -> None:
-        self.done = trio.Event()
+        self.done = new_event()
         self.response: Resp | None = None
 
     def give(self, response: Resp) -> None:
@@ -159,8 +159,9 @@ class Turn(Generic[Event, State]):
         self.prompt_response: Any = None
         self._module = module
         self._events: collections.deque[Any] = collections.deque()
-        self._readable: trio.Event | None = None
-        self._room: trio.Event | None = None
+        self._loop = current_loop()
+        self._readable: LoopEvent | None = None
+        self._room: LoopEvent | None = None
         self._finished = False  # the end was queued behind the last event
         self._rejected = False  # the agent answered session/prompt with an error
         self._asked: list[PermissionRequested[Any] | ElicitationRequested[Any, Any]] = []
@@ -176,7 +177,7 @@ class Turn(Generic[Event, State]):
             if self._finished:
                 self.ended = True
                 raise StopAsyncIteration
-            self._readable = trio.Event()
+            self._readable = self._loop.Event()
             await self._readable.wait()
         event = self._events.popleft()
         if self._room is not None and len(self._events) < QUEUE_LIMIT:
@@ -220,7 +221,7 @@ class Turn(Generic[Event, State]):
 
     async def _wait_room(self) -> None:
         while len(self._events) >= QUEUE_LIMIT:
-            self._room = self._room or trio.Event()
+            self._room = self._room or self._loop.Event()
             await self._room.wait()
 
     def _update(self, update: Any) -> None:
@@ -393,7 +394,8 @@ async def prompt(
     turn: Turn[Any, Any] = Turn(session_id, state, v2 if version_2 else v1)
     turn._cancel = conn.cancel
     with SingleException() as single:
-        async with conn.subscribe(session_id) as updates, trio.open_nursery() as nursery:
+        loop = current_loop()
+        async with conn.subscribe(session_id) as updates, loop.open_nursery() as nursery:
             updates.holds_requests = True  # the session's requests come in among the updates
             requests._turns[session_id] = turn
             try:
@@ -404,7 +406,7 @@ async def prompt(
             finally:
                 del requests._turns[session_id]
                 if not (turn._finished or turn._rejected):
-                    with trio.CancelScope(shield=True):
+                    with loop.CancelScope(shield=True):
                         await conn.cancel(session_id)
                 turn._decline_unanswered()
                 nursery.cancel_scope.cancel()
@@ -492,7 +494,7 @@ async def _drive_v2(
     turn: Turn[Any, Any], requests: AgentRequests, conn: V2Connection, params: Any, updates: Any
 ) -> None:
     end = _V2End()
-    async with trio.open_nursery() as nursery:
+    async with current_loop().open_nursery() as nursery:
         nursery.start_soon(_pump, turn, requests, updates, end)
         response = await _send_prompt(turn, conn, params)
         turn.prompt_response = response
@@ -504,7 +506,7 @@ async def _drive_v2(
 async def _drive_v1(
     turn: Turn[Any, Any], requests: AgentRequests, conn: V1Connection, params: Any, updates: Any
 ) -> None:
-    async with trio.open_nursery() as nursery:
+    async with current_loop().open_nursery() as nursery:
         nursery.start_soon(_pump, turn, requests, updates, None)
         response = await _send_prompt(turn, conn, params)
         # the updates sent before the response are in the subscription by now: take them

@@ -1,0 +1,185 @@
+"""The event-loop primitives the runtime uses, for the loop it runs on: trio or asyncio.
+
+The runtime is written against trio's API, through a `Loop` found once per object that
+needs one (`current_loop()`). On trio the primitives are trio's own objects: nothing sits
+between the runtime and trio, so trio keeps its speed. On asyncio they are anyio's, which
+gives asyncio trio's semantics (cancel scopes with shields and deadlines, task groups that
+wait for their children, level-triggered cancellation): the protocol logic above exists
+once and behaves the same on both loops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Protocol
+
+import anyio
+import anyio.lowlevel
+import anyio.to_thread
+import sniffio
+import trio
+
+
+class Event(Protocol):
+    def set(self) -> None: ...
+    def is_set(self) -> bool: ...
+    async def wait(self) -> None: ...
+
+
+class CancelScope(Protocol):
+    """trio.CancelScope / anyio.CancelScope: what the runtime uses of them."""
+
+    @property
+    def cancelled_caught(self) -> bool: ...
+    @property
+    def cancel_called(self) -> bool: ...
+    def cancel(self) -> None: ...
+    def __enter__(self) -> Any: ...
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool: ...
+
+
+class TaskStatus(Protocol):
+    def started(self) -> None: ...
+
+
+TASK_STATUS_IGNORED: TaskStatus = trio.TASK_STATUS_IGNORED
+"""The task status of a task started with `start_soon` (either loop's `start` passes one)."""
+
+
+class Nursery(Protocol):
+    """trio.Nursery / anyio.abc.TaskGroup: what the runtime uses of them."""
+
+    @property
+    def cancel_scope(self) -> CancelScope: ...
+    def start_soon(self, func: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> object: ...
+    async def start(self, func: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> Any: ...
+
+
+class OpenNursery(Protocol):
+    async def __aenter__(self) -> Any: ...  # a Nursery (each loop's own type)
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+    ) -> bool | None: ...
+
+
+_NewEvent = Callable[[], Event]
+_NewCancelScope = Callable[..., CancelScope]  # (*, shield=False, deadline=inf)
+_NewTimeout = Callable[[float], CancelScope]
+
+
+@dataclass(frozen=True, eq=False)
+class Loop:
+    name: str
+    Event: _NewEvent
+    CancelScope: _NewCancelScope
+    open_nursery: Callable[[], OpenNursery]
+    move_on_after: _NewTimeout
+    sleep: Callable[[float], Awaitable[None]]
+    checkpoint: Callable[[], Awaitable[None]]
+    checkpoint_if_cancelled: Callable[[], Awaitable[None]]
+    current_effective_deadline: Callable[[], float]
+    wait_readable: Callable[[int], Awaitable[None]]
+    wait_writable: Callable[[int], Awaitable[None]]
+    notify_closing: Callable[[int], None]
+    run_sync_in_thread: Callable[..., Awaitable[Any]]
+    Cancelled: type[BaseException]
+    BrokenResourceError: type[Exception]
+    ClosedResourceError: type[Exception]
+
+    def is_cancelled(self) -> bool:
+        """Whether the calling task is being cancelled (its deadline is in the past)."""
+        return self.current_effective_deadline() == -math.inf
+
+
+TRIO = Loop(
+    name="trio",
+    Event=trio.Event,
+    CancelScope=trio.CancelScope,
+    open_nursery=trio.open_nursery,
+    move_on_after=trio.move_on_after,
+    sleep=trio.sleep,
+    checkpoint=trio.lowlevel.checkpoint,
+    checkpoint_if_cancelled=trio.lowlevel.checkpoint_if_cancelled,
+    current_effective_deadline=trio.current_effective_deadline,
+    wait_readable=trio.lowlevel.wait_readable,
+    wait_writable=trio.lowlevel.wait_writable,
+    notify_closing=trio.lowlevel.notify_closing,
+    run_sync_in_thread=trio.to_thread.run_sync,
+    Cancelled=trio.Cancelled,
+    BrokenResourceError=trio.BrokenResourceError,
+    ClosedResourceError=trio.ClosedResourceError,
+)
+
+
+ASYNCIO = Loop(
+    name="asyncio",
+    Event=anyio.Event,
+    CancelScope=anyio.CancelScope,
+    open_nursery=anyio.create_task_group,
+    move_on_after=anyio.move_on_after,
+    sleep=anyio.sleep,
+    checkpoint=anyio.lowlevel.checkpoint,
+    checkpoint_if_cancelled=anyio.lowlevel.checkpoint_if_cancelled,
+    current_effective_deadline=anyio.current_effective_deadline,
+    wait_readable=anyio.wait_readable,
+    wait_writable=anyio.wait_writable,
+    notify_closing=anyio.notify_closing,
+    run_sync_in_thread=anyio.to_thread.run_sync,
+    Cancelled=asyncio.CancelledError,
+    BrokenResourceError=anyio.BrokenResourceError,
+    ClosedResourceError=anyio.ClosedResourceError,
+)
+
+
+_LOOPS = {"trio": TRIO, "asyncio": ASYNCIO}
+
+
+def current_loop() -> Loop:
+    """The primitives of the loop running the calling task."""
+    try:
+        name = sniffio.current_async_library()
+    except sniffio.AsyncLibraryNotFoundError:
+        raise RuntimeError(
+            "acpwire must be used from a running trio or asyncio event loop "
+            "(trio.run(main), asyncio.run(main()), or `await` inside a running loop)"
+        ) from None
+    loop = _LOOPS.get(name)
+    if loop is None:
+        raise RuntimeError(f"acpwire runs on trio or asyncio, not on {name}")
+    return loop
+
+
+CANCELLED = (trio.Cancelled, asyncio.CancelledError)
+"""What a cancelled task raises, on either loop."""
+
+STREAM_ERRORS = (
+    trio.BrokenResourceError,
+    trio.ClosedResourceError,
+    anyio.BrokenResourceError,
+    anyio.ClosedResourceError,
+)
+"""The errors of a broken or closed stream, of either loop (a stream may be trio's or anyio's)."""
+
+
+def new_event() -> Event:
+    """An Event of the running loop (for dataclass defaults)."""
+    return current_loop().Event()
+
+
+def new_cancel_scope() -> CancelScope:
+    """A CancelScope of the running loop (for dataclass defaults)."""
+    return current_loop().CancelScope()
+
+
+def is_cancelled() -> bool:
+    """Whether the calling task is being cancelled."""
+    return current_loop().is_cancelled()

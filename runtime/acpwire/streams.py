@@ -1,0 +1,93 @@
+"""The byte streams a connection runs over, on trio or asyncio.
+
+`connect(stream, ...)` and `serve_agent(..., stream=...)` take any `ByteStream`: an object
+with trio's stream methods (every trio stream qualifies, and `acpwire.testing`'s in-memory
+pairs), or an anyio `ByteStream` (`anyio.connect_tcp`, `anyio.connect_unix`,
+`anyio.abc.SocketStream.from_socket`, ...), which works on both loops:
+
+    async with await anyio.connect_unix("/run/agent.sock") as socket:
+        async with connect(socket, v2=MyClient) as conn:
+            ...
+
+Stdio and agent subprocesses need none of this: `serve_agent` and `open_agent` make their
+pipe streams themselves.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+import anyio.abc
+
+READ_SIZE = 64 * 1024
+
+
+@runtime_checkable
+class ByteStream(Protocol):
+    """A bidirectional byte stream with trio's method names."""
+
+    async def receive_some(self, max_bytes: int | None = None) -> bytes | bytearray:
+        """Some bytes once there are any; `b""` once the peer closed its sending side."""
+        ...
+
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        """Write all of `data`, waiting while the peer is not reading."""
+        ...
+
+    async def aclose(self) -> None:
+        """Close both directions."""
+        ...
+
+
+@runtime_checkable
+class HalfCloseable(Protocol):
+    async def send_eof(self) -> None:
+        """Close the sending side only: the peer reads EOF and may still answer."""
+        ...
+
+
+class _AnyioByteStream:
+    """An anyio ByteStream seen through trio's method names."""
+
+    def __init__(self, stream: anyio.abc.ByteStream) -> None:
+        self.stream = stream
+
+    async def receive_some(self, max_bytes: int | None = None) -> bytes:
+        try:
+            return await self.stream.receive(max_bytes or READ_SIZE)
+        except anyio.EndOfStream:
+            return b""
+
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        await self.stream.send(bytes(data))
+
+    async def send_eof(self) -> None:
+        await self.stream.send_eof()
+
+    async def aclose(self) -> None:
+        await self.stream.aclose()
+
+
+AnyByteStream = ByteStream | anyio.abc.ByteStream
+"""What a connection accepts: a `ByteStream`, or an anyio ByteStream."""
+
+
+def byte_stream(stream: AnyByteStream) -> ByteStream:
+    """`stream` as a `ByteStream` (anyio streams are wrapped); a TypeError naming what is
+    accepted for anything else."""
+    if isinstance(stream, ByteStream):
+        return stream
+    if isinstance(stream, anyio.abc.ByteStream):
+        return _AnyioByteStream(stream)
+    raise TypeError(
+        f"cannot run a connection over {stream!r}: pass a trio stream, an anyio ByteStream, "
+        "or an object with receive_some/send_all/aclose (acpwire.streams.ByteStream)"
+    )
+
+
+async def close_sending(stream: ByteStream) -> None:
+    """Close our sending side: half-close where the stream can, else close it."""
+    if isinstance(stream, HalfCloseable):
+        await stream.send_eof()
+    else:
+        await stream.aclose()
