@@ -27,7 +27,7 @@ from conftest import (
     until,
     wait_all_tasks_blocked,
 )
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import acp_schema.v2 as v2
@@ -448,7 +448,10 @@ mix = st.lists(
 )
 
 
-@settings(max_examples=40, deadline=None)
+# `loop` is a fixture only by name: a constant string, nothing to reset between examples
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(mix)
 def test_every_request_gets_exactly_one_response(loop: str, plan: list[Any]) -> None:
     """Single requests, batches and notifications; some fail, some are cancelled."""

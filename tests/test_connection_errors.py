@@ -237,7 +237,8 @@ async def test_a_prompt_whose_permission_request_comes_after_the_input_ended_is_
                 messages.append(await peer.receive())
             assert await process.wait() == 0
     finally:
-        process.kill()
+        if process.returncode is None:  # (asyncio's kill() raises once it has exited)
+            process.kill()
     assert messages[-1]["error"]["code"] == -32603
     assert "ConnectionClosed" in messages[-1]["error"]["message"]
 

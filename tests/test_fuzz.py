@@ -107,6 +107,7 @@ def fuzz_settings(ci: int, share: float = 1.0) -> settings:
             HealthCheck.too_slow,
             HealthCheck.data_too_large,
             HealthCheck.large_base_example,
+            HealthCheck.function_scoped_fixture,  # `loop`: a constant string, nothing to reset
         ],
     )
 
