@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import typing
@@ -182,9 +183,15 @@ def raised_from(error: BaseException) -> BaseException:
     return caught.value
 
 
-def test_single_exception_skips_cancellations_and_keeps_the_others_reachable() -> None:
+@pytest.mark.parametrize(
+    "cancelled",
+    [trio.Cancelled._create(), asyncio.CancelledError()],  # type: ignore[attr-defined]
+    ids=["trio", "asyncio"],
+)
+def test_single_exception_skips_cancellations_and_keeps_the_others_reachable(
+    cancelled: BaseException,
+) -> None:
     first, second = ValueError("first"), TypeError("second")
-    cancelled = trio.Cancelled._create()  # type: ignore[attr-defined]
     error = raised_from(group(cancelled, group(first), second))
     assert error is first
     assert isinstance(error.__context__, BaseExceptionGroup)
