@@ -1,13 +1,13 @@
 """Shared test helpers: `async def` tests run on trio or asyncio, and a raw JSON-lines peer.
 
-pytest-trio / the anyio plugin are not used: an `async def test_...` is run here with
+pytest-trio / anyio's pytest plugin are not used: an `async def test_...` is run here with
 `anyio.run`, bounded by `ASYNC_TEST_TIMEOUT` seconds (tests bound their own waits more
-tightly). It runs on trio, unless it takes the `loop` argument: then it runs once per event
-loop of `LOOPS` (`test_x[trio]`, `test_x[asyncio]`), and so does a sync test that takes `loop`
-and hands it to `run_async`. A module opts in as a whole with
-`pytestmark = pytest.mark.usefixtures("loop")`. `ACPWIRE_TEST_LOOPS` (comma-separated, e.g.
-`trio,asyncio,uvloop`) chooses the loops; an unknown name is an error. (Its sync tests that
-don't take `loop` run once.)
+tightly), on trio, or once per loop of `LOOPS` (`test_x[trio]`, `test_x[asyncio]`) when it
+takes the `loop` argument. A module opts all its async tests in with
+`pytestmark = pytest.mark.usefixtures("loop")` (its sync tests still run once, unless they
+take `loop`: then they pass it to `run_async`). `ACPWIRE_TEST_LOOPS` (comma-separated, default
+`trio,asyncio`; `uvloop` is asyncio on uvloop's event loop) chooses the loops; an unknown name
+is an error.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ PERMISSION_REQUEST = v2.RequestPermissionRequest(
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """A test that takes `loop`, and an async test of a module that uses it, runs per loop."""
-    takes_loop = "loop" in metafunc.definition._fixtureinfo.argnames
+    takes_loop = "loop" in inspect.signature(metafunc.function).parameters
     if takes_loop or (
         "loop" in metafunc.fixturenames and inspect.iscoroutinefunction(metafunc.function)
     ):
@@ -61,7 +61,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 @pytest.fixture
 def loop() -> str:
-    """The event loop of a sync test in a module that uses `loop`: none, so not parametrised."""
+    """`loop` of a sync test in a module that uses it without taking it: not parametrised."""
     return "trio"
 
 

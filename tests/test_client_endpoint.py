@@ -186,7 +186,7 @@ def raised_from(error: BaseException) -> BaseException:
 @pytest.mark.parametrize(
     "cancelled",
     [trio.Cancelled._create(), asyncio.CancelledError()],  # type: ignore[attr-defined]
-    ids=["trio.Cancelled", "asyncio.CancelledError"],
+    ids=["Cancelled", "CancelledError"],
 )
 def test_single_exception_skips_cancellations_and_keeps_the_others_reachable(
     cancelled: BaseException,
