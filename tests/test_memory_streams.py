@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import anyio
 import pytest
-from conftest import wait_all_tasks_blocked
+from conftest import run_async, wait_all_tasks_blocked
 
 from acpwire.testing import memory_stream_pair
 
@@ -127,3 +127,17 @@ async def test_an_end_that_stops_receiving_can_still_send() -> None:
         await left.send_all(b"x")
     await right.send_all(b"still talking")
     assert await left.receive_some() == b"still talking"
+
+
+def test_a_pair_made_before_the_loop_runs_works_on_it(loop: str) -> None:
+    left, right = memory_stream_pair(max_buffered_bytes=2)
+
+    async def exchange() -> bytes:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(left.send_all, b"abcd")
+            received = b""
+            while len(received) < 4:
+                received += await right.receive_some()
+        return received
+
+    assert run_async(exchange, loop) == b"abcd"

@@ -16,9 +16,9 @@ async with anyio.create_task_group() as tasks:
 ```
 
 The streams behave like a pipe in each direction: `receive_some` returns b"" once the peer has
-sent EOF (`send_eof`) or closed its end (`aclose`) and everything it sent was read; sending to
-an end that was closed raises anyio's `BrokenResourceError`, using an end after closing it
-raises anyio's `ClosedResourceError`. With `max_buffered_bytes` a sender waits while that many
+sent EOF (`send_eof`) or closed its end (`aclose`) and everything it sent was read; sending
+once the peer closed its end raises anyio's `BrokenResourceError`, using an end after closing
+it raises anyio's `ClosedResourceError`. With `max_buffered_bytes` a sender waits while that many
 bytes are unread, which makes back-pressure observable.
 """
 
