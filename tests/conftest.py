@@ -1,27 +1,46 @@
-"""Shared test helpers: `async def` tests run under trio (or both loops), and a raw
-JSON-lines peer.
+"""Shared test helpers: `async def` tests run on trio or asyncio, and a raw JSON-lines peer.
 
-An `async def test_...` is run here with `anyio.run`, bounded by `ASYNC_TEST_TIMEOUT`
-seconds (tests bound their own waits more tightly): on trio, or on trio and on asyncio when
-it takes the `loop` fixture (`pytestmark = pytest.mark.usefixtures("loop")` for a module).
+pytest-trio / anyio's pytest plugin are not used: an `async def test_...` is run here with
+`anyio.run`, bounded by `ASYNC_TEST_TIMEOUT` seconds (tests bound their own waits more
+tightly), on trio, or once per loop of `LOOPS` (`test_x[trio]`, `test_x[asyncio]`) when it
+takes the `loop` argument. A module opts all its async tests in with
+`pytestmark = pytest.mark.usefixtures("loop")` (its sync tests still run once, unless they
+take `loop`: then they pass it to `run_async`). `ACPWIRE_TEST_LOOPS` (comma-separated, default
+`trio,asyncio`; `uvloop` is asyncio on uvloop's event loop) chooses the loops; an unknown name
+is an error.
 """
 
 from __future__ import annotations
 
+import asyncio
 import inspect
+import os
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
 import msgspec
 import pytest
-import trio
+import sniffio
+import trio.testing
 
 import acp_schema.v2 as v2
 from acpwire._framing import LineReader
 
 ASYNC_TEST_TIMEOUT = 10.0
+
+# loop name -> (anyio backend, backend options)
+BACKENDS: dict[str, tuple[str, dict[str, Any]]] = {
+    "trio": ("trio", {}),
+    "asyncio": ("asyncio", {}),
+    "uvloop": ("asyncio", {"use_uvloop": True}),
+}
+LOOPS = tuple(os.environ.get("ACPWIRE_TEST_LOOPS", "trio,asyncio").replace(" ", "").split(","))
+if unknown := [loop for loop in LOOPS if loop not in BACKENDS]:
+    raise pytest.UsageError(
+        f"ACPWIRE_TEST_LOOPS: unknown loop(s) {unknown}; known: {list(BACKENDS)}"
+    )
 
 PERMISSION_REQUEST = v2.RequestPermissionRequest(
     session_id="sess_1",
@@ -31,40 +50,95 @@ PERMISSION_REQUEST = v2.RequestPermissionRequest(
 )
 
 
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test that takes `loop`, and an async test of a module that uses it, runs per loop."""
+    takes_loop = "loop" in inspect.signature(metafunc.function).parameters
+    if takes_loop or (
+        "loop" in metafunc.fixturenames and inspect.iscoroutinefunction(metafunc.function)
+    ):
+        metafunc.parametrize("loop", LOOPS)
+
+
+@pytest.fixture
+def loop() -> str:
+    """`loop` of a sync test in a module that uses it without taking it: not parametrised."""
+    return "trio"
+
+
+def loop_script(code: str) -> str:
+    """`code` for a `python -c` subprocess, given `run_on(loop, function)`: `anyio.run` on the
+    loop named `loop` (so a subprocess agent runs on the test's loop)."""
+    runner = f"""
+import anyio
+def run_on(loop, function):
+    backend, options = {BACKENDS!r}[loop]
+    anyio.run(function, backend=backend, backend_options=options)
+"""
+    return runner + code
+
+
+def run_async(function: Callable[[], Awaitable[Any]], loop: str = "trio") -> Any:
+    """Run `function()` on the event loop named `loop` (one of `BACKENDS`)."""
+    backend, options = BACKENDS[loop]
+    return anyio.run(function, backend=backend, backend_options=options)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     test = pyfuncitem.obj
     if not inspect.iscoroutinefunction(test):
         return None
     kwargs = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
+    callspec = getattr(pyfuncitem, "callspec", None)
+    loop = callspec.params.get("loop", "trio") if callspec is not None else "trio"
 
     async def bounded() -> None:
         with anyio.fail_after(ASYNC_TEST_TIMEOUT):
             await test(**kwargs)
 
-    backend = (
-        pyfuncitem.callspec.params.get("loop", "trio")
-        if hasattr(pyfuncitem, "callspec")
-        else "trio"
-    )
-    anyio.run(bounded, backend=backend)
+    run_async(bounded, loop)
     return True
 
 
-LOOPS = ["trio", "asyncio"]
+async def wait_all_tasks_blocked(cushion: float = 0.0) -> None:
+    """Return once every other task has been blocked for `cushion` seconds, on either loop.
+
+    trio's own; on asyncio a task counts as blocked while it waits on a future that is not
+    done, and as blocked for the whole cushion when it waits on the same future after it
+    (anyio's version polls every 0.1 s and has no cushion).
+    """
+    if sniffio.current_async_library() == "trio":
+        await trio.testing.wait_all_tasks_blocked(cushion)
+        return
+    while True:
+        await asyncio.sleep(0)
+        before = _asyncio_waits()
+        if before is None:
+            continue
+        if cushion:
+            await asyncio.sleep(cushion)
+        if _asyncio_waits() == before:
+            return
 
 
-@pytest.fixture(params=LOOPS)
-def loop(request: pytest.FixtureRequest) -> str:
-    """The event loop the test runs on (the test runs once per loop)."""
-    name: str = request.param
-    return name
+def _asyncio_waits() -> dict[asyncio.Task[Any], asyncio.Future[Any]] | None:
+    """The future each other task waits on, or None if one of them is not blocked."""
+    this = asyncio.current_task()
+    waits = {}
+    for task in asyncio.all_tasks():
+        waiter = getattr(task, "_fut_waiter", None)
+        if task is this:
+            continue
+        if waiter is None or waiter.done():
+            return None
+        waits[task] = waiter
+    return waits
 
 
 class RawPeer:
     """The far end of a connection, written to and read from as raw JSON lines."""
 
-    def __init__(self, stream: trio.abc.Stream) -> None:
+    def __init__(self, stream: Any) -> None:
         self.stream = stream
         self._reader = LineReader()
         self._lines: deque[bytes] = deque()
@@ -93,7 +167,7 @@ class RawPeer:
         return await self.receive()
 
     async def expect_silence(self, seconds: float = 0.05) -> None:
-        with trio.move_on_after(seconds):
+        with anyio.move_on_after(seconds):
             line = await self.receive_line()
             raise AssertionError(f"expected nothing, got {line!r}")
 
@@ -117,9 +191,9 @@ def notification(method: str, params: Any = None) -> dict[str, Any]:
 
 async def until(condition: Callable[[], Any], seconds: float = 2.0) -> None:
     """Wait (bounded) until `condition()` holds."""
-    with trio.fail_after(seconds):
+    with anyio.fail_after(seconds):
         while not condition():
-            await trio.sleep(0.001)
+            await anyio.sleep(0.001)
 
 
 def response(id: Any, result: Any) -> dict[str, Any]:

@@ -16,10 +16,9 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import msgspec
 import pytest
-import trio
-import trio.testing
 from conftest import RawPeer, error_response, notification, request, response, until
 from test_client_endpoint import mypy_strict_errors
 
@@ -38,6 +37,9 @@ from acpwire.capabilities import (
 )
 from acpwire.errors import RpcError
 from acpwire.fixtures.echo_agent import EchoAgentV1, EchoAgentV2
+from acpwire.testing import memory_stream_pair
+
+pytestmark = pytest.mark.usefixtures("loop")
 
 ROOT = Path(__file__).resolve().parent.parent
 RAW_INIT_V2 = {"protocolVersion": 2, "info": {"name": "raw", "version": "0"}}
@@ -47,8 +49,8 @@ NOT_INITIALIZED = "the connection is not initialized: send `initialize` first"
 
 @asynccontextmanager
 async def served(endpoint: AgentEndpoint) -> AsyncIterator[RawPeer]:
-    agent_end, client_end = trio.testing.memory_stream_pair()
-    async with trio.open_nursery() as nursery:
+    agent_end, client_end = memory_stream_pair()
+    async with anyio.create_task_group() as nursery:
         nursery.start_soon(endpoint.serve, agent_end)
         yield RawPeer(client_end)
         nursery.cancel_scope.cancel()
@@ -334,8 +336,8 @@ class GatedInit:
     """A v2 echo agent whose initialize waits for the test (and fails when told to)."""
 
     def __init__(self, fail: bool = False) -> None:
-        self.entered = trio.Event()
-        self.release = trio.Event()
+        self.entered = anyio.Event()
+        self.release = anyio.Event()
         self.fail = fail
 
     def __call__(self, client: v2.ClientPeer) -> EchoAgentV2:
@@ -461,7 +463,7 @@ class NotAnAgent:
         pass
 
 
-class UnreadableStream(trio.abc.Stream):
+class UnreadableStream:
     """Fails the test if the endpoint reads or writes: errors must come first."""
 
     async def send_all(self, data: bytes | bytearray | memoryview) -> None:
@@ -521,8 +523,8 @@ async def test_a_factory_returning_the_wrong_thing_fails_initialize_naming_the_f
 
 
 async def test_serve_agent_takes_explicit_limits() -> None:
-    agent_end, client_end = trio.testing.memory_stream_pair()
-    async with trio.open_nursery() as nursery:
+    agent_end, client_end = memory_stream_pair()
+    async with anyio.create_task_group() as nursery:
         nursery.start_soon(lambda: serve_agent(EchoAgentV2, stream=agent_end, max_line_bytes=200))
         peer = RawPeer(client_end)
         long_line = request(1, "initialize", {**RAW_INIT_V2, "pad": "x" * 300})

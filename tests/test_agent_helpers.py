@@ -13,9 +13,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
-import trio
-import trio.testing
 from conftest import RawPeer, notification, request, response
 from test_lifecycle import (
     SESSION,
@@ -38,6 +37,9 @@ from acpwire.diffs import git_patch, v1_diff, v2_diff
 from acpwire.examples import tool_agent
 from acpwire.lifecycle import AgentTurn, CustomStopReason, PromptTurns, StopReason, Turn
 from acpwire.sessions import SessionStore, turn_agents
+from acpwire.testing import memory_stream_pair
+
+pytestmark = pytest.mark.usefixtures("loop")
 
 # --------------------------------------------------------------------------- diffs
 
@@ -200,8 +202,8 @@ async def served(
     agent_v2, agent_v1 = turn_agents(
         tool_agent.work, name="tool-agent", store=store, page_size=page_size
     )
-    agent_end, client_end = trio.testing.memory_stream_pair()
-    async with trio.open_nursery() as nursery:
+    agent_end, client_end = memory_stream_pair()
+    async with anyio.create_task_group() as nursery:
         nursery.start_soon(
             partial(serve_agent, agent_v2, v1=agent_v1, stream=agent_end, check_outgoing=True)
         )
@@ -386,8 +388,8 @@ async def v1_work_returning(turn: AgentTurn) -> StopReason | CustomStopReason:
 
 async def test_a_v1_turn_ending_with_a_stop_reason_v1_lacks_answers_minus_32603() -> None:
     agent_v2, agent_v1 = turn_agents(v1_work_returning)
-    agent_end, client_end = trio.testing.memory_stream_pair()
-    async with trio.open_nursery() as nursery:
+    agent_end, client_end = memory_stream_pair()
+    async with anyio.create_task_group() as nursery:
         nursery.start_soon(
             partial(serve_agent, agent_v2, v1=agent_v1, stream=agent_end, check_outgoing=True)
         )
@@ -422,8 +424,8 @@ def test_the_tool_agent_example_runs_over_stdio() -> None:
 
 async def test_v1_tool_call_helpers_send_the_whole_content_so_far() -> None:
     agent_v2, agent_v1 = turn_agents(edit_work)
-    agent_end, client_end = trio.testing.memory_stream_pair()
-    async with trio.open_nursery() as nursery:
+    agent_end, client_end = memory_stream_pair()
+    async with anyio.create_task_group() as nursery:
         nursery.start_soon(
             partial(serve_agent, agent_v2, v1=agent_v1, stream=agent_end, check_outgoing=True)
         )

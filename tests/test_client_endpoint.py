@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import typing
@@ -11,11 +12,11 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import msgspec
 import pytest
 import trio
-import trio.testing
-from conftest import PERMISSION_REQUEST, RawPeer, request, response, until
+from conftest import PERMISSION_REQUEST, RawPeer, request, response, until, wait_all_tasks_blocked
 from test_endpoints import INIT_V2, ClientV1, ClientV2, describe, python
 from test_faults import INIT_RESULT, PYTHONPATH, chunk_notification
 
@@ -29,20 +30,23 @@ from acpwire.client import (
     open_agent,
 )
 from acpwire.errors import PeerExited, ProtocolMismatch
+from acpwire.testing import memory_stream_pair
 
 ROOT = Path(__file__).parents[1]
+
+pytestmark = pytest.mark.usefixtures("loop")
 
 
 @asynccontextmanager
 async def raw_agent(client: Any = ClientV2) -> AsyncIterator[tuple[ClientConnection, RawPeer]]:
     """A client connection (v2, initialized) whose agent is written in raw JSON lines."""
-    agent_end, client_end = trio.testing.memory_stream_pair()
+    agent_end, client_end = memory_stream_pair()
     peer = RawPeer(agent_end)
-    async with connect(client_end, v2=client) as conn, trio.open_nursery() as nursery:
+    async with connect(client_end, v2=client) as conn, anyio.create_task_group() as nursery:
         nursery.start_soon(conn.initialize, INIT_V2)
         init = await peer.receive()
         await peer.send(response(init["id"], INIT_RESULT))
-        await trio.testing.wait_all_tasks_blocked()
+        await wait_all_tasks_blocked()
         yield conn, peer
 
 
@@ -73,7 +77,7 @@ async def test_permission_reaches_the_handler_after_the_updates_before_it_were_r
             # three updates and a permission request, in one write
             lines = [chunk_notification("sess_1", str(i)) for i in range(3)]
             await peer.send(*lines, permission_line(7))
-            await trio.testing.wait_all_tasks_blocked()
+            await wait_all_tasks_blocked()
             assert conn.client.log == []  # the request waits for the subscriber
             async for update in updates:
                 conn.client.log.append(update)
@@ -94,11 +98,11 @@ async def test_each_request_waits_only_for_the_updates_before_it() -> None:
         async with conn.subscribe("sess_1") as updates:
             chunks = [chunk_notification("sess_1", str(i)) for i in range(3)]
             await peer.send(chunks[0], chunks[1], permission_line(1), chunks[2], permission_line(2))
-            await trio.testing.wait_all_tasks_blocked()
+            await wait_all_tasks_blocked()
             assert conn.client.log == []
             for handled_once_taken in (0, 1, 2):  # after taking the 1st, 2nd, 3rd update
                 await updates.__anext__()
-                await trio.testing.wait_all_tasks_blocked()
+                await wait_all_tasks_blocked()
                 assert len(conn.client.log) == handled_once_taken
         assert [(await peer.receive())["id"] for _ in range(2)] == [1, 2]
 
@@ -107,7 +111,7 @@ async def test_a_request_held_for_a_subscriber_is_released_when_it_stops_reading
     async with raw_agent(StreamReadingClient) as (conn, peer):
         async with conn.subscribe("sess_1"):
             await peer.send(chunk_notification("sess_1", "unread"), permission_line(8))
-            await trio.testing.wait_all_tasks_blocked()
+            await wait_all_tasks_blocked()
             assert conn.client.log == []
         assert (await peer.receive())["id"] == 8
         assert [describe(item) for item in conn.client.log] == ["permission"]
@@ -152,7 +156,7 @@ async def test_peer_exited_leaves_open_agent_as_itself() -> None:
 
 
 async def test_an_error_of_the_block_leaves_connect_as_itself() -> None:
-    _, client_end = trio.testing.memory_stream_pair()
+    _, client_end = memory_stream_pair()
     with pytest.raises(KeyError) as caught:
         async with connect(client_end, v2=ClientV2):
             raise KeyError("mine")
@@ -161,7 +165,7 @@ async def test_an_error_of_the_block_leaves_connect_as_itself() -> None:
 
 
 async def test_an_exception_group_of_the_callers_own_is_kept_whole() -> None:
-    _, client_end = trio.testing.memory_stream_pair()
+    _, client_end = memory_stream_pair()
     own = ExceptionGroup("mine", [KeyError("a"), KeyError("b")])
     with pytest.raises(ExceptionGroup) as caught:
         async with connect(client_end, v2=ClientV2):
@@ -179,9 +183,15 @@ def raised_from(error: BaseException) -> BaseException:
     return caught.value
 
 
-def test_single_exception_skips_cancellations_and_keeps_the_others_reachable() -> None:
+@pytest.mark.parametrize(
+    "cancelled",
+    [trio.Cancelled._create(), asyncio.CancelledError()],  # type: ignore[attr-defined]
+    ids=["Cancelled", "CancelledError"],
+)
+def test_single_exception_skips_cancellations_and_keeps_the_others_reachable(
+    cancelled: BaseException,
+) -> None:
     first, second = ValueError("first"), TypeError("second")
-    cancelled = trio.Cancelled._create()  # type: ignore[attr-defined]
     error = raised_from(group(cancelled, group(first), second))
     assert error is first
     assert isinstance(error.__context__, BaseExceptionGroup)
@@ -277,7 +287,7 @@ async def test_initialize_times_out_naming_the_agent_and_its_stderr() -> None:
 
 
 async def test_the_agent_before_initialize_says_to_initialize() -> None:
-    _, client_end = trio.testing.memory_stream_pair()
+    _, client_end = memory_stream_pair()
     async with connect(client_end, v2=ClientV2) as conn:
         with pytest.raises(NotInitialized, match=r"await conn.initialize\("):
             conn.v2_agent  # noqa: B018
@@ -313,7 +323,7 @@ async def test_the_connection_exposes_only_its_documented_api() -> None:
 
 
 async def test_the_client_before_initialize_says_to_initialize() -> None:
-    _, client_end = trio.testing.memory_stream_pair()
+    _, client_end = memory_stream_pair()
     async with connect(client_end, v2=ClientV2) as conn:
         with pytest.raises(NotInitialized, match=r"await conn.initialize\("):
             conn.client  # noqa: B018
@@ -347,10 +357,10 @@ async def test_a_wrong_factory_fails_at_once_naming_the_fix(
 
 
 async def test_a_factory_returning_something_else_fails_initialize() -> None:
-    agent_end, client_end = trio.testing.memory_stream_pair()
+    agent_end, client_end = memory_stream_pair()
     peer = RawPeer(agent_end)
     async with connect(client_end, v2=lambda agent: object()) as conn:  # type: ignore[arg-type,return-value]
-        async with trio.open_nursery() as nursery:
+        async with anyio.create_task_group() as nursery:
 
             async def answer() -> None:
                 init = await peer.receive()
@@ -381,10 +391,10 @@ async def test_a_client_on_the_unstable_surface_is_served_its_draft_methods() ->
             seen.append(params.method)
             return v2u.MessageMcpResponse(result={"ok": True})
 
-    agent_end, client_end = trio.testing.memory_stream_pair()
+    agent_end, client_end = memory_stream_pair()
     peer = RawPeer(agent_end)
     async with connect(client_end, v2=UnstableClient) as conn:
-        async with trio.open_nursery() as nursery:
+        async with anyio.create_task_group() as nursery:
 
             async def answer() -> None:
                 init = await peer.receive()

@@ -11,16 +11,23 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import msgspec
 import pytest
-import trio
-import trio.testing
-from conftest import RawPeer, error_response, notification, request, response
+from conftest import (
+    RawPeer,
+    error_response,
+    notification,
+    request,
+    response,
+    wait_all_tasks_blocked,
+)
 from test_endpoints import INIT_V1, INIT_V2
 
 from acp_schema import v1, v2
 from acpwire.client import ClientConnection, connect, open_agent
 from acpwire.errors import PeerError
+from acpwire.testing import memory_stream_pair
 from acpwire.turns import (
     AgentRequests,
     ElicitationRequested,
@@ -31,6 +38,8 @@ from acpwire.turns import (
 
 ROOT = Path(__file__).parents[1]
 SESSION = "sess_1"
+
+pytestmark = pytest.mark.usefixtures("loop")
 PROMPT_V2 = v2.PromptRequest(session_id=SESSION, prompt=[v2.TextContent(text="hi")])
 PROMPT_V1 = v1.PromptRequest(session_id=SESSION, prompt=[v1.TextContent(text="hi")])
 
@@ -65,7 +74,7 @@ async def raw_agent(
     version: int = 2, client: Any = None, capabilities: dict[str, Any] | None = None
 ) -> AsyncIterator[tuple[ClientConnection, RawPeer]]:
     """A client connection (initialized) whose agent is written in raw JSON lines."""
-    agent_end, client_end = trio.testing.memory_stream_pair()
+    agent_end, client_end = memory_stream_pair()
     peer = RawPeer(agent_end)
     factories: dict[str, Any] = (
         {"v2": client or TurnClientV2} if version == 2 else {"v1": client or TurnClientV1}
@@ -78,11 +87,11 @@ async def raw_agent(
     )
     if capabilities is not None:
         result["capabilities" if version == 2 else "agentCapabilities"] = capabilities
-    async with connect(client_end, **factories) as conn, trio.open_nursery() as nursery:
+    async with connect(client_end, **factories) as conn, anyio.create_task_group() as nursery:
         nursery.start_soon(conn.initialize, init)
         message = await peer.receive()
         await peer.send(response(message["id"], result))
-        await trio.testing.wait_all_tasks_blocked()
+        await wait_all_tasks_blocked()
         yield conn, peer
 
 
@@ -139,7 +148,7 @@ def describe(event: Any) -> str:
 async def test_a_v2_turn_gives_updates_and_permission_in_wire_order_until_idle() -> None:
     async with raw_agent() as (conn, peer):
         log: list[str] = []
-        async with trio.open_nursery() as nursery:
+        async with anyio.create_task_group() as nursery:
 
             async def agent() -> None:
                 call = await peer.receive()
@@ -181,7 +190,7 @@ async def test_a_v2_turn_ends_at_the_idle_after_its_own_user_message() -> None:
     """A held prompt: the previous work's idle comes first and does not end this turn; the
     response may come after this turn's idle (the end is found when it arrives)."""
     async with raw_agent() as (conn, peer):
-        async with trio.open_nursery() as nursery:
+        async with anyio.create_task_group() as nursery:
 
             async def agent() -> None:
                 call = await peer.receive()
@@ -237,7 +246,7 @@ async def test_an_elicitation_of_the_session_is_an_event_answered_from_the_loop(
         "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
     }
     async with raw_agent() as (conn, peer):
-        async with trio.open_nursery() as nursery:
+        async with anyio.create_task_group() as nursery:
 
             async def agent() -> None:
                 call = await peer.receive()
@@ -282,7 +291,7 @@ async def test_a_permission_outside_a_turn_is_rejected_with_the_offered_reject_o
 
 async def test_a_v1_turn_ends_at_the_prompt_response_after_the_updates_before_it() -> None:
     async with raw_agent(version=1) as (conn, peer):
-        async with trio.open_nursery() as nursery:
+        async with anyio.create_task_group() as nursery:
 
             async def agent() -> None:
                 call = await peer.receive()

@@ -1,4 +1,4 @@
-"""The trio Connection: one side is a Connection, the other a raw JSON-lines s.peer.
+"""The Connection, on every loop: one side is a Connection, the other a raw JSON-lines s.peer.
 
 The Connection uses the v2 agent codec and a test dispatch that routes `_`-prefixed
 extension methods (their params stay raw) to small behaviours: echo, fail, refuse with an
@@ -12,10 +12,10 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
+import anyio.abc
 import msgspec
 import pytest
-import trio
-import trio.testing
 from conftest import (
     PERMISSION_REQUEST,
     RawPeer,
@@ -23,15 +23,20 @@ from conftest import (
     notification,
     request,
     response,
+    run_async,
     until,
+    wait_all_tasks_blocked,
 )
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import acp_schema.v2 as v2
 from acpwire._connection import Connection
 from acpwire._jsonrpc import Call
 from acpwire.errors import ConnectionClosed, RpcError
+from acpwire.testing import memory_stream_pair
+
+pytestmark = pytest.mark.usefixtures("loop")
 
 CANCELLED = error_response(None, -32800, "Request cancelled")["error"]
 
@@ -41,7 +46,7 @@ class Handlers:
 
     def __init__(self) -> None:
         self.connection: Connection | None = None
-        self.gate = trio.Event()
+        self.gate = anyio.Event()
         self.started: list[Any] = []
         self.cancelled: list[Any] = []
         self.notes: list[Any] = []
@@ -69,7 +74,7 @@ class Handlers:
                 return msgspec.to_builtins(answer)
             case "_note":
                 for _ in range(params["seq"] % 3):
-                    await trio.sleep(0)
+                    await anyio.sleep(0)
                 self.notes.append(params["seq"])
             case "_note_fail":
                 raise ValueError("notification handler failed")
@@ -84,7 +89,7 @@ class Handlers:
         try:
             await self.gate.wait()
             return "released"
-        except trio.Cancelled:
+        except anyio.get_cancelled_exc_class():
             self.cancelled.append(id)
             raise
         finally:
@@ -96,24 +101,24 @@ class Served:
     connection: Connection
     peer: RawPeer
     handlers: Handlers
-    nursery: trio.Nursery
-    stopped: trio.Event  # set when run() returns (it raising fails the test)
+    nursery: anyio.abc.TaskGroup
+    stopped: anyio.Event  # set when run() returns (it raising fails the test)
 
 
 @asynccontextmanager
 async def serving(**options: Any) -> AsyncIterator[Served]:
     """A running Connection (with its handlers) and the raw peer at the other end."""
-    ours, theirs = trio.testing.memory_stream_pair()
+    ours, theirs = memory_stream_pair()
     handlers = Handlers()
     connection = Connection(ours, v2.AGENT_CODEC, handlers, **options)
     handlers.connection = connection
-    stopped = trio.Event()
+    stopped = anyio.Event()
 
-    async def run(task_status: trio.TaskStatus[None]) -> None:
+    async def run(task_status: anyio.abc.TaskStatus[None]) -> None:
         await connection.run(task_status=task_status)
         stopped.set()
 
-    async with trio.open_nursery() as nursery:
+    async with anyio.create_task_group() as nursery:
         await nursery.start(run)
         yield Served(connection, RawPeer(theirs), handlers, nursery, stopped)
         nursery.cancel_scope.cancel()
@@ -172,7 +177,7 @@ async def test_cancel_request_right_behind_its_request_is_not_lost() -> None:
         both = msgspec.json.encode(request(1, "_wait")) + b"\n"
         both += msgspec.json.encode(cancel_request(1)) + b"\n"
         await s.peer.send(both)  # one chunk: the reader sees both before the handler runs
-        with trio.fail_after(0.5):
+        with anyio.fail_after(0.5):
             assert await s.peer.receive() == {"jsonrpc": "2.0", "id": 1, "error": CANCELLED}
 
 
@@ -198,7 +203,7 @@ async def test_cancel_request_sent_as_a_request_is_still_answered(batched: bool)
     async with serving() as s:
         cancel = request("c", "$/cancel_request", {"requestId": 99})
         await s.peer.send([request(1, "_echo", 1), cancel] if batched else cancel)
-        with trio.fail_after(0.5):
+        with anyio.fail_after(0.5):
             answer = await s.peer.receive()
         answers = answer if batched else [answer]
         assert sorted(str(a["id"]) for a in answers) == (["1", "c"] if batched else ["c"])
@@ -207,7 +212,9 @@ async def test_cancel_request_sent_as_a_request_is_still_answered(batched: bool)
 # --------------------------------------------------------------------------- our requests
 
 
-async def request_in_background(nursery: trio.Nursery, connection: Connection) -> dict[str, Any]:
+async def request_in_background(
+    nursery: anyio.abc.TaskGroup, connection: Connection
+) -> dict[str, Any]:
     """Start `session/request_permission` from our side; the dict gets its outcome."""
     outcome: dict[str, Any] = {}
 
@@ -256,7 +263,7 @@ async def test_our_request_raises_the_error_it_gets() -> None:
 
 async def test_giving_up_on_our_request_tells_the_peer() -> None:
     async with serving() as s:
-        with trio.move_on_after(0.05):
+        with anyio.move_on_after(0.05):
             await s.connection.request(v2.SESSION_REQUEST_PERMISSION, PERMISSION_REQUEST)
         assert (await s.peer.receive())["id"] == 0
         assert await s.peer.receive() == cancel_request(0)
@@ -295,7 +302,7 @@ async def test_pending_request_fails_once_writing_to_the_peer_fails() -> None:
     async with serving() as s:
         outcome = await request_in_background(s.nursery, s.connection)
         assert (await s.peer.receive())["id"] == 0
-        await s.peer.stream.receive_stream.aclose()  # the peer stops reading
+        await s.peer.stream.aclose_receiving()  # the peer stops reading
         await s.peer.send(request(1, "_echo", 1))  # so this reply cannot be written
         await until(lambda: outcome, seconds=0.5)
         assert isinstance(outcome["error"], ConnectionClosed)
@@ -303,11 +310,11 @@ async def test_pending_request_fails_once_writing_to_the_peer_fails() -> None:
 
 async def test_replies_to_a_peer_that_stopped_reading_do_not_crash_run() -> None:
     async with serving() as s:
-        await s.peer.stream.receive_stream.aclose()  # the peer stops reading
+        await s.peer.stream.aclose_receiving()  # the peer stops reading
         for id in range(2):
             await s.peer.send(request(id, "_echo", id))
-            await trio.testing.wait_all_tasks_blocked()
-        await s.peer.stream.send_stream.aclose()
+            await wait_all_tasks_blocked()
+        await s.peer.stream.send_eof()
         await until(s.stopped.is_set, seconds=0.5)
 
 
@@ -341,7 +348,7 @@ async def test_max_concurrent_requests_bounds_running_handlers() -> None:
     async with serving(max_concurrent_requests=2) as s:
         await s.peer.send(*(request(i, "_wait") for i in range(4)))  # 2 run, 2 wait their turn
         await until(lambda: len(s.handlers.started) == 2)
-        await trio.testing.wait_all_tasks_blocked()
+        await wait_all_tasks_blocked()
         assert s.handlers.running == 2
         s.handlers.gate.set()
         answers = [await s.peer.receive() for _ in range(4)]
@@ -371,7 +378,7 @@ async def test_full_request_slots_still_let_answers_through() -> None:
         asked = await s.peer.receive()  # our handler asks the peer something
         await s.peer.send(request("echo", "_echo", 1))  # waits for the only slot
         await s.peer.send(response(asked["id"], {"outcome": {"outcome": "cancelled"}}))
-        with trio.fail_after(0.5):
+        with anyio.fail_after(0.5):
             answers = [await s.peer.receive(), await s.peer.receive()]
         assert answers == [
             response("ask", {"outcome": {"outcome": "cancelled"}}),
@@ -441,9 +448,12 @@ mix = st.lists(
 )
 
 
-@settings(max_examples=40, deadline=None)
+# `loop` is a fixture only by name: a constant string, nothing to reset between examples
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(mix)
-def test_every_request_gets_exactly_one_response(plan: list[Any]) -> None:
+def test_every_request_gets_exactly_one_response(loop: str, plan: list[Any]) -> None:
     """Single requests, batches and notifications; some fail, some are cancelled."""
     expected: dict[int, tuple[str, Any]] = {}
     lines: list[Any] = []
@@ -459,10 +469,10 @@ def test_every_request_gets_exactly_one_response(plan: list[Any]) -> None:
     batches = sum(isinstance(line, list) for line in lines)
 
     async def scenario() -> None:
-        with trio.fail_after(5):
+        with anyio.fail_after(5):
             async with serving() as s:
                 await s.peer.send(*lines)
-                await trio.testing.wait_all_tasks_blocked()
+                await wait_all_tasks_blocked()
                 to_cancel = [
                     id for id, outcome in expected.items() if outcome == EXPECTED["cancel"]
                 ]
@@ -480,4 +490,4 @@ def test_every_request_gets_exactly_one_response(plan: list[Any]) -> None:
         assert {r["id"]: outcome_of(r) for r in seen} == expected
         assert arrays == batches
 
-    trio.run(scenario)
+    run_async(scenario, loop)

@@ -18,10 +18,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import anyio
+import anyio.abc
 import msgspec
 import pytest
-import trio
-import trio.testing
 from conftest import PERMISSION_REQUEST, RawPeer, error_response, request, response, until
 
 import acp_schema
@@ -36,17 +36,20 @@ from acpwire.agent import serve_agent
 from acpwire.client import PERMISSION, connect, open_agent
 from acpwire.errors import ConnectionClosed, InvalidResponse, PeerError, RpcError
 from acpwire.fixtures.echo_agent import EchoAgentV1, EchoAgentV2
+from acpwire.testing import memory_stream_pair
 
 WORKTREE_PATH = os.pathsep.join(
     str(Path(path).parents[1]) for path in (acpwire.__file__, acp_schema.__file__)
 )
+
+pytestmark = pytest.mark.usefixtures("loop")
 
 
 @dataclass
 class Served:
     connection: Connection
     peer: RawPeer
-    stopped: trio.Event  # set when run() returns
+    stopped: anyio.Event  # set when run() returns
 
 
 @asynccontextmanager
@@ -56,16 +59,16 @@ async def serving(
     **options: Any,
 ) -> AsyncIterator[Served]:
     """A running Connection whose dispatch is `dispatch(connection)`, and the raw peer."""
-    ours, theirs = trio.testing.memory_stream_pair()
+    ours, theirs = memory_stream_pair()
     connection = Connection(ours, codec, lambda call: None, **options)
     connection.dispatch = dispatch(connection)
-    stopped = trio.Event()
+    stopped = anyio.Event()
 
-    async def run(task_status: trio.TaskStatus[None]) -> None:
+    async def run(task_status: anyio.abc.TaskStatus[None]) -> None:
         await connection.run(task_status=task_status)
         stopped.set()
 
-    async with trio.open_nursery() as nursery:
+    async with anyio.create_task_group() as nursery:
         await nursery.start(run)
         yield Served(connection, RawPeer(theirs), stopped)
         nursery.cancel_scope.cancel()
@@ -77,7 +80,7 @@ class Gated:
 
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
-        self.gate = trio.Event()
+        self.gate = anyio.Event()
         self.started: list[Any] = []
         self.nested_errors: list[ConnectionClosed] = []
 
@@ -115,7 +118,7 @@ async def test_requests_in_flight_when_the_input_ends_are_still_answered() -> No
         await until(lambda: s.connection.closed)
         assert not s.stopped.is_set()
         handlers.gate.set()
-        with trio.fail_after(2):
+        with anyio.fail_after(2):
             assert [await s.peer.receive(), await s.peer.receive()] == [
                 response(1, "released"),
                 response(2, "released"),
@@ -128,7 +131,7 @@ async def test_past_the_grace_period_the_rest_are_answered_the_input_ended() -> 
         await s.peer.send(request(1, "_wait"), request(2, "_wait"))
         await until(lambda: handlers.started == [1])
         await s.peer.stream.send_eof()
-        with trio.fail_after(2):
+        with anyio.fail_after(2):
             assert [await s.peer.receive(), await s.peer.receive()] == [
                 input_ended(1, 0.05),
                 input_ended(2, 0.05),
@@ -140,7 +143,7 @@ async def test_when_no_answer_can_be_written_run_does_not_wait_for_the_grace_per
     async with gated(eof_grace_period=60) as (s, handlers):
         await s.peer.send(request(1, "_wait"))
         await until(lambda: handlers.started == [1])
-        await s.peer.stream.receive_stream.aclose()  # the peer stops reading
+        await s.peer.stream.aclose_receiving()  # the peer stops reading
         await s.peer.send(b"not json")  # so this answer cannot be written
         await until(lambda: s.connection.closed)
         await s.peer.stream.send_eof()
@@ -154,7 +157,7 @@ async def test_a_nested_request_after_the_input_ended_fails_but_its_request_is_a
         await s.peer.stream.send_eof()
         await until(lambda: s.connection.closed)
         handlers.gate.set()
-        with trio.fail_after(2):
+        with anyio.fail_after(2):
             answer = await s.peer.receive()
             await s.stopped.wait()
     assert len(handlers.nested_errors) == 1
@@ -179,6 +182,27 @@ def run_echo_agent(stdin: bytes) -> list[Any]:
     return [msgspec.json.decode(line) for line in done.stdout.splitlines()]
 
 
+class Pipes:
+    """A process's stdin and stdout (anyio streams) with the stream methods RawPeer uses."""
+
+    def __init__(self, stdin: anyio.abc.ByteSendStream, stdout: anyio.abc.ByteReceiveStream):
+        self.stdin = stdin
+        self.stdout = stdout
+
+    async def send_all(self, data: bytes) -> None:
+        await self.stdin.send(data)
+
+    async def receive_some(self, max_bytes: int = 65536) -> bytes:
+        try:
+            return await self.stdout.receive(max_bytes)
+        except anyio.EndOfStream:
+            return b""
+
+    async def aclose(self) -> None:
+        await self.stdin.aclose()
+        await self.stdout.aclose()
+
+
 INITIALIZE = request(1, "initialize", {"protocolVersion": 2, "info": {"name": "t", "version": "1"}})
 
 
@@ -191,16 +215,17 @@ async def test_a_prompt_whose_permission_request_comes_after_the_input_ended_is_
     """The v1 agent process (its prompt's answer waits for the turn) asks for permission
     after its stdin closed: that request fails at once (no answer could be read), the prompt
     is still answered, and the process exits."""
-    process = await trio.lowlevel.open_process(
+    process = await anyio.open_process(
         [sys.executable, "-m", "acpwire.fixtures.echo_agent"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
+        stderr=None,
         env={**os.environ, "PYTHONPATH": WORKTREE_PATH},
     )
     assert process.stdin is not None and process.stdout is not None
-    peer = RawPeer(trio.StapledStream(process.stdin, process.stdout))
+    peer = RawPeer(Pipes(process.stdin, process.stdout))
     try:
-        with trio.fail_after(8):
+        with anyio.fail_after(8):
             assert (await peer.call(1, "initialize", {"protocolVersion": 1}))["id"] == 1
             created = await peer.call(2, "session/new", {"cwd": "/repo", "mcpServers": []})
             assert created["result"]["sessionId"] == "sess_1"
@@ -212,7 +237,8 @@ async def test_a_prompt_whose_permission_request_comes_after_the_input_ended_is_
                 messages.append(await peer.receive())
             assert await process.wait() == 0
     finally:
-        process.kill()
+        if process.returncode is None:  # (asyncio's kill() raises once it has exited)
+            process.kill()
     assert messages[-1]["error"]["code"] == -32603
     assert "ConnectionClosed" in messages[-1]["error"]["message"]
 
@@ -251,8 +277,8 @@ async def test_a_flood_of_non_json_lines_is_quoted_a_few_times_then_counted(
 
 
 async def test_the_agent_side_calls_its_peer_the_client(caplog: pytest.LogCaptureFixture) -> None:
-    ours, theirs = trio.testing.memory_stream_pair()
-    async with trio.open_nursery() as nursery:
+    ours, theirs = memory_stream_pair()
+    async with anyio.create_task_group() as nursery:
         nursery.start_soon(partial(serve_agent, EchoAgentV2, stream=ours))
         peer = RawPeer(theirs)
         await peer.send(b"Loading model weights...")
@@ -362,7 +388,7 @@ async def answer_the_request_with(peer: RawPeer, answer: dict[str, Any]) -> None
 
 async def test_an_invalid_response_raises_invalid_response_at_the_caller() -> None:
     async with gated() as (s, _):
-        async with trio.open_nursery() as nursery:
+        async with anyio.create_task_group() as nursery:
             nursery.start_soon(answer_the_request_with, s.peer, response(None, {"x": 1}))
             with pytest.raises(InvalidResponse) as caught:
                 await s.connection.request(v2.SESSION_REQUEST_PERMISSION, PERMISSION_REQUEST)
@@ -411,7 +437,7 @@ async def test_an_rpc_error_the_handler_raises_itself_is_still_its_answer() -> N
 
 async def test_the_caller_of_a_refused_request_gets_a_peer_error_that_is_an_rpc_error() -> None:
     async with gated() as (s, _):
-        async with trio.open_nursery() as nursery:
+        async with anyio.create_task_group() as nursery:
             refusal = error_response(None, -32601, "Method not found")
             nursery.start_soon(answer_the_request_with, s.peer, refusal)
             with pytest.raises(RpcError) as caught:
@@ -433,8 +459,8 @@ class ClientWithoutPermissions(v1.ClientBase):
 async def test_the_client_reads_the_prompt_failed_not_that_prompting_is_not_found() -> None:
     """The issue's case end to end: the echo agent's prompt asks for permission, the client
     answers "Method not found"; that was the prompt's error, verbatim."""
-    agent_end, client_end = trio.testing.memory_stream_pair()
-    async with trio.open_nursery() as nursery:
+    agent_end, client_end = memory_stream_pair()
+    async with anyio.create_task_group() as nursery:
         nursery.start_soon(partial(serve_agent, v1=EchoAgentV1, stream=agent_end))
         async with connect(client_end, v1=ClientWithoutPermissions) as conn:
             init = v1.InitializeRequest(protocol_version=1)

@@ -13,13 +13,14 @@ from typing import Any
 
 import msgspec
 import pytest
-import trio
-import trio.testing
 from conftest import RawPeer, error_response, request
 from test_endpoints import ClientV2
 
 import acpwire
 from acpwire._connection import Connection
+from acpwire.testing import memory_stream_pair
+
+pytestmark = pytest.mark.usefixtures("loop")
 
 ENTRY_POINTS = {
     "serve_agent",
@@ -103,7 +104,7 @@ def test_a_misspelt_option_fails_before_the_agent_is_spawned() -> None:
 
 
 async def test_connect_passes_its_options_to_the_connection() -> None:
-    agent_end, client_end = trio.testing.memory_stream_pair()
+    agent_end, client_end = memory_stream_pair()
     peer = RawPeer(agent_end)
     long_line = msgspec.json.encode(request(1, "session/request_permission", {"pad": "x" * 200}))
     async with acpwire.connect(client_end, v2=ClientV2, max_line_bytes=100):

@@ -12,10 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 import msgspec
 import pytest
-import trio
-import trio.testing
 from conftest import RawPeer, error_response, notification, request, response, until
 
 import acp_schema
@@ -26,12 +25,15 @@ from acpwire.agent import AgentEndpoint, serve_agent
 from acpwire.client import ClientConnection, connect, open_agent
 from acpwire.errors import PeerExited, ProtocolMismatch, RpcError
 from acpwire.fixtures.echo_agent import EchoAgentV1, EchoAgentV2
+from acpwire.testing import MemoryStream, memory_stream_pair
 
 INIT_V2 = v2.InitializeRequest(protocol_version=2, info=v2.Implementation(name="t", version="0"))
 INIT_V1 = v1.InitializeRequest(
     protocol_version=1, client_info=v1.Implementation(name="t", version="0")
 )
 RAW_INIT_V2 = {"protocolVersion": 2, "info": {"name": "raw", "version": "0"}}
+
+pytestmark = pytest.mark.usefixtures("loop")
 
 
 # --------------------------------------------------------------------------- clients
@@ -49,7 +51,7 @@ class Recording:
     def __init__(self, agent: Any) -> None:
         self.agent = agent
         self.log: list[Any] = []
-        self.asked = trio.Event()
+        self.asked = anyio.Event()
 
     async def session_update(self, params: Any) -> None:
         self.log.append(params.update)
@@ -58,7 +60,7 @@ class Recording:
         self.log.append(params)
         self.asked.set()
         if self.answer is None:
-            await trio.sleep_forever()
+            await anyio.sleep_forever()
         outcome = self.module.SelectedPermissionOutcome(option_id=self.answer)
         return self.module.RequestPermissionResponse(outcome=outcome)
 
@@ -107,10 +109,10 @@ def describe(item: Any) -> str:
 # --------------------------------------------------------------------------- harness
 
 
-class Tap(trio.abc.Stream):
+class Tap:
     """The client's stream, recording the bytes it sends and receives."""
 
-    def __init__(self, inner: trio.abc.Stream) -> None:
+    def __init__(self, inner: MemoryStream) -> None:
         self.inner = inner
         self.sent = bytearray()
         self.received = bytearray()
@@ -155,11 +157,11 @@ async def pair(
     client_v1: Callable[..., Any] | None = None,
 ) -> AsyncIterator[Pair]:
     """An agent endpoint and a client connection over an in-memory stream."""
-    agent_end, client_end = trio.testing.memory_stream_pair()
+    agent_end, client_end = memory_stream_pair()
     factories = {v: f for v, f in ((2, agent_v2), (1, agent_v1)) if f is not None}
     endpoint = AgentEndpoint(factories)
     wire = Tap(client_end)
-    async with trio.open_nursery() as nursery:
+    async with anyio.create_task_group() as nursery:
         nursery.start_soon(endpoint.serve, agent_end)
         async with connect(wire, v2=client_v2, v1=client_v1) as conn:
             yield Pair(conn, endpoint, wire)
@@ -169,8 +171,8 @@ async def pair(
 @asynccontextmanager
 async def raw_client(agent: Callable[..., Any] = EchoAgentV2) -> AsyncIterator[RawPeer]:
     """serve_agent over an in-memory stream, talked to in raw JSON lines."""
-    agent_end, client_end = trio.testing.memory_stream_pair()
-    async with trio.open_nursery() as nursery:
+    agent_end, client_end = memory_stream_pair()
+    async with anyio.create_task_group() as nursery:
         nursery.start_soon(lambda: serve_agent(agent, stream=agent_end))
         yield RawPeer(client_end)
         nursery.cancel_scope.cancel()
@@ -434,7 +436,7 @@ async def test_v1_cancel_mid_turn_answers_the_prompt_cancelled(
         async def prompt() -> None:
             response.append(await p.conn.v1_agent.session_prompt(prompt_v1(session_id, text)))
 
-        async with trio.open_nursery() as nursery:
+        async with anyio.create_task_group() as nursery:
             nursery.start_soon(prompt)
             await until(lambda: started(p.client))
             await p.conn.cancel(session_id)
@@ -462,8 +464,8 @@ async def test_crashed_agent_subprocess_reports_exit_code_and_stderr(
     code: str, delay: float
 ) -> None:
     async with open_agent(python(code), v2=ClientV2) as conn:
-        await trio.sleep(delay)
-        with trio.fail_after(5), pytest.raises(PeerExited) as caught:
+        await anyio.sleep(delay)
+        with anyio.fail_after(5), pytest.raises(PeerExited) as caught:
             await conn.initialize(INIT_V2)
     assert caught.value.exit_code == 3
     assert "boom" in caught.value.stderr_tail

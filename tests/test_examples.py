@@ -8,6 +8,7 @@ import ast
 import os
 import re
 import shlex
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -19,8 +20,9 @@ ROOT = Path(__file__).parents[1]
 README = (ROOT / "README.md").read_text()
 EXAMPLES = tuple(
     f"runtime/acpwire/examples/{name}.py"
-    for name in ("hello_agent", "hello_client", "tool_agent", "render_turn")
+    for name in ("hello_agent", "hello_client", "tool_agent", "render_turn", "asyncio_service")
 )
+SESSION_EXAMPLES = EXAMPLES[2:4]
 
 # A block shown as a file is preceded by an HTML comment naming it.
 FILE_BLOCK = re.compile(r"<!-- (\S+) -->\n```python\n(.*?)```\n", re.S)
@@ -55,7 +57,7 @@ COUNTED = re.compile(
 )
 
 
-@pytest.mark.parametrize("path", EXAMPLES[2:])
+@pytest.mark.parametrize("path", SESSION_EXAMPLES)
 def test_the_session_examples_are_under_30_lines_as_the_readme_says(path: str) -> None:
     stated = dict(COUNTED.findall(README))
     assert int(stated[path]) == code_lines(path) < 30
@@ -67,7 +69,9 @@ def test_the_readme_python_blocks_that_are_no_file_run(capsys: pytest.CaptureFix
     assert snippets, "the README's bindings example"
     for code in snippets:
         exec(compile(code, "README.md", "exec"), {})
-    assert "agent: hi" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "agent: hi" in out  # the bindings alone
+    assert "asyncio agent: Hello \nasyncio agent: from \nasyncio agent: acpwire! \n" in out
 
 
 def _run(command: str, cwd: Path) -> str:
@@ -111,3 +115,32 @@ def test_the_examples_pass_mypy_strict_as_a_user_writes_them(tmp_path: Path) -> 
     env = {**os.environ, "MYPYPATH": PYTHONPATH["PYTHONPATH"]}
     done = subprocess.run(mypy, cwd=tmp_path, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout
+
+
+ASYNCIO_AGENT = (
+    "import asyncio; from acpwire import serve_agent; "
+    "from acpwire.examples.hello_agent import HelloAgent; asyncio.run(serve_agent(HelloAgent))"
+)
+
+
+def test_the_asyncio_service_serves_prompts_over_tcp_from_its_running_loop() -> None:
+    """The README's embedded example, against the README's agent served on asyncio: two
+    prompts on one TCP connection, each reply streamed back, on the service's own loop."""
+    agent = [sys.executable, "-c", ASYNCIO_AGENT]
+    command = [sys.executable, "-m", "acpwire.examples.asyncio_service", "0", "--", *agent]
+    env = {**os.environ, **PYTHONPATH}
+    with subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True) as service:
+        try:
+            assert service.stdout is not None
+            banner = service.stdout.readline()  # "serving session-1 on port N"
+            port = int(banner.rsplit(" ", 1)[1])
+            with socket.create_connection(("127.0.0.1", port), timeout=30) as tcp:
+                tcp.sendall(b"hello\nagain\n")
+                tcp.shutdown(socket.SHUT_WR)
+                received = b""
+                while chunk := tcp.recv(4096):
+                    received += chunk
+        finally:
+            service.terminate()
+    assert banner.startswith("serving session-1 on port ")
+    assert received.decode() == "Hello from acpwire! \n[end_turn]\n" * 2

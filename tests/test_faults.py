@@ -11,14 +11,23 @@ import itertools
 import os
 import random
 import signal
+import socket
 from pathlib import Path
 from typing import Any
 
+import anyio
+import anyio.abc
 import pytest
-import trio
-import trio.testing
 from conftest import PERMISSION_REQUEST as PERMISSION
-from conftest import RawPeer, notification, request, response, until
+from conftest import (
+    RawPeer,
+    loop_script,
+    notification,
+    request,
+    response,
+    until,
+    wait_all_tasks_blocked,
+)
 from test_connection import CANCELLED, cancel_request, serving
 from test_endpoints import (
     INIT_V2,
@@ -45,6 +54,7 @@ from acpwire.agent import serve_agent
 from acpwire.client import connect, open_agent
 from acpwire.errors import ConnectionClosed, PeerExited
 from acpwire.fixtures.echo_agent import EchoAgentV2
+from acpwire.testing import memory_stream_pair
 from acpwire.transport import spawn_agent
 
 PYTHONPATH = {
@@ -64,6 +74,8 @@ def chunk_notification(session_id: str, text: str) -> dict[str, Any]:
 
 
 INIT_RESULT = {"protocolVersion": 2, "info": {"name": "raw", "version": "0"}}
+
+pytestmark = pytest.mark.usefixtures("loop")
 
 # --------------------------------------------------------------------------- the peer exits
 
@@ -101,8 +113,8 @@ async def test_agent_exiting_mid_stream_fails_every_pending_request_and_ends_upd
             except ConnectionClosed as exc:
                 failures.append(exc)
 
-        with trio.fail_after(5):
-            async with conn.subscribe("sess_1") as updates, trio.open_nursery() as nursery:
+        with anyio.fail_after(5):
+            async with conn.subscribe("sess_1") as updates, anyio.create_task_group() as nursery:
                 for i in range(pending):
                     nursery.start_soon(call, i)
                 async for update in updates:  # ends when the agent is gone
@@ -136,7 +148,7 @@ async def test_agent_death_noticed_by_a_failed_write_still_reports_exit_code_and
         async with connect(agent.stream, v2=ClientV2, closed_reason=agent.exited) as conn:
             async with conn.subscribe("sess_1"):  # ... which nobody reads yet
                 await conn.initialize(INIT_V2)
-                with trio.fail_after(3):
+                with anyio.fail_after(3):
                     await agent.process.wait()
                     with pytest.raises(ConnectionClosed) as caught:
                         await conn.v2_agent.session_new(v2.NewSessionRequest(cwd="/"))
@@ -148,15 +160,15 @@ async def test_agent_death_noticed_by_a_failed_write_still_reports_exit_code_and
 @pytest.mark.parametrize("moment", ["waiting-for-permission", "streaming"])
 async def test_client_vanishing_mid_turn_ends_serve_agent_cleanly(moment: str) -> None:
     """The agent side: the client goes away while a turn waits on permission, or streams."""
-    agent_end, client_end = trio.testing.memory_stream_pair()
+    agent_end, client_end = memory_stream_pair()
     peer = RawPeer(client_end)
-    returned = trio.Event()
+    returned = anyio.Event()
 
     async def agent() -> None:
         await serve_agent(EchoAgentV2, stream=agent_end)  # must return, not raise
         returned.set()
 
-    async with trio.open_nursery() as nursery:
+    async with anyio.create_task_group() as nursery:
         nursery.start_soon(agent)
         await peer.call(0, "initialize", {"protocolVersion": 2, "info": INIT_RESULT["info"]})
         session = (await peer.call(1, "session/new", {"cwd": "/"}))["result"]["sessionId"]
@@ -174,7 +186,7 @@ async def test_client_vanishing_mid_turn_ends_serve_agent_cleanly(moment: str) -
                 break
         await peer.stream.send_all(b'{"jsonrpc": "2.0", "id": 0, "res')  # and dies mid-line
         await peer.close()
-        with trio.fail_after(2):
+        with anyio.fail_after(2):
             await returned.wait()
 
 
@@ -197,7 +209,7 @@ async def test_writing_to_an_agent_that_closed_its_stdin_fails_calls_and_does_no
         async with connect(agent.stream, v2=ClientV2, closed_reason=agent.exited) as conn:
             await conn.initialize(INIT_V2)
             await until(lambda: "stdin closed" in agent.stderr_tail)
-            with trio.fail_after(3):
+            with anyio.fail_after(3):
                 with pytest.raises(ConnectionClosed):  # EPIPE: no answer will ever come
                     await conn.v2_agent.session_new(v2.NewSessionRequest(cwd="/"))
                 with pytest.raises(ConnectionClosed):
@@ -208,8 +220,8 @@ async def test_writing_to_an_agent_that_closed_its_stdin_fails_calls_and_does_no
 async def test_peer_closing_while_a_large_write_is_in_flight() -> None:
     """A socket peer that stops reading, then closes: the writer blocked mid-send_all wakes
     with the error, every sender and the pending request fail, and run() returns."""
-    ours, theirs = trio.socket.socketpair()
-    stream = trio.SocketStream(ours)
+    ours, theirs = socket.socketpair()
+    stream = await anyio.abc.SocketStream.from_socket(ours)
 
     async def echo(call: Any) -> Any:
         return None
@@ -234,21 +246,21 @@ async def test_peer_closing_while_a_large_write_is_in_flight() -> None:
         except ConnectionClosed as exc:
             failures.append(exc)
 
-    stopped = trio.Event()
+    stopped = anyio.Event()
 
     async def run() -> None:
         await connection.run()
         stopped.set()
 
-    with trio.fail_after(5):
-        async with trio.open_nursery() as nursery:
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as nursery:
             nursery.start_soon(run)
             for _ in range(3):
                 nursery.start_soon(flood)
             nursery.start_soon(ask)
-            await trio.testing.wait_all_tasks_blocked(cushion=0.02)  # the kernel buffer is full
+            await wait_all_tasks_blocked(cushion=0.02)  # the kernel buffer is full
             assert connection._outbox._queued >= 256 * 1024 and not failures
-            await theirs.recv(1000)  # read a little, then go away mid-message
+            assert theirs.recv(1000)  # read a little (no wait: it is there), then go away
             theirs.close()
             await stopped.wait()
     assert len(failures) == 4
@@ -257,10 +269,10 @@ async def test_peer_closing_while_a_large_write_is_in_flight() -> None:
 
 # --------------------------------------------------------------------------- crashes mid-turn
 
-# An echo agent (v2 and v1) whose turn streams three chunks, logs 100 lines to stderr and dies:
-# with exit code 7, or killed by SIGKILL.
-CRASHES_MID_TURN = """
-import os, signal, sys, trio
+# An echo agent (v2 and v1) on the loop named by argv[2], whose turn streams three chunks, logs
+# 100 lines to stderr and dies: with exit code 7, or killed by SIGKILL.
+CRASHES_MID_TURN = loop_script("""
+import os, signal, sys
 from acpwire.agent import serve_agent
 from acpwire.fixtures.echo_agent import EchoAgentV1, EchoAgentV2
 
@@ -276,28 +288,28 @@ class V2(EchoAgentV2):
     async def echo(self, turn):
         for i in range(3):
             await turn.say(f"chunk {i} ")
-        await trio.sleep(0.1)  # let the writer send them
+        await anyio.sleep(0.1)  # let the writer send them
         die()
 
 class V1(EchoAgentV1):
     async def echo(self, session_id, text):
         for i in range(3):
             await self.say(session_id, f"chunk {i} ")
-        await trio.sleep(0.1)
+        await anyio.sleep(0.1)
         die()
 
-trio.run(lambda: serve_agent(V2, v1=V1))
-"""
+run_on(sys.argv[2], lambda: serve_agent(V2, v1=V1))
+""")
 
 
 @pytest.mark.parametrize(("how", "exit_code"), [("exit", 7), ("kill", -signal.SIGKILL)])
 async def test_v2_agent_crashing_mid_turn_reports_exit_code_and_stderr_tail(
-    how: str, exit_code: int
+    loop: str, how: str, exit_code: int
 ) -> None:
-    command = [*python(CRASHES_MID_TURN), how]
+    command = [*python(CRASHES_MID_TURN), how, loop]
     async with open_agent(command, v2=ClientV2, env=PYTHONPATH) as conn:
         session_id = await new_v2_session(conn)
-        with trio.fail_after(5):
+        with anyio.fail_after(5):
             async with conn.subscribe(session_id) as updates:
                 await conn.v2_agent.session_prompt(prompt_v2(session_id, "hi"))
                 seen = [describe(update) async for update in updates]  # until the crash
@@ -316,11 +328,11 @@ async def test_v2_agent_crashing_mid_turn_reports_exit_code_and_stderr_tail(
     assert tail[-2:] == ["log line 99", "fatal: out of cheese"]
 
 
-async def test_v1_agent_crashing_mid_turn_fails_the_pending_prompt() -> None:
-    command = [*python(CRASHES_MID_TURN), "exit"]
+async def test_v1_agent_crashing_mid_turn_fails_the_pending_prompt(loop: str) -> None:
+    command = [*python(CRASHES_MID_TURN), "exit", loop]
     async with open_agent(command, v1=ClientV1, env=PYTHONPATH) as conn:
         session_id = await new_v1_session(conn)
-        with trio.fail_after(5), pytest.raises(PeerExited) as caught:
+        with anyio.fail_after(5), pytest.raises(PeerExited) as caught:
             await conn.v1_agent.session_prompt(prompt_v1(session_id, "hi"))
     assert caught.value.exit_code == 7
     assert "fatal: out of cheese" in caught.value.stderr_tail
@@ -345,7 +357,7 @@ async def test_crashed_agent_is_noticed_even_when_a_helper_keeps_its_stdout_open
     try:
         async with spawn_agent(python(CRASHES_LEAVING_A_HELPER), forward_stderr=None) as agent:
             async with connect(agent.stream, v2=ClientV2, closed_reason=agent.exited) as conn:
-                with trio.move_on_after(1.5):
+                with anyio.move_on_after(1.5):
                     try:
                         await conn.initialize(INIT_V2)
                     except ConnectionClosed as exc:
@@ -405,11 +417,11 @@ async def test_cancellation_storm_every_request_still_gets_exactly_one_response(
     async with serving(max_concurrent_requests=slots) as s:
         for start in range(0, len(lines), 50):  # in bursts, as a busy client would
             await s.peer.send(*lines[start : start + 50])
-            await trio.sleep(0)
-        await trio.testing.wait_all_tasks_blocked()
+            await anyio.sleep(0)
+        await wait_all_tasks_blocked()
         s.handlers.gate.set()
         answers: dict[Any, list[dict[str, Any]]] = {}
-        with trio.fail_after(5):
+        with anyio.fail_after(5):
             while sum(map(len, answers.values())) < total + len(cancel_calls):
                 answer = await s.peer.receive()
                 answers.setdefault(answer["id"], []).append(answer)
@@ -490,7 +502,7 @@ async def test_v2_cancel_answers_only_that_sessions_permission_request_cancelled
             await until(lambda: sum(describe(i) == "permission" for i in p.client.log) == 2)
             await p.conn.cancel(first)
             await until_idle(one)
-            await trio.testing.wait_all_tasks_blocked()
+            await wait_all_tasks_blocked()
             sent = messages(p.wire.sent)
             answered = {m["id"]: m for m in sent if "method" not in m}
             asked = {
@@ -513,7 +525,7 @@ class GatedClientV2(ClientV2):
 
     def __init__(self, agent: Any) -> None:
         super().__init__(agent)
-        self.gate = trio.Event()
+        self.gate = anyio.Event()
 
     async def session_request_permission(self, params: Any) -> Any:
         self.log.append(params)
@@ -539,7 +551,7 @@ async def test_v2_cancel_racing_the_permission_answer_ends_the_turn_once(first: 
                 await p.conn.cancel(session_id)
                 p.client.gate.set()
             await until_idle(updates)
-            await trio.testing.wait_all_tasks_blocked()
+            await wait_all_tasks_blocked()
         idles = [d for d in map(describe, p.client.log) if d.startswith("state idle")]
         assert idles in (["state idle cancelled"], ["state idle end_turn"])
         asked = next(
@@ -579,8 +591,8 @@ async def test_twenty_sessions_prompting_at_once_get_their_updates_in_order() ->
                     if got[-1].startswith("state idle"):
                         return
 
-        with trio.fail_after(8):
-            async with trio.open_nursery() as nursery:
+        with anyio.fail_after(8):
+            async with anyio.create_task_group() as nursery:
                 for index, session_id in enumerate(ids):
                     nursery.start_soon(run, index, session_id)
     for index, session_id in enumerate(ids):

@@ -30,14 +30,14 @@ C  The sans-IO core (`JsonRpcCore.receive_line`, one line on a fresh core, then 
 S  Sequences on one core: an id already in flight gets -32600 with that id and the first
    request is still answered once; every request is answered exactly once overall;
    answering twice raises KeyError.
-A  A served agent (`AgentEndpoint` with `EchoAgentV2` / `EchoAgentV1` over trio memory
-   streams, before or after `initialize`, input split into random chunks): `serve` neither
-   raises nor returns while the peer is connected; no hang (`trio.fail_after`); every line
+A  A served agent (`AgentEndpoint` with `EchoAgentV2` / `EchoAgentV1` over memory streams, on
+   every test loop, before or after `initialize`, input split into random chunks): `serve` neither
+   raises nor returns while the peer is connected; no hang (`anyio.fail_after`); every line
    written back is JSON-RPC; the answers per id are bounded as in C over all lines (exactly
    one per request where no unreadable line blurs it); a stream of notifications gets no
    answer at all; a valid request sent after the bad input is answered (it keeps serving);
    closing our side ends `serve` cleanly.
-H  No hang anywhere: sync checks run under a SIGALRM watchdog, trio ones under fail_after.
+H  No hang anywhere: sync checks run under a SIGALRM watchdog, async ones under fail_after.
 
 Examples: `FUZZ_EXAMPLES` (env) sets the examples per property (the served-agent and the
 per-method ones get a tenth of it); unset, each property runs a small CI count (the module
@@ -67,11 +67,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import anyio
 import msgspec
 import pytest
-import trio
-import trio.testing
-from conftest import RawPeer, notification, request, response
+from conftest import RawPeer, notification, request, response, run_async, wait_all_tasks_blocked
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from hypothesis.control import currently_in_test_context
@@ -85,6 +84,7 @@ from acpwire._jsonrpc import Answer, Call, JsonRpcCore, Reply
 from acpwire._versions import bootstrap_codec
 from acpwire.agent import AgentEndpoint
 from acpwire.fixtures.echo_agent import EchoAgentV1, EchoAgentV2
+from acpwire.testing import memory_stream_pair
 from codegen import ir
 from codegen.__main__ import load_modules
 from fuzz.seeds import corpus, docs_messages, fuzzed_codecs
@@ -107,6 +107,7 @@ def fuzz_settings(ci: int, share: float = 1.0) -> settings:
             HealthCheck.too_slow,
             HealthCheck.data_too_large,
             HealthCheck.large_base_example,
+            HealthCheck.function_scoped_fixture,  # `loop`: a constant string, nothing to reset
         ],
     )
 
@@ -1033,7 +1034,7 @@ class Served:
 
 @asynccontextmanager
 async def served_agent(**limits: Any) -> AsyncIterator[Served]:
-    ours, theirs = trio.testing.memory_stream_pair()
+    ours, theirs = memory_stream_pair()
     served = Served(AgentEndpoint({2: EchoAgentV2, 1: EchoAgentV1}, **limits), RawPeer(theirs))
 
     async def serve() -> None:
@@ -1044,7 +1045,7 @@ async def served_agent(**limits: Any) -> AsyncIterator[Served]:
             served.died = exc
             await ours.aclose()  # the peer sees EOF instead of waiting forever
 
-    async with trio.open_nursery() as nursery:
+    async with anyio.create_task_group() as nursery:
         nursery.start_soon(serve)
         yield served
         nursery.cancel_scope.cancel()
@@ -1068,7 +1069,7 @@ async def collect(served: Served, expect: Expect, *, settle: float = 0.03) -> Co
     """
     got: Counter[Key] = Counter()
     failures: list[BaseException] = []
-    settled = trio.Event()  # every request answered, or reading failed
+    settled = anyio.Event()  # every request answered, or reading failed
     peer = served.peer
 
     async def answer_the_agent(item: dict[str, Any]) -> None:
@@ -1090,7 +1091,7 @@ async def collect(served: Served, expect: Expect, *, settle: float = 0.03) -> Co
                     got[response_key(item)] += 1
                 if not missing():
                     settled.set()
-        except (EOFError, trio.BrokenResourceError, trio.ClosedResourceError):
+        except (EOFError, anyio.BrokenResourceError, anyio.ClosedResourceError):
             died = AgentDied(f"the agent stopped serving: {served.died!r}")
             failures.append(died.with_traceback(None))
             died.__cause__ = served.died
@@ -1101,19 +1102,19 @@ async def collect(served: Served, expect: Expect, *, settle: float = 0.03) -> Co
     def missing() -> bool:
         return any(got[k] < n for k, n in expect.must.items())
 
-    async def quiet(race: trio.CancelScope) -> None:
-        await trio.testing.wait_all_tasks_blocked(cushion=QUIET)
+    async def quiet(race: anyio.CancelScope) -> None:
+        await wait_all_tasks_blocked(cushion=QUIET)
         race.cancel()  # still missing answers, but nothing more is coming: the caller checks
 
-    async with trio.open_nursery() as nursery:
+    async with anyio.create_task_group() as nursery:
         nursery.start_soon(read)
-        with trio.CancelScope() as race:
+        with anyio.CancelScope() as race:
             nursery.start_soon(quiet, race)
             if missing() and not failures:
                 await settled.wait()
             race.cancel()
         if not failures:
-            await trio.sleep(settle)  # anything extra that is on its way
+            await anyio.sleep(settle)  # anything extra that is on its way
         nursery.cancel_scope.cancel()
     if failures:
         raise failures[0]
@@ -1125,17 +1126,17 @@ async def send_in_chunks(served: Served, stream: bytes, cuts: list[int]) -> None
     for a, b in itertools.pairwise(points):
         try:
             await served.peer.stream.send_all(stream[a:b])
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             raise AgentDied(f"the agent stopped reading: {served.died!r}") from served.died
 
 
-def run_trio(scenario: Callable[[], Any], seconds: float = 10) -> None:
+def run_bounded(scenario: Callable[[], Any], loop: str, seconds: float = 10) -> None:
     async def bounded() -> None:
-        with trio.fail_after(seconds):
+        with anyio.fail_after(seconds):
             await scenario()
 
     with no_hang(seconds + 5):
-        trio.run(bounded)
+        run_async(bounded, loop)
 
 
 @fuzz_settings(ci=60, share=0.1)
@@ -1146,7 +1147,7 @@ def run_trio(scenario: Callable[[], Any], seconds: float = 10) -> None:
     limit=st.sampled_from([256, 4096, 64 * 1024 * 1024]),
 )
 def test_served_agent_answers_every_request_once_and_keeps_serving(
-    lines: list[bytes], cuts: list[int], initialize: bool, limit: int
+    loop: str, lines: list[bytes], cuts: list[int], initialize: bool, limit: int
 ) -> None:
     """A: any input, then a valid request; counts per id checked against the oracle."""
     CASES["agent"] += 1
@@ -1171,12 +1172,12 @@ def test_served_agent_answers_every_request_once_and_keeps_serving(
             assert got[key("fuzz-sentinel")] >= 1
             assert served.died is None and not served.returned, served.died
             await served.peer.stream.send_eof()
-            with trio.fail_after(2):
+            with anyio.fail_after(2):
                 while not served.returned and served.died is None:
-                    await trio.sleep(0.001)
+                    await anyio.sleep(0.001)
             assert served.died is None, served.died
 
-    run_trio(scenario)
+    run_bounded(scenario, loop)
 
 
 notifications = st.builds(
@@ -1201,7 +1202,9 @@ notifications = st.builds(
     lines=st.lists(notifications, min_size=1, max_size=8),
     initialize=st.booleans(),
 )
-def test_served_agent_never_answers_a_notification(lines: list[bytes], initialize: bool) -> None:
+def test_served_agent_never_answers_a_notification(
+    loop: str, lines: list[bytes], initialize: bool
+) -> None:
     """A: notifications only (known, unknown, bad params, wrong version): no answer at all."""
     CASES["agent"] += 1
     stream = b"".join(line + b"\n" for line in lines)
@@ -1220,7 +1223,7 @@ def test_served_agent_never_answers_a_notification(lines: list[bytes], initializ
             got = await collect(served, expect)
             assert got == expect.must, f"answers to notifications: {got}"
 
-    run_trio(scenario)
+    run_bounded(scenario, loop)
 
 
 # --------------------------------------------------------------------------- found here, now fixed
@@ -1271,7 +1274,7 @@ def test_core_answers_invalid_utf8_and_deep_nesting_with_an_error(line: bytes) -
     ids=["utf8-method", "utf8-param", "deep-array", "deep-object"],
 )
 async def test_served_agent_keeps_serving_after_invalid_utf8_and_deep_nesting(
-    line: bytes,
+    loop: str, line: bytes
 ) -> None:
     async with served_agent() as served:
         await served.peer.call("fuzz-init", "initialize", INIT_V2["params"])
@@ -1279,7 +1282,7 @@ async def test_served_agent_keeps_serving_after_invalid_utf8_and_deep_nesting(
         expect = Expect()
         expect.must[key("fuzz-sentinel")] = 1
         expect.must[NULL] = 1
-        with trio.fail_after(2):
+        with anyio.fail_after(2):
             got = await collect(served, expect)
         assert got == expect.must, got
         assert served.died is None and not served.returned
@@ -1316,19 +1319,19 @@ def test_default_variant_errors_name_the_failing_field(line: bytes, path: str) -
 
 class SlowToInitialize(EchoAgentV2):
     async def initialize(self, params: v2.InitializeRequest) -> v2.InitializeResponse:
-        await trio.sleep(0.1)
+        await anyio.sleep(0.1)
         return await super().initialize(params)
 
 
-async def test_cancel_before_initialize_does_not_cancel_the_null_id_request() -> None:
-    ours, theirs = trio.testing.memory_stream_pair()
+async def test_cancel_before_initialize_does_not_cancel_the_null_id_request(loop: str) -> None:
+    ours, theirs = memory_stream_pair()
     peer = RawPeer(theirs)
-    async with trio.open_nursery() as nursery:
+    async with anyio.create_task_group() as nursery:
         nursery.start_soon(AgentEndpoint({2: SlowToInitialize}).serve, ours)
         await peer.send(request(None, "initialize", INIT_V2["params"]))
-        await trio.sleep(0.01)
+        await anyio.sleep(0.01)
         await peer.send(notification("$/cancel_request", {"requestId": "some-other-id"}))
-        with trio.fail_after(2):
+        with anyio.fail_after(2):
             answer = await peer.receive()
         nursery.cancel_scope.cancel()
     assert "result" in answer, answer

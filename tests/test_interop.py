@@ -3,7 +3,8 @@
 Peers (tests/interop/README.md): TypeScript `@agentclientprotocol/sdk` 2.4.0 (v1 and the v2
 draft) and Python `agent-client-protocol` 0.12.1 (v1). Their clients run against
 `python -m acpwire.fixtures.echo_agent`; `python -m acpwire.fixtures.client` runs against their
-agents, including a v2 request to a v1-only agent (falls back to v1). The module fails (never
+agents, including a v2 request to a v1-only agent (falls back to v1). Each test runs with our
+side on every test loop (`--loop`; trio, the default, takes no flag). The module fails (never
 skips) when node + tests/interop/ts/node_modules or the Python SDK (`import acp` in this
 interpreter) are missing: `nox -s tests` installs them.
 """
@@ -47,6 +48,9 @@ if MISSING:
 
 OUR_AGENT = [sys.executable, "-m", "acpwire.fixtures.echo_agent"]
 OUR_CLIENT = [sys.executable, "-m", "acpwire.fixtures.client"]
+DEFAULT_LOOP = "trio"
+
+pytestmark = pytest.mark.usefixtures("loop")
 THEIR_CLIENTS = {
     "ts-v1": ["node", "ts/client_v1.mjs"],
     "ts-v2": ["node", "ts/client_v2.mjs"],
@@ -63,9 +67,18 @@ def tail(text: str) -> str:
     return "\n".join(text.splitlines()[-TAIL_LINES:]) or "(empty)"
 
 
-def run_pair(client: list[str], agent: list[str]) -> str:
-    """Run `client -- agent` in tests/interop; return the client's stdout, fail if it fails."""
-    command = [*client, "--", *agent]
+def on_loop(command: list[str], loop: str) -> list[str]:
+    """`command`, with our fixture agent or client in it running on `loop`."""
+    for ours in (OUR_AGENT, OUR_CLIENT):
+        if command[: len(ours)] == ours and loop != DEFAULT_LOOP:
+            return [*ours, "--loop", loop, *command[len(ours) :]]
+    return command
+
+
+def run_pair(client: list[str], agent: list[str], loop: str) -> str:
+    """Run `client -- agent` in tests/interop, our side on `loop`; return the client's stdout,
+    fail if it fails."""
+    command = [*on_loop(client, loop), "--", *on_loop(agent, loop)]
     proc = subprocess.Popen(
         command,
         cwd=INTEROP,
@@ -104,8 +117,8 @@ def last_line(out: str) -> str:
         pytest.param("py-v1", 1),
     ],
 )
-def test_their_client_our_agent(client: str, version: int) -> None:
-    out = run_pair(THEIR_CLIENTS[client], OUR_AGENT)
+def test_their_client_our_agent(loop: str, client: str, version: int) -> None:
+    out = run_pair(THEIR_CLIENTS[client], OUR_AGENT, loop)
     summary: dict[str, Any] = json.loads(last_line(out))
     context = f"{client} client summary: {summary}"
     assert summary["ok"] and summary["errors"] == [], context
@@ -134,8 +147,8 @@ def test_their_client_our_agent(client: str, version: int) -> None:
         pytest.param(2, "ts-v1", 1, id="v2-fallback-ts-v1"),
     ],
 )
-def test_our_client_their_agent(protocol: int, agent: str, negotiated: int) -> None:
-    out = run_pair([*OUR_CLIENT, "--protocol", str(protocol)], THEIR_AGENTS[agent])
+def test_our_client_their_agent(loop: str, protocol: int, agent: str, negotiated: int) -> None:
+    out = run_pair([*OUR_CLIENT, "--protocol", str(protocol)], THEIR_AGENTS[agent], loop)
     context = f"acpwire client transcript (tail):\n{tail(out)}"
     result = ast.literal_eval(last_line(out))
     assert result == {"protocol": negotiated, "first": "end_turn", "second": "cancelled"}, context
@@ -158,9 +171,9 @@ STREAM_CHUNKS = 2000
         pytest.param(OUR_CLIENT, THEIR_AGENTS["py-v1"], 1, id="py-v1-agent"),
     ],
 )
-def test_stream(client: list[str], agent: list[str], version: int) -> None:
+def test_stream(loop: str, client: list[str], agent: list[str], version: int) -> None:
     """The benchmark's `stream N` turn: every chunk arrives and the turn ends normally."""
-    out = run_pair([*client, "--stream", str(STREAM_CHUNKS)], agent)
+    out = run_pair([*client, "--stream", str(STREAM_CHUNKS)], agent, loop)
     last = last_line(out)
     if client is OUR_CLIENT:
         result = ast.literal_eval(last)

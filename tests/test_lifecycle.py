@@ -13,10 +13,9 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, get_args, get_type_hints
 
+import anyio
 import msgspec
 import pytest
-import trio
-import trio.testing
 from conftest import RawPeer, error_response, notification, request, response
 
 import acp_schema.v1 as v1
@@ -31,8 +30,11 @@ from acpwire.lifecycle import (
     Turn,
     V1PromptTurns,
 )
+from acpwire.testing import memory_stream_pair
 
 SESSION = "sess_1"
+
+pytestmark = pytest.mark.usefixtures("loop")
 
 
 class ScriptedAgent(v2.AgentBase):
@@ -69,9 +71,9 @@ class ScriptedAgent(v2.AgentBase):
         block = turn.prompt[0]
         text = block.text if isinstance(block, v2.TextContent) else ""
         if text == "wait":
-            await trio.sleep_forever()
+            await anyio.sleep_forever()
         if text.startswith("ask "):
-            async with trio.open_nursery() as nursery:
+            async with anyio.create_task_group() as nursery:
                 for i in range(int(text.split()[1])):
                     nursery.start_soon(turn.request_permission, permission(f"call_{i}"))
         if text.startswith("return "):
@@ -110,9 +112,9 @@ async def session(
 ) -> AsyncIterator[RawPeer]:
     """An agent served over an in-memory stream, initialized, with session `sess_1` (v1 when
     only `v1_agent` is given)."""
-    agent_end, client_end = trio.testing.memory_stream_pair()
+    agent_end, client_end = memory_stream_pair()
     v2_agent = None if v1_agent is not None else agent
-    async with trio.open_nursery() as nursery:
+    async with anyio.create_task_group() as nursery:
         nursery.start_soon(lambda: serve_agent(v2_agent, v1=v1_agent, stream=agent_end))
         peer = RawPeer(client_end)
         init, new = (V2_INIT, {}) if v1_agent is None else (V1_INIT, {"mcpServers": []})
@@ -469,7 +471,7 @@ async def test_v1_close_mid_turn_answers_the_prompt_cancelled_before_the_close_r
 
 async def test_v1_cancelled_work_that_returns_is_answered_cancelled() -> None:
     turns = V1PromptTurns()
-    cancelled_work = trio.Event()
+    cancelled_work = anyio.Event()
 
     async def work() -> v1.StopReason:
         turns.cancel(SESSION)

@@ -12,6 +12,7 @@ message) would show it at once as memory growth and read-ahead.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import random
 import time
@@ -21,12 +22,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
+import anyio.lowlevel
 import msgspec
 import pytest
-import trio
-import trio.testing
+import sniffio
+import trio.lowlevel
 from conftest import PERMISSION_REQUEST as PERMISSION
-from conftest import RawPeer, notification, request, response
+from conftest import RawPeer, notification, request, response, run_async, wait_all_tasks_blocked
 from test_connection import serving
 
 import acp_schema.v2 as v2
@@ -37,6 +40,8 @@ from acpwire._outbox import DEFAULT_MAX_BUFFERED_BYTES
 from acpwire.client import UPDATE_BUFFER, connect
 
 MB = 1024 * 1024
+
+pytestmark = pytest.mark.usefixtures("loop")
 
 # --------------------------------------------------------------------------- harness
 
@@ -99,7 +104,7 @@ class Wait:
         self.ready = ready
 
 
-class ScriptedStream(trio.abc.Stream):
+class ScriptedStream:
     """Our side of a connection whose peer is a script.
 
     `script` yields the bytes the peer sends (each item is returned by one `receive_some`,
@@ -115,11 +120,11 @@ class ScriptedStream(trio.abc.Stream):
         self.sent = 0
 
     async def receive_some(self, max_bytes: int | None = None) -> bytes:
-        await trio.lowlevel.checkpoint()
+        await anyio.lowlevel.checkpoint()
         for step in self._script:
             if isinstance(step, Wait):
                 while not step.ready():
-                    await trio.sleep(0.001)
+                    await anyio.sleep(0.001)
                 continue
             assert max_bytes is None or len(step) <= max_bytes
             self.received += len(step)
@@ -127,17 +132,17 @@ class ScriptedStream(trio.abc.Stream):
         return b""
 
     async def send_all(self, data: bytes | bytearray | memoryview) -> None:
-        await trio.lowlevel.checkpoint()
+        await anyio.lowlevel.checkpoint()
         self.sent += len(data)
         for line in self._reader.feed(bytes(data)):
             assert isinstance(line, bytes)
             self._on_line(line)
 
     async def wait_send_all_might_not_block(self) -> None:
-        await trio.lowlevel.checkpoint()
+        await anyio.lowlevel.checkpoint()
 
     async def aclose(self) -> None:
-        await trio.lowlevel.checkpoint()
+        await anyio.lowlevel.checkpoint()
 
 
 def chunked(data: bytes, size: int = READ_CHUNK) -> Iterator[bytes]:
@@ -172,6 +177,7 @@ async def echo(call: Call) -> Any:
 
 
 def run_connection(
+    loop: str,
     script: Iterable[bytes | Wait],
     on_line: Callable[[bytes], None],
     dispatch: Callable[[Call], Any] = echo,
@@ -182,10 +188,10 @@ def run_connection(
     stream = ScriptedStream(script, on_line)
 
     async def main() -> None:
-        with trio.fail_after(timeout):
+        with anyio.fail_after(timeout):
             await Connection(stream, v2.AGENT_CODEC, dispatch, **options).run()
 
-    trio.run(main)
+    run_async(main, loop)
     return stream
 
 
@@ -240,7 +246,7 @@ def answered_lines(block: bytes) -> int:
     ids=["no-newline-default-limit", "no-newline-1MB-limit", "junk-lines"],
 )
 def test_one_gigabyte_of_garbage_stays_bounded_and_serving_goes_on(
-    kind: str, max_line_bytes: int, ceiling: int
+    loop: str, kind: str, max_line_bytes: int, ceiling: int
 ) -> None:
     tally = Tally()
     if kind == "no-newline":
@@ -257,7 +263,7 @@ def test_one_gigabyte_of_garbage_stays_bounded_and_serving_goes_on(
     )
     started = time.perf_counter()
     with traced() as memory:
-        stream = run_connection(script, tally, max_line_bytes=max_line_bytes, timeout=45)
+        stream = run_connection(loop, script, tally, max_line_bytes=max_line_bytes, timeout=45)
     elapsed = time.perf_counter() - started
     report(
         f"1 GB {kind} flood",
@@ -306,7 +312,9 @@ class Numbered:
 NOTE_TEMPLATE = line(notification("_note", {"seq": 0})).replace(b'"seq":0', b'"seq":\x00')
 
 
-def test_a_million_notifications_at_a_slow_handler_are_read_no_faster_than_handled() -> None:
+def test_a_million_notifications_at_a_slow_handler_are_read_no_faster_than_handled(
+    loop: str,
+) -> None:
     """Notifications run in order on the reader: a slow handler stops the reading."""
     count = 1_000_000
     handled = 0
@@ -321,10 +329,10 @@ def test_a_million_notifications_at_a_slow_handler_are_read_no_faster_than_handl
         assert msgspec.json.decode(call.params)["seq"] == handled  # in order
         handled += 1
         if handled % 1000 == 0:
-            await trio.sleep(0)  # a handler that yields, and now and then really waits
+            await anyio.sleep(0)  # a handler that yields, and now and then really waits
             read_ahead = max(read_ahead, lines.produced - handled)
         if handled % 100_000 == 0:
-            await trio.sleep(0.001)
+            await anyio.sleep(0.001)
 
     def script() -> Iterator[bytes | Wait]:
         yield from lines
@@ -335,12 +343,12 @@ def test_a_million_notifications_at_a_slow_handler_are_read_no_faster_than_handl
     stream = ScriptedStream(script(), tally)
 
     async def main() -> None:
-        with trio.fail_after(30):
+        with anyio.fail_after(30):
             await Connection(stream, v2.AGENT_CODEC, slow).run()
 
     started = time.perf_counter()
     with peak_rss() as memory:
-        trio.run(main)
+        run_async(main, loop)
     elapsed = time.perf_counter() - started
     report(
         "10^6 notifications, slow handler",
@@ -365,7 +373,7 @@ class QuietClient(v2.ClientBase):
     async def session_update(self, params: v2.UpdateSessionNotification) -> None:
         self.calls += 1
         if self.calls % 50_000 == 0:
-            await trio.sleep(0.001)
+            await anyio.sleep(0.001)
 
 
 INIT_RESULT = {"protocolVersion": 2, "info": {"name": "flood", "version": "0"}}
@@ -386,7 +394,7 @@ UPDATE_TEMPLATE = line(
 SUBSCRIBER_UPDATES = 1_000_000
 
 
-def test_a_million_session_updates_at_a_slow_subscriber_apply_back_pressure() -> None:
+def test_a_million_session_updates_at_a_slow_subscriber_apply_back_pressure(loop: str) -> None:
     """ClientConnection: a subscriber that reads slowly holds the reader at UPDATE_BUFFER."""
     count = SUBSCRIBER_UPDATES
     lines = Numbered(UPDATE_TEMPLATE, count)
@@ -403,16 +411,16 @@ def test_a_million_session_updates_at_a_slow_subscriber_apply_back_pressure() ->
     def script() -> Iterator[bytes | Wait]:
         yield Wait(lambda: bool(asked))  # the client's initialize
         yield line(response(asked[0]["id"], INIT_RESULT))
-        yield Wait(lambda: subscribed.is_set())
+        yield Wait(lambda: subscribed)
         yield from lines
         yield Wait(lambda: consumed == count)
 
     stream = ScriptedStream(script(), on_line)
-    subscribed = trio.Event()
+    subscribed = False
 
     async def main() -> None:
-        nonlocal consumed, read_ahead, buffered, held
-        with trio.fail_after(40):
+        nonlocal consumed, read_ahead, buffered, held, subscribed
+        with anyio.fail_after(40):
             async with connect(stream, v2=QuietClient) as conn:
                 await conn.initialize(
                     v2.InitializeRequest(
@@ -420,7 +428,7 @@ def test_a_million_session_updates_at_a_slow_subscriber_apply_back_pressure() ->
                     )
                 )
                 async with conn.subscribe("sess_1") as updates:
-                    subscribed.set()
+                    subscribed = True
                     async for update in updates:
                         assert update.content.text == str(consumed)
                         consumed += 1
@@ -428,14 +436,14 @@ def test_a_million_session_updates_at_a_slow_subscriber_apply_back_pressure() ->
                             buffered = max(buffered, len(updates._items))
                             held += updates._writer is not None  # the connection waits for room
                             read_ahead = max(read_ahead, lines.produced - consumed)
-                            await trio.sleep(0.001 if consumed % 100_000 == 0 else 0)
+                            await anyio.sleep(0.001 if consumed % 100_000 == 0 else 0)
                         if consumed == count:
                             break
                 assert conn.client.calls == count
 
     started = time.perf_counter()
     with peak_rss() as memory:
-        trio.run(main)
+        run_async(main, loop)
     elapsed = time.perf_counter() - started
     report(
         f"{count} session/updates, slow subscriber",
@@ -457,12 +465,12 @@ def test_a_million_session_updates_at_a_slow_subscriber_apply_back_pressure() ->
 # --------------------------------------------------------------------------- our send side
 
 
-class StalledPeer(trio.abc.Stream):
+class StalledPeer:
     """A peer that reads nothing until `gate` opens, then slowly (256 kB per scheduler tick)."""
 
     def __init__(self) -> None:
-        self.gate = trio.Event()
-        self.inbound_eof = trio.Event()
+        self.gate = anyio.Event()
+        self.inbound_eof = anyio.Event()
         self.reader = LineReader()
         self.received = 0  # messages, each checked to be the next in order
         self.writes = 0
@@ -471,7 +479,7 @@ class StalledPeer(trio.abc.Stream):
         await self.gate.wait()
         step = 256 * 1024
         for start in range(0, len(data), step):
-            await trio.sleep(0)
+            await anyio.sleep(0)
             for raw in self.reader.feed(bytes(data[start : start + step])):
                 assert isinstance(raw, bytes)
                 seq = int(msgspec.json.decode(raw)["params"]["update"]["messageId"])
@@ -480,14 +488,14 @@ class StalledPeer(trio.abc.Stream):
         self.writes += 1
 
     async def wait_send_all_might_not_block(self) -> None:
-        await trio.lowlevel.checkpoint()
+        await anyio.lowlevel.checkpoint()
 
     async def receive_some(self, max_bytes: int | None = None) -> bytes:
         await self.inbound_eof.wait()
         return b""
 
     async def aclose(self) -> None:
-        await trio.lowlevel.checkpoint()
+        await anyio.lowlevel.checkpoint()
 
 
 def chunk_update(seq: int, text: str) -> v2.UpdateSessionNotification:
@@ -512,18 +520,18 @@ async def test_notify_waits_for_a_slow_reader_instead_of_buffering(max_buffered:
             sent = seq + 1
 
     with traced() as memory:
-        async with trio.open_nursery() as nursery:
+        async with anyio.create_task_group() as nursery:
             await nursery.start(connection.run)
             nursery.start_soon(sender)
-            await trio.testing.wait_all_tasks_blocked()
+            await wait_all_tasks_blocked()
             stalled_at = sent
             queued = connection._outbox._queued
             assert 0 < sent < total  # notify() waits instead of queueing everything
             assert queued <= max_buffered + 1100
             peer.gate.set()  # now the peer reads, slowly
-            with trio.fail_after(8):
+            with anyio.fail_after(8):
                 while sent < total:
-                    await trio.sleep(0.001)
+                    await anyio.sleep(0.001)
                 await connection._outbox.flush()
             peer.inbound_eof.set()
     report(
@@ -545,7 +553,9 @@ async def test_notify_waits_for_a_slow_reader_instead_of_buffering(max_buffered:
 
 
 def live_tasks() -> int:
-    """Every task trio is running now."""
+    """Every task the event loop is running now."""
+    if sniffio.current_async_library() != "trio":
+        return len(asyncio.all_tasks())
 
     def count(task: trio.lowlevel.Task) -> int:
         return 1 + sum(count(t) for n in task.child_nurseries for t in n.child_tasks)
@@ -563,10 +573,10 @@ async def test_a_request_flood_runs_at_most_the_limit_and_queues_at_most_as_many
         lines = b"".join(line(request(i, "_wait")) for i in range(flood))
         await s.peer.send(lines)
         refused: list[Any] = []
-        with trio.fail_after(5):
+        with anyio.fail_after(5):
             while len(refused) < flood - 2 * limit:
                 refused.append(await s.peer.receive())
-        await trio.testing.wait_all_tasks_blocked()
+        await wait_all_tasks_blocked()
         tasks = live_tasks() - baseline
         assert s.handlers.running == limit == len(s.handlers.started)
         assert tasks == limit
@@ -591,7 +601,7 @@ async def test_a_flood_of_quick_requests_is_answered_once_each_and_nothing_leaks
         answers = [await s.peer.receive() for _ in range(flood)]
         ok = sum("result" in a for a in answers)
         assert sorted(a["id"] for a in answers) == list(range(flood))
-        await trio.testing.wait_all_tasks_blocked()
+        await wait_all_tasks_blocked()
         assert live_tasks() == baseline
         assert s.connection._handlers == {} and not s.connection._backlog
         assert s.connection.core.in_flight == frozenset()
@@ -659,7 +669,7 @@ def nested(kind: str, depth: int) -> bytes:
 async def first_of(condition: Callable[[], Any], peer: RawPeer) -> Any:
     """The peer's next message, or None if `condition()` comes true first."""
     got: list[Any] = []
-    async with trio.open_nursery() as nursery:
+    async with anyio.create_task_group() as nursery:
 
         async def receive() -> None:
             got.append(await peer.receive())
@@ -667,7 +677,7 @@ async def first_of(condition: Callable[[], Any], peer: RawPeer) -> Any:
 
         async def wait() -> None:
             while not condition():
-                await trio.sleep(0.001)
+                await anyio.sleep(0.001)
             nursery.cancel_scope.cancel()
 
         nursery.start_soon(receive)
@@ -702,10 +712,10 @@ async def test_deeply_nested_json_gets_an_error_reply_and_serving_goes_on(
             s.nursery.start_soon(ask)
             assert (await s.peer.receive())["id"] == 0
         await s.peer.send(nested(kind, depth))
-        with trio.fail_after(2):
+        with anyio.fail_after(2):
             if kind == "response" and depth < 1000:
                 while not asked:
-                    await trio.sleep(0.001)
+                    await anyio.sleep(0.001)
                 # a result of the wrong shape fails our request (it is no valid permission answer)
                 assert "error" in asked
             elif kind == "response":  # either fail our request, or answer the line -32700

@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import anyio
 import msgspec
-import trio
+import pytest
 from conftest import request, response
 from test_client_turns import PROMPT_V2, SESSION, TurnClientV2, raw_agent, state, user_message
 
@@ -22,6 +23,8 @@ from acpwire.permissions import (
 )
 from acpwire.session import SessionState
 from acpwire.turns import AgentRequests, PermissionRequested, prompt
+
+pytestmark = pytest.mark.usefixtures("loop")
 
 OPTIONS = [
     {"optionId": "once", "name": "Allow", "kind": "allow_once"},
@@ -158,7 +161,7 @@ async def test_in_a_turn_the_policy_answers_and_only_asked_requests_become_event
 
     async with raw_agent(client=ReadsApprovedClient) as (conn, peer):
         events: list[str] = []
-        async with trio.open_nursery() as nursery:
+        async with anyio.create_task_group() as nursery:
 
             async def agent() -> None:
                 call = await peer.receive()

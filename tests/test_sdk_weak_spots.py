@@ -16,11 +16,17 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import msgspec
 import pytest
-import trio
-import trio.testing
-from conftest import RawPeer, notification, request, response
+from conftest import (
+    RawPeer,
+    loop_script,
+    notification,
+    request,
+    response,
+    wait_all_tasks_blocked,
+)
 from test_endpoints import (
     INIT_V2,
     RAW_INIT_V2,
@@ -35,7 +41,10 @@ import acp_schema.v2 as v2
 import acpwire
 from acpwire.client import ClientConnection, connect, open_agent
 from acpwire.fixtures.echo_agent import EchoAgentV2
+from acpwire.testing import memory_stream_pair
 from acpwire.transport import spawn_agent
+
+pytestmark = pytest.mark.usefixtures("loop")
 
 PARSE_ERROR = -32700
 
@@ -50,13 +59,13 @@ def parse_error(message: Any) -> bool:
 @asynccontextmanager
 async def raw_agent(client: Any = ClientV2) -> AsyncIterator[tuple[ClientConnection, RawPeer]]:
     """A typed client connection whose agent is a raw JSON-lines peer (initialized, v2)."""
-    client_end, agent_end = trio.testing.memory_stream_pair()
+    client_end, agent_end = memory_stream_pair()
     peer = RawPeer(agent_end)
-    async with connect(client_end, v2=client) as conn, trio.open_nursery() as nursery:
+    async with connect(client_end, v2=client) as conn, anyio.create_task_group() as nursery:
         nursery.start_soon(conn.initialize, INIT_V2)
         init = await peer.receive()
         await peer.send(response(init["id"], {"protocolVersion": 2, "info": RAW_INIT_V2["info"]}))
-        await trio.testing.wait_all_tasks_blocked()
+        await wait_all_tasks_blocked()
         yield conn, peer
 
 
@@ -89,7 +98,7 @@ async def test_agent_answers_a_mixed_batch_with_one_array_and_keeps_serving() ->
             request("s", "session/new", {"cwd": "/b"}),
         ]
         await peer.send(batch)
-        with trio.fail_after(2):
+        with anyio.fail_after(2):
             answer = await peer.receive()
         assert isinstance(answer, list) and len(answer) == 6  # one entry per request
         results = {e["id"]: e["result"] for e in answer if "result" in e}
@@ -136,7 +145,7 @@ async def test_client_handles_a_batch_from_the_agent() -> None:
         )
         async with conn.subscribe("sess_1") as updates:
             await peer.send([chunk("sess_1", "one"), ask, chunk("sess_1", "two")])
-            with trio.fail_after(2):  # (the request waits until "one" was taken)
+            with anyio.fail_after(2):  # (the request waits until "one" was taken)
                 texts = [(await updates.__anext__()).content.text for _ in range(2)]
                 answer = await peer.receive()
         assert answer == [response("p1", {"outcome": {"outcome": "selected", "optionId": "allow"}})]
@@ -151,7 +160,7 @@ async def test_client_takes_answers_to_its_requests_in_one_batch() -> None:
             new = await conn.v2_agent.session_new(v2.NewSessionRequest(cwd=cwd))
             results[cwd] = new.session_id
 
-        async with trio.open_nursery() as nursery:
+        async with anyio.create_task_group() as nursery:
             nursery.start_soon(new, "/a")
             nursery.start_soon(new, "/b")
             asked = [await peer.receive(), await peer.receive()]
@@ -200,7 +209,7 @@ async def test_agent_answers_a_line_that_is_not_json_with_parse_error(line: byte
     async with raw_client() as peer:
         await initialized_raw(peer)
         await peer.send(line)
-        with trio.fail_after(2):
+        with anyio.fail_after(2):
             assert parse_error(await peer.receive())
             assert "result" in await peer.call(2, "session/new", {"cwd": "/"})
 
@@ -216,7 +225,7 @@ async def test_client_answers_a_line_that_is_not_json_with_parse_error(line: byt
     async with raw_agent() as (conn, peer):
         async with conn.subscribe("sess_1") as updates:
             await peer.send(line)
-            with trio.fail_after(2):
+            with anyio.fail_after(2):
                 assert parse_error(await peer.receive())
                 await peer.send(chunk("sess_1", "still here"))
                 assert (await updates.__anext__()).content.text == "still here"
@@ -303,7 +312,7 @@ async def test_client_routes_updates_by_their_session_id_not_by_meta() -> None:
         async with conn.subscribe("sess_1") as real, conn.subscribe("from-meta") as decoy:
             await peer.send(chunk("sess_1", "for sess_1", meta=COLLIDING))
             await peer.send(chunk("from-meta", "for from-meta"))
-            with trio.fail_after(2):
+            with anyio.fail_after(2):
                 assert (await real.__anext__()).content.text == "for sess_1"
                 assert (await decoy.__anext__()).content.text == "for from-meta"
         logged = conn.client.log
@@ -316,9 +325,10 @@ PYTHONPATH = ":".join(
     str(p) for p in (Path(acpwire.__file__).parents[1], Path(acp_schema.__file__).parents[1])
 )
 
-# A real acpwire agent that prints two variables to stderr and reports them in its name.
-ENV_AGENT = """
-import os, sys, trio
+# A real acpwire agent (on the loop argv[1] names) that prints two variables to stderr and
+# reports them in its name.
+ENV_AGENT = loop_script("""
+import os, sys
 import acp_schema.v2 as v2
 from acpwire.agent import serve_agent
 from acpwire.fixtures.echo_agent import EchoAgentV2
@@ -332,28 +342,28 @@ class Agent(EchoAgentV2):
         response.info.name = " ".join(found)
         return response
 
-trio.run(serve_agent, Agent)
-"""
+run_on(sys.argv[1], lambda: serve_agent(Agent))
+""")
 
 
 async def test_spawned_agent_inherits_the_environment_and_env_overrides_it(
-    monkeypatch: pytest.MonkeyPatch,
+    loop: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     unique = f"unique-{uuid.uuid4()}"
     monkeypatch.setenv("ACPWIRE_UNIQUE", unique)
     monkeypatch.setenv("ACPWIRE_OVERRIDDEN", "parent")
     monkeypatch.setenv("PYTHONPATH", PYTHONPATH)  # the agent imports acpwire only if inherited
     lines: list[str] = []
-    async with spawn_agent(python(ENV_AGENT), forward_stderr=lines.append) as agent:
+    async with spawn_agent([*python(ENV_AGENT), loop], forward_stderr=lines.append) as agent:
         async with connect(agent.stream, v2=ClientV2, closed_reason=agent.exited) as conn:
-            with trio.fail_after(5):
+            with anyio.fail_after(5):
                 init = await conn.initialize(INIT_V2)
     assert init.info.name == f"{unique} parent"
     assert lines == [f"env {unique} parent"]
     async with open_agent(
-        python(ENV_AGENT), v2=ClientV2, env={"ACPWIRE_OVERRIDDEN": "child"}
+        [*python(ENV_AGENT), loop], v2=ClientV2, env={"ACPWIRE_OVERRIDDEN": "child"}
     ) as conn:
-        with trio.fail_after(5):
+        with anyio.fail_after(5):
             init = await conn.initialize(INIT_V2)
     assert init.info.name == f"{unique} child"
 
@@ -381,7 +391,7 @@ async def test_agent_writing_megabytes_to_stderr_before_initialize_does_not_dead
     command = [*python(STDERR_FLOOD), str(size), "lines"]
     async with spawn_agent(command, forward_stderr=lines.append) as agent:
         async with connect(agent.stream, v2=ClientV2, closed_reason=agent.exited) as conn:
-            with trio.fail_after(5):
+            with anyio.fail_after(5):
                 init = await conn.initialize(INIT_V2)
     assert init.info.name == "chatty"
     assert len(lines) == size // 100  # every line forwarded, in order
@@ -396,7 +406,7 @@ async def test_open_agent_forwards_megabytes_of_stderr_without_deadlock(
 ) -> None:
     command = [*python(STDERR_FLOOD), str(1024 * 1024), "lines"]
     async with open_agent(command, v2=ClientV2) as conn:
-        with trio.fail_after(5):
+        with anyio.fail_after(5):
             assert (await conn.initialize(INIT_V2)).info.name == "chatty"
     assert capfd.readouterr().err.count("\n") >= 1024 * 1024 // 100
 
@@ -408,9 +418,9 @@ async def test_stderr_without_newlines_is_drained_in_bounded_memory() -> None:
     try:
         async with spawn_agent(command, forward_stderr=None) as agent:
             async with connect(agent.stream, v2=ClientV2, closed_reason=agent.exited) as conn:
-                with trio.fail_after(5):
+                with anyio.fail_after(5):
                     await conn.initialize(INIT_V2)  # the agent wrote it all before answering
-                await trio.sleep(0.2)
+                await anyio.sleep(0.2)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()

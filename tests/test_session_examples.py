@@ -102,7 +102,7 @@ def ask(request_id: int, version: int, kind: str) -> dict[str, object]:
 
 @pytest.mark.parametrize("version", [2, 1])
 async def test_the_clients_agent_requests_builds_answer_permission_by_its_policy(
-    version: int,
+    loop: str, version: int
 ) -> None:
     """`requests.v2_client` / `v1_client` route the agent's permission requests through
     `requests`: a read is allowed by `approve_reads`; an edit would be asked, and with no

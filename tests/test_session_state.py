@@ -16,9 +16,9 @@ import typing
 from pathlib import Path
 from typing import Any
 
+import anyio
 import msgspec
 import pytest
-import trio
 from conftest import error_response, response
 from test_client_turns import TurnClientV2, raw_agent
 from test_endpoints import INIT_V2
@@ -27,6 +27,8 @@ from acp_schema import v1, v2
 from acpwire.client import open_agent
 from acpwire.resume import authenticated, open_session
 from acpwire.session import SessionState, V1SessionState, patch_meta
+
+pytestmark = pytest.mark.usefixtures("loop")
 
 MAKE_STREAMS = Path(__file__).parent / "data" / "conformance" / "make_streams.py"
 
@@ -505,7 +507,7 @@ async def test_v2_resume_replays_the_history_into_the_state_before_returning() -
         ),
     ]  # more than the subscription's buffer (1024): the replay is read while it arrives
     async with raw_agent(capabilities={"session": {}}) as (conn, peer):
-        async with trio.open_nursery() as nursery:
+        async with anyio.create_task_group() as nursery:
 
             async def agent() -> None:
                 call = await peer.receive()
@@ -534,7 +536,7 @@ async def test_v2_without_the_session_capability_or_with_resume_missing_opens_a_
 ) -> None:
     async with raw_agent(capabilities=capabilities) as (conn, peer):
         methods: list[str] = []
-        async with trio.open_nursery() as nursery:
+        async with anyio.create_task_group() as nursery:
 
             async def agent() -> None:
                 call = await peer.receive()
@@ -552,7 +554,7 @@ async def test_v2_without_the_session_capability_or_with_resume_missing_opens_a_
 
 async def test_v1_load_replays_into_the_state_and_without_load_a_new_session_opens() -> None:
     async with raw_agent(version=1, capabilities={"loadSession": True}) as (conn, peer):
-        async with trio.open_nursery() as nursery:
+        async with anyio.create_task_group() as nursery:
 
             async def agent() -> None:
                 call = await peer.receive()
@@ -575,7 +577,7 @@ async def test_v1_load_replays_into_the_state_and_without_load_a_new_session_ope
             ("agent", "yo"),
         ]
     async with raw_agent(version=1) as (conn, peer):
-        async with trio.open_nursery() as nursery:
+        async with anyio.create_task_group() as nursery:
 
             async def new_only() -> None:
                 call = await peer.receive()
@@ -589,7 +591,7 @@ async def test_v1_load_replays_into_the_state_and_without_load_a_new_session_ope
 
 async def test_authenticated_retries_after_authentication_required() -> None:
     async with raw_agent(version=1) as (conn, peer):
-        async with trio.open_nursery() as nursery:
+        async with anyio.create_task_group() as nursery:
             seen: list[str] = []
 
             async def agent() -> None:

@@ -9,8 +9,8 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-import trio
-import trio.testing
+import anyio
+import pytest
 from conftest import RawPeer, error_response, request, response
 from test_agent_helpers import is_permission_request, new_session, on, selected, served
 from test_lifecycle import V1_INIT, V2_INIT, receive, text_block
@@ -19,6 +19,9 @@ import acp_schema.v2 as v2
 from acpwire.agent import serve_agent
 from acpwire.examples import tool_agent
 from acpwire.sessions import MemorySessionStore, turn_agents
+from acpwire.testing import memory_stream_pair
+
+pytestmark = pytest.mark.usefixtures("loop")
 
 
 def idle(session_id: str) -> dict[str, Any]:
@@ -51,8 +54,8 @@ async def test_initialize_advertises_what_is_served() -> None:
             {"loadSession": True, "sessionCapabilities": {"list": {}, "resume": {}, "close": {}}},
         ),
     ):
-        agent_end, client_end = trio.testing.memory_stream_pair()
-        async with trio.open_nursery() as nursery:
+        agent_end, client_end = memory_stream_pair()
+        async with anyio.create_task_group() as nursery:
             nursery.start_soon(partial(serve_agent, agent_v2, v1=agent_v1, stream=agent_end))
             result = (await RawPeer(client_end).call(1, "initialize", init))["result"]
             key = "capabilities" if init is V2_INIT else "agentCapabilities"

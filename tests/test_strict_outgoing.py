@@ -10,10 +10,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import anyio
 import msgspec
 import pytest
-import trio
-import trio.testing
 from conftest import PERMISSION_REQUEST, RawPeer, request
 
 import acp_schema.v1 as v1
@@ -22,6 +21,9 @@ from acp_schema import UNSET, Codec, OutgoingCheckError, check_outgoing
 from acpwire._connection import Connection
 from acpwire._jsonrpc import _CHECKED, Call, JsonRpcCore
 from acpwire.errors import RpcError
+from acpwire.testing import memory_stream_pair
+
+pytestmark = pytest.mark.usefixtures("loop")
 
 CODEX_ENV_VAR_AUTH = {
     "id": "openai-api-key",
@@ -170,12 +172,12 @@ async def test_connection_answers_a_bad_result_with_internal_error_and_logs_it(
     async def dispatch(call: Call) -> v2.NewSessionResponse:
         return v2.NewSessionResponse(session_id="sess_1", config_options=[{"kind": "nope"}])  # type: ignore[list-item]
 
-    ours, theirs = trio.testing.memory_stream_pair()
+    ours, theirs = memory_stream_pair()
     connection = Connection(ours, v2.AGENT_CODEC, dispatch)
     connection.core.check_outgoing = True
     peer = RawPeer(theirs)
     with caplog.at_level(logging.ERROR):
-        async with trio.open_nursery() as nursery:
+        async with anyio.create_task_group() as nursery:
             await nursery.start(connection.run)
             answer = await peer.call(1, "session/new", {"cwd": "/tmp"})
             nursery.cancel_scope.cancel()
@@ -210,9 +212,9 @@ async def test_serve_agent_checks_what_the_agent_sends_when_asked() -> None:
 
     init = {"protocolVersion": 2, "info": {"name": "t", "version": "1"}}
     for check in (False, True):
-        ours, theirs = trio.testing.memory_stream_pair()
+        ours, theirs = memory_stream_pair()
         peer = RawPeer(theirs)
-        async with trio.open_nursery() as nursery:
+        async with anyio.create_task_group() as nursery:
             nursery.start_soon(partial(serve_agent, TypoAgent, stream=ours, check_outgoing=check))
             await peer.send(request(1, "initialize", init))
             assert "result" in await peer.receive()

@@ -12,9 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
-import trio
-from conftest import RawPeer, request, until
+from conftest import RawPeer, loop_script, request, until
 from test_endpoints import RAW_INIT_V2, ClientV2, python
 from test_faults import PYTHONPATH
 
@@ -24,6 +24,8 @@ from acpwire.transport import AgentProcess, spawn_agent
 
 GRACE = 0.2  # both grace periods in these tests
 LEAVE_BOUND = 2 * GRACE + transport.KILL_WAIT + transport.EXIT_EOF_GRACE  # the documented one
+
+pytestmark = pytest.mark.usefixtures("loop")
 
 
 def process_state(pid: int) -> str | None:
@@ -60,7 +62,7 @@ def kill_if_running(pid: int) -> None:
 
 async def first_line_number(agent: AgentProcess) -> int:
     """The number the agent (or a process it started) writes as its first stdout line."""
-    with trio.fail_after(5):
+    with anyio.fail_after(5):
         return int(await RawPeer(agent.stream).receive_line())
 
 
@@ -108,7 +110,7 @@ async def test_leaving_ends_a_wrapped_agent_whose_child_ignores_eof_and_sigterm(
     raised = False
     left_at = 0.0
     try:
-        with trio.CancelScope() as scope:
+        with anyio.CancelScope() as scope:
             try:
                 async with spawn_agent(
                     command, forward_stderr=None, grace_period=GRACE, terminate_grace_period=GRACE
@@ -116,15 +118,15 @@ async def test_leaving_ends_a_wrapped_agent_whose_child_ignores_eof_and_sigterm(
                     child = await first_line_number(agent)
                     group = own_group(agent)
                     assert os.getpgid(child) == group
-                    left_at = trio.current_time()
+                    left_at = anyio.current_time()
                     if leaving == "raising":
                         raise Boom
                     if leaving == "cancelled":
                         scope.cancel()
-                        await trio.sleep_forever()
+                        await anyio.sleep_forever()
             except* Boom:
                 raised = True
-        took = trio.current_time() - left_at
+        took = anyio.current_time() - left_at
         assert raised == (leaving == "raising")
         assert took < LEAVE_BOUND, f"leaving took {took:.2f} s"
         assert not running(child)
@@ -157,8 +159,8 @@ async def test_leaving_returns_in_time_while_a_process_outside_the_group_holds_s
             terminate_grace_period=GRACE,
         ) as agent:
             helper = await first_line_number(agent)
-            left_at = trio.current_time()
-        took = trio.current_time() - left_at
+            left_at = anyio.current_time()
+        took = anyio.current_time() - left_at
         assert took < LEAVE_BOUND, f"leaving took {took:.2f} s"
         assert agent.process.returncode == 0
         assert list(agent.stderr_tail) == ["agent: bye"]
@@ -190,8 +192,8 @@ async def test_a_helper_the_agent_leaves_behind_in_its_group_is_terminated() -> 
         ) as agent:
             helper = await first_line_number(agent)
             group = own_group(agent)
-            left_at = trio.current_time()
-        took = trio.current_time() - left_at
+            left_at = anyio.current_time()
+        took = anyio.current_time() - left_at
         assert agent.process.returncode == 0
         assert not running(helper)
         assert running_in_group(group) == []
@@ -209,8 +211,8 @@ async def test_open_agent_passes_the_grace_periods_on() -> None:
     async with open_agent(
         python(IGNORES_SIGTERM), v2=ClientV2, grace_period=GRACE, terminate_grace_period=GRACE
     ) as conn:
-        left_at = trio.current_time()
-    took = trio.current_time() - left_at
+        left_at = anyio.current_time()
+    took = anyio.current_time() - left_at
     assert took < LEAVE_BOUND, f"leaving took {took:.2f} s"
     assert conn.closed
 
@@ -218,10 +220,10 @@ async def test_open_agent_passes_the_grace_periods_on() -> None:
 # --------------------------------------------------------------------------- the stdout guard
 
 # An agent on serve_agent that writes to stdout behind the protocol's back while it answers
-# `initialize`: through print() and straight to fd 1. argv[1] "off" opts out of the guard.
-CHATTY_AGENT = """
+# `initialize`: through print() and straight to fd 1. argv[1] "off" opts out of the guard;
+# argv[2] names the loop it runs on.
+CHATTY_AGENT = loop_script("""
 import os, sys
-import trio
 from acpwire.agent import serve_agent
 from acpwire.fixtures.echo_agent import EchoAgentV2
 from acpwire.transport import stdio_stream
@@ -233,28 +235,30 @@ class Chatty(EchoAgentV2):
         return await super().initialize(params)
 
 guard = sys.argv[1] != "off"
-trio.run(lambda: serve_agent(Chatty, stream=stdio_stream(guard_stdout=guard)))
-"""
+run_on(sys.argv[2], lambda: serve_agent(Chatty, stream=stdio_stream(guard_stdout=guard)))
+""")
 
 
-async def test_stray_stdout_output_of_an_agent_goes_to_stderr_not_into_the_protocol() -> None:
+async def test_stray_stdout_output_of_an_agent_goes_to_stderr_not_into_the_protocol(
+    loop: str,
+) -> None:
     async with spawn_agent(
-        [*python(CHATTY_AGENT), "on"], env=PYTHONPATH, forward_stderr=None
+        [*python(CHATTY_AGENT), "on", loop], env=PYTHONPATH, forward_stderr=None
     ) as agent:
         peer = RawPeer(agent.stream)
-        with trio.fail_after(5):
+        with anyio.fail_after(5):
             answer = await peer.call(1, "initialize", RAW_INIT_V2)
             assert answer["id"] == 1 and answer["result"]["protocolVersion"] == 2
             await until(lambda: {"stray print", "stray write"} <= set(agent.stderr_tail))
 
 
-async def test_the_stdout_guard_can_be_turned_off() -> None:
+async def test_the_stdout_guard_can_be_turned_off(loop: str) -> None:
     async with spawn_agent(
-        [*python(CHATTY_AGENT), "off"], env=PYTHONPATH, forward_stderr=None
+        [*python(CHATTY_AGENT), "off", loop], env=PYTHONPATH, forward_stderr=None
     ) as agent:
         peer = RawPeer(agent.stream)
         await peer.send(request(1, "initialize", RAW_INIT_V2))
-        with trio.fail_after(5):
+        with anyio.fail_after(5):
             assert await peer.receive_line() in (b"stray print", b"stray write")
 
 

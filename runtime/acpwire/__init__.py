@@ -1,13 +1,15 @@
-"""acpwire: a thin trio runtime for the Agent Client Protocol (ACP) on top of the generated
-`acp_schema` bindings.
+"""acpwire: a thin runtime for the Agent Client Protocol (ACP) on top of the generated
+`acp_schema` bindings, on trio or asyncio (the same classes and calls on both: it runs in
+whichever loop calls it, a running one included).
 
 Everything an agent or a client needs is importable from here:
 
-- an agent: subclass `acp_schema.v2.AgentBase`, run `trio.run(serve_agent, MyAgent)`;
+- an agent: subclass `acp_schema.v2.AgentBase`, run `trio.run(serve_agent, MyAgent)` or
+  `asyncio.run(serve_agent(MyAgent))`;
   `PromptTurns` runs the v2 prompt lifecycle (`Turn` sends the updates), `V1PromptTurns`
   the v1 one; `agent_capabilities` advertises what the class implements;
 - a client: subclass `acp_schema.v2.ClientBase`, `async with open_agent(command, v2=MyClient)
-  as conn` (or `connect(stream, ...)` over any trio stream), then `conn.v2.peer` calls the
+  as conn` (or `connect(stream, ...)` over any byte stream), then `conn.v2.peer` calls the
   agent and `conn.v2.subscribe(session_id)` iterates a session's updates;
 - the session layer, for both protocol versions with the same code: on the client side
   `open_session` (resume -> load -> new, the replayed history folded), `prompt` (one turn as

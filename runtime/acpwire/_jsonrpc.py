@@ -2,7 +2,7 @@
 
 It knows ids, the pending-request table, batches and the error replies the spec names
 (-32700 for bad JSON, -32600 for a bad request, -32602 with the failing path for bad
-params). It never awaits: the trio layer (connection.py) feeds it lines and sends what
+params). It never awaits: the connection (_connection.py) feeds it lines and sends what
 it returns. Every incoming request is answered exactly once: `respond` refuses an id
 that is not in flight.
 """

@@ -67,7 +67,10 @@ class Nursery(Protocol):
 class OpenNursery(Protocol):
     async def __aenter__(self) -> Any: ...  # a Nursery (each loop's own type)
     async def __aexit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
     ) -> bool | None: ...
 
 

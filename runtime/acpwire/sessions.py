@@ -5,6 +5,7 @@
         return "end_turn"
 
     trio.run(serve_turns, work)          # serve_turns(work, name=..., store=MyStore())
+    asyncio.run(serve_turns(work))       # the same on asyncio
 
 The agents `turn_agents` builds serve `session/new`, `session/prompt` (your work, as a v2
 `Turn` or a `V1Turn`), `session/cancel`, `session/close`, `session/list` (cursor paging),
@@ -128,7 +129,7 @@ async def serve_turns(
     **serve_options: Any,
 ) -> None:
     """Serve `work` over v2 and v1 (stdio unless `stream=` is given; the other options are
-    `serve_agent`'s): `trio.run(serve_turns, work)`."""
+    `serve_agent`'s): `trio.run(serve_turns, work)` or `asyncio.run(serve_turns(work))`."""
     agent_v2, agent_v1 = turn_agents(
         work, name=name, version=version, store=store, page_size=page_size
     )
