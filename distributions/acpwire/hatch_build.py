@@ -8,7 +8,7 @@ from typing import Any
 from hatchling.metadata.plugin.interface import MetadataHookInterface
 
 REQUIREMENT_FILE = "acp-schema-requirement.txt"  # written by codegen.release.stage_runtime
-OWN_DEPENDENCIES = ["msgspec>=0.19", "trio>=0.25", "anyio>=4.7", "sniffio>=1.3"]
+OWN_DEPENDENCIES = ["msgspec>=0.19", "trio>=0.25", "anyio>=4.11", "sniffio>=1.3"]
 
 
 class AcpSchemaRequirement(MetadataHookInterface):

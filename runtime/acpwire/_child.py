@@ -52,10 +52,12 @@ async def _wait_for_exit(loop: Loop, popen: subprocess.Popen[bytes]) -> None:
         while popen.poll() is None:
             await loop.sleep(EXIT_POLL_INTERVAL)
         return
+    exited = loop.readable_fd(pidfd)
     try:
         while popen.poll() is None:
-            await loop.wait_readable(pidfd)
+            await exited.wait()
     finally:
+        exited.close()
         os.close(pidfd)
 
 

@@ -47,6 +47,18 @@ class CancelScope(Protocol):
     ) -> bool: ...
 
 
+class ReadableFd(Protocol):
+    """Waiting for one file descriptor to become readable, again and again."""
+
+    async def wait(self) -> None:
+        """Until the fd is readable; the loop's ClosedResourceError once `close` was called."""
+        ...
+
+    def close(self) -> None:
+        """Wake a waiting task with ClosedResourceError (before the fd itself is closed)."""
+        ...
+
+
 class TaskStatus(Protocol):
     def started(self) -> None: ...
 
@@ -90,7 +102,7 @@ class Loop:
     checkpoint: Callable[[], Awaitable[None]]
     checkpoint_if_cancelled: Callable[[], Awaitable[None]]
     current_effective_deadline: Callable[[], float]
-    wait_readable: Callable[[int], Awaitable[None]]
+    readable_fd: Callable[[int], ReadableFd]
     wait_writable: Callable[[int], Awaitable[None]]
     notify_closing: Callable[[int], None]
     run_sync_in_thread: Callable[..., Awaitable[Any]]
@@ -103,6 +115,58 @@ class Loop:
         return self.current_effective_deadline() == -math.inf
 
 
+class _TrioReadableFd:
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    async def wait(self) -> None:
+        await trio.lowlevel.wait_readable(self.fd)
+
+    def close(self) -> None:
+        trio.lowlevel.notify_closing(self.fd)
+
+
+class _AsyncioReadableFd:
+    """The fd stays registered with the asyncio loop between waits: waiting costs a future,
+    not the two epoll_ctl calls of adding and removing a reader per wait (a request/response
+    reader waits once per message). The registration is dropped when the fd turns readable
+    while nobody waits (no busy loop on unread data), and on close."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.events = asyncio.get_running_loop()
+        self.waiter: asyncio.Future[bool] | None = None
+        self.registered = False
+
+    def _readable(self) -> None:
+        waiter, self.waiter = self.waiter, None
+        if waiter is None:
+            self.events.remove_reader(self.fd)
+            self.registered = False
+        elif not waiter.done():
+            waiter.set_result(True)
+
+    async def wait(self) -> None:
+        if not self.registered:
+            self.events.add_reader(self.fd, self._readable)
+            self.registered = True
+        self.waiter = waiter = self.events.create_future()
+        try:
+            readable = await waiter
+        finally:
+            self.waiter = None
+        if not readable:
+            raise anyio.ClosedResourceError("the pipe was closed")
+
+    def close(self) -> None:
+        if self.registered:
+            self.events.remove_reader(self.fd)
+            self.registered = False
+        waiter, self.waiter = self.waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(False)
+
+
 TRIO = Loop(
     name="trio",
     Event=trio.Event,
@@ -113,7 +177,7 @@ TRIO = Loop(
     checkpoint=trio.lowlevel.checkpoint,
     checkpoint_if_cancelled=trio.lowlevel.checkpoint_if_cancelled,
     current_effective_deadline=trio.current_effective_deadline,
-    wait_readable=trio.lowlevel.wait_readable,
+    readable_fd=_TrioReadableFd,
     wait_writable=trio.lowlevel.wait_writable,
     notify_closing=trio.lowlevel.notify_closing,
     run_sync_in_thread=trio.to_thread.run_sync,
@@ -123,27 +187,36 @@ TRIO = Loop(
 )
 
 
-ASYNCIO = Loop(
-    name="asyncio",
-    Event=anyio.Event,
-    CancelScope=anyio.CancelScope,
-    open_nursery=anyio.create_task_group,
-    move_on_after=anyio.move_on_after,
-    sleep=anyio.sleep,
-    checkpoint=anyio.lowlevel.checkpoint,
-    checkpoint_if_cancelled=anyio.lowlevel.checkpoint_if_cancelled,
-    current_effective_deadline=anyio.current_effective_deadline,
-    wait_readable=anyio.wait_readable,
-    wait_writable=anyio.wait_writable,
-    notify_closing=anyio.notify_closing,
-    run_sync_in_thread=anyio.to_thread.run_sync,
-    Cancelled=asyncio.CancelledError,
-    BrokenResourceError=anyio.BrokenResourceError,
-    ClosedResourceError=anyio.ClosedResourceError,
-)
+def _asyncio_loop() -> Loop:
+    """anyio's primitives for asyncio, bound to its asyncio backend once: anyio's module
+    functions (`anyio.Event()`, `anyio.lowlevel.checkpoint_if_cancelled()`, ...) look the
+    running backend up on every call, ~1-2 µs each, several times per message."""
+    backend = anyio.lowlevel.current_token().backend_class
+
+    def move_on_after(seconds: float) -> CancelScope:
+        return backend.create_cancel_scope(deadline=backend.current_time() + seconds)
+
+    return Loop(
+        name="asyncio",
+        Event=backend.create_event,
+        CancelScope=backend.create_cancel_scope,
+        open_nursery=backend.create_task_group,
+        move_on_after=move_on_after,
+        sleep=backend.sleep,
+        checkpoint=backend.checkpoint,
+        checkpoint_if_cancelled=backend.checkpoint_if_cancelled,
+        current_effective_deadline=backend.current_effective_deadline,
+        readable_fd=_AsyncioReadableFd,
+        wait_writable=backend.wait_writable,
+        notify_closing=backend.notify_closing,
+        run_sync_in_thread=anyio.to_thread.run_sync,
+        Cancelled=asyncio.CancelledError,
+        BrokenResourceError=anyio.BrokenResourceError,
+        ClosedResourceError=anyio.ClosedResourceError,
+    )
 
 
-_LOOPS = {"trio": TRIO, "asyncio": ASYNCIO}
+_LOOPS = {"trio": TRIO}  # asyncio's is added at its first use
 
 
 def current_loop() -> Loop:
@@ -157,7 +230,9 @@ def current_loop() -> Loop:
         ) from None
     loop = _LOOPS.get(name)
     if loop is None:
-        raise RuntimeError(f"acpwire runs on trio or asyncio, not on {name}")
+        if name != "asyncio":
+            raise RuntimeError(f"acpwire runs on trio or asyncio, not on {name}")
+        loop = _LOOPS[name] = _asyncio_loop()
     return loop
 
 

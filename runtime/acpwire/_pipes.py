@@ -1,6 +1,6 @@
 """OS pipes as one byte stream on either loop, without a scheduler pass per read and write.
 
-A read or write is tried first and waits (`wait_readable` / `wait_writable` of the running
+A read or write is tried first and waits (`readable_fd` / `wait_writable` of the running
 loop) only when the pipe is not ready: on each side of a request/response round trip that
 saves two passes through the scheduler. A reader that keeps finding data still yields once
 every `BURST_READS` reads, so it can't starve other tasks. Closing an end wakes a task
@@ -13,7 +13,7 @@ from __future__ import annotations
 import fcntl
 import os
 
-from ._loop import Loop, current_loop
+from ._loop import Loop, ReadableFd, current_loop
 
 BURST_READS = 4
 """Reads in a row that found data at once, after which a read yields to the scheduler."""
@@ -35,6 +35,7 @@ class PipeStream:
         self.receive_fd = receive_fd
         self._burst = 0
         self._loop: Loop | None = None  # the loop of the first use
+        self._readable: ReadableFd | None = None  # made on the first wait to read
 
     @property
     def loop(self) -> Loop:
@@ -80,7 +81,9 @@ class PipeStream:
                 data = os.read(self.receive_fd, max_bytes or READ_SIZE)
             except BlockingIOError:
                 self._burst = 0
-                await loop.wait_readable(self.receive_fd)  # raises if closed meanwhile
+                if self._readable is None:
+                    self._readable = loop.readable_fd(self.receive_fd)
+                await self._readable.wait()  # raises if closed meanwhile
                 continue
             except OSError as exc:
                 raise loop.BrokenResourceError(f"cannot read from the pipe: {exc}") from exc
@@ -98,7 +101,12 @@ class PipeStream:
     def close_receive(self) -> None:
         """Close the end we read from (a task waiting to read is woken with an error)."""
         fd, self.receive_fd = self.receive_fd, CLOSED
-        self._close(fd)
+        if self._readable is not None:
+            self._readable.close()
+            self._readable = None
+            os.close(fd)
+        else:
+            self._close(fd)
 
     def _close(self, fd: int) -> None:
         if fd == CLOSED:
