@@ -1,6 +1,7 @@
 """Build the API reference: `python docs/build.py [OUTPUT_DIR]` (what `nox -s docs` runs).
 
-pdoc renders `acpwire` (its front door; the examples are in the README) and `acp_schema` (v1, v2 and their
+pdoc renders `acpwire` (its front door, and the public modules `acpwire.streams` and
+`acpwire.testing`; the examples are in the README) and `acp_schema` (v1, v2 and their
 unstable surfaces) from the docstrings into OUTPUT_DIR (default docs/_build). Any warning
 pdoc emits (an annotation it cannot resolve, a module it cannot import, ...) fails the build,
 and so does a public object without a docstring: a name a rendered module exports (`acpwire`'s
@@ -25,7 +26,7 @@ import pdoc
 import pdoc.doc_ast
 import pdoc.render
 
-MODULES = ("acpwire", "acp_schema", "acp_schema.v1", "acp_schema.v2")
+MODULES = ("acpwire", "acpwire.streams", "acpwire.testing", "acp_schema", "acp_schema.v1", "acp_schema.v2")
 DEFAULT_OUTPUT = Path(__file__).parent / "_build"
 
 

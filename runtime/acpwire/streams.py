@@ -19,7 +19,7 @@ from typing import Protocol, runtime_checkable
 
 import anyio.abc
 
-READ_SIZE = 64 * 1024
+_READ_SIZE = 64 * 1024
 
 
 @runtime_checkable
@@ -54,7 +54,7 @@ class _AnyioByteStream:
 
     async def receive_some(self, max_bytes: int | None = None) -> bytes:
         try:
-            return await self.stream.receive(max_bytes or READ_SIZE)
+            return await self.stream.receive(max_bytes or _READ_SIZE)
         except anyio.EndOfStream:
             return b""
 
