@@ -26,7 +26,14 @@ import pdoc
 import pdoc.doc_ast
 import pdoc.render
 
-MODULES = ("acpwire", "acpwire.streams", "acpwire.testing", "acp_schema", "acp_schema.v1", "acp_schema.v2")
+MODULES = (
+    "acpwire",
+    "acpwire.streams",
+    "acpwire.testing",
+    "acp_schema",
+    "acp_schema.v1",
+    "acp_schema.v2",
+)
 DEFAULT_OUTPUT = Path(__file__).parent / "_build"
 
 
