@@ -27,19 +27,15 @@ import trio.testing
 
 import acp_schema.v2 as v2
 from acpwire._framing import LineReader
+from acpwire.fixtures.loops import LOOPS as KNOWN_LOOPS
+from acpwire.fixtures.loops import run_on
 
 ASYNC_TEST_TIMEOUT = 10.0
 
-# loop name -> (anyio backend, backend options)
-BACKENDS: dict[str, tuple[str, dict[str, Any]]] = {
-    "trio": ("trio", {}),
-    "asyncio": ("asyncio", {}),
-    "uvloop": ("asyncio", {"use_uvloop": True}),
-}
 LOOPS = tuple(os.environ.get("ACPWIRE_TEST_LOOPS", "trio,asyncio").replace(" ", "").split(","))
-if unknown := [loop for loop in LOOPS if loop not in BACKENDS]:
+if unknown := [loop for loop in LOOPS if loop not in KNOWN_LOOPS]:
     raise pytest.UsageError(
-        f"ACPWIRE_TEST_LOOPS: unknown loop(s) {unknown}; known: {list(BACKENDS)}"
+        f"ACPWIRE_TEST_LOOPS: unknown loop(s) {unknown}; known: {list(KNOWN_LOOPS)}"
     )
 
 PERMISSION_REQUEST = v2.RequestPermissionRequest(
@@ -66,21 +62,14 @@ def loop() -> str:
 
 
 def loop_script(code: str) -> str:
-    """`code` for a `python -c` subprocess, given `run_on(loop, function)`: `anyio.run` on the
-    loop named `loop` (so a subprocess agent runs on the test's loop)."""
-    runner = f"""
-import anyio
-def run_on(loop, function):
-    backend, options = {BACKENDS!r}[loop]
-    anyio.run(function, backend=backend, backend_options=options)
-"""
-    return runner + code
+    """`code` for a `python -c` subprocess, given `run_on(loop, function)` (the fixtures' own:
+    a subprocess agent runs on the test's loop)."""
+    return "import anyio\nfrom acpwire.fixtures.loops import run_on\n" + code
 
 
 def run_async(function: Callable[[], Awaitable[Any]], loop: str = "trio") -> Any:
-    """Run `function()` on the event loop named `loop` (one of `BACKENDS`)."""
-    backend, options = BACKENDS[loop]
-    return anyio.run(function, backend=backend, backend_options=options)
+    """Run `function()` on the event loop named `loop` (one of `KNOWN_LOOPS`)."""
+    return run_on(loop, function)
 
 
 @pytest.hookimpl(tryfirst=True)
