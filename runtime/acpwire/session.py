@@ -205,6 +205,10 @@ class _Fold(Generic[Update, Block]):
     compactions, copy-on-write snapshots and the dispatch on the update's class."""
 
     _handlers: ClassVar[Handlers]
+    # each version's own types: its subclass declares them
+    available_commands: list[Any]
+    config_options: list[Any]
+    usage: Any
 
     def __init__(self) -> None:
         self._generation = 0
@@ -284,6 +288,19 @@ class _Fold(Generic[Update, Block]):
             self.updated_at = update.updated_at
         self.info_meta = patch_meta(self.info_meta, update.meta)
 
+    def _commands(self, update: v2.AvailableCommandsUpdate | v1.AvailableCommandsUpdate) -> None:
+        self.available_commands = update.available_commands
+
+    def _config(self, update: v2.ConfigOptionUpdate | v1.ConfigOptionUpdate) -> None:
+        self.config_options = update.config_options
+
+    def _usage(self, update: v2.UsageUpdate | v1.UsageUpdate) -> None:
+        """The latest usage; an omitted `cost` keeps the last reported one."""
+        stored = self.usage
+        if update.cost is UNSET and stored is not None and stored.cost is not UNSET:
+            update = msgspec.structs.replace(update, cost=stored.cost)
+        self.usage = update
+
     def _notice(self, update: Any) -> None:
         self.notices.append(update)
 
@@ -311,13 +328,6 @@ class _Fold(Generic[Update, Block]):
         else:
             compaction = self._own(self.compactions, key, compaction)
         compaction._append(update.content)  # type: ignore[arg-type]
-
-
-def _usage(stored: Any, update: v2.UsageUpdate | v1.UsageUpdate) -> v2.UsageUpdate | v1.UsageUpdate:
-    """The latest usage; an omitted `cost` keeps the last reported one."""
-    if update.cost is UNSET and stored is not None and stored.cost is not UNSET:
-        return msgspec.structs.replace(update, cost=stored.cost)
-    return update
 
 
 V2ToolCall = ToolCall[v2.ToolCallContent, v2.ToolCallLocation]
@@ -449,15 +459,6 @@ class SessionState(_Fold[v2.SessionUpdate, v2.ContentBlock]):
         else:  # a plan content type newer than this schema release: kept as is
             self.unknown.append(update)
 
-    def _commands(self, update: v2.AvailableCommandsUpdate) -> None:
-        self.available_commands = update.available_commands
-
-    def _config(self, update: v2.ConfigOptionUpdate) -> None:
-        self.config_options = update.config_options
-
-    def _usage(self, update: v2.UsageUpdate) -> None:
-        self.usage = _usage(self.usage, update)  # type: ignore[assignment]
-
     _handlers: ClassVar[Handlers] = {
         v2.UserMessageChunk: _user_chunk,
         v2.UserMessage: _user_message,
@@ -471,10 +472,10 @@ class SessionState(_Fold[v2.SessionUpdate, v2.ContentBlock]):
         v2.TerminalUpdate: _terminal_update,
         v2.TerminalOutputChunk: _terminal_chunk,
         v2.PlanUpdate: _plan,
-        v2.AvailableCommandsUpdate: _commands,
-        v2.ConfigOptionUpdate: _config,
+        v2.AvailableCommandsUpdate: _Fold._commands,
+        v2.ConfigOptionUpdate: _Fold._config,
         v2.SessionInfoUpdate: _Fold._session_info,
-        v2.UsageUpdate: _usage,
+        v2.UsageUpdate: _Fold._usage,
         v2.Notice: _Fold._notice,
         v2.CompactionUpdate: _Fold._compaction,
         v2.CompactionSummaryChunk: _Fold._compaction_chunk,
@@ -575,15 +576,6 @@ class V1SessionState(_Fold[v1.SessionUpdate, v1.ContentBlock]):
     def _mode(self, update: v1.CurrentModeUpdate) -> None:
         self.current_mode_id = update.current_mode_id
 
-    def _commands(self, update: v1.AvailableCommandsUpdate) -> None:
-        self.available_commands = update.available_commands
-
-    def _config(self, update: v1.ConfigOptionUpdate) -> None:
-        self.config_options = update.config_options
-
-    def _usage(self, update: v1.UsageUpdate) -> None:
-        self.usage = _usage(self.usage, update)  # type: ignore[assignment]
-
     _handlers: ClassVar[Handlers] = {
         v1.UserMessageChunk: _user_chunk,
         v1.AgentMessageChunk: _agent_chunk,
@@ -591,11 +583,11 @@ class V1SessionState(_Fold[v1.SessionUpdate, v1.ContentBlock]):
         v1.ToolCall: _tool_call_start,
         v1.ToolCallProgress: _tool_call_update,
         v1.Plan: _plan,
-        v1.AvailableCommandsUpdate: _commands,
+        v1.AvailableCommandsUpdate: _Fold._commands,
         v1.CurrentModeUpdate: _mode,
-        v1.ConfigOptionUpdate: _config,
+        v1.ConfigOptionUpdate: _Fold._config,
         v1.SessionInfoUpdate: _Fold._session_info,
-        v1.UsageUpdate: _usage,
+        v1.UsageUpdate: _Fold._usage,
         v1.Notice: _Fold._notice,
         v1.CompactionUpdate: _Fold._compaction,
         v1.CompactionSummaryChunk: _Fold._compaction_chunk,
