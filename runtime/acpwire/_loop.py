@@ -19,7 +19,6 @@ from typing import Any, Protocol
 
 import anyio
 import anyio.lowlevel
-import anyio.to_thread
 import sniffio
 import trio
 
@@ -105,7 +104,6 @@ class Loop:
     readable_fd: Callable[[int], ReadableFd]
     wait_writable: Callable[[int], Awaitable[None]]
     notify_closing: Callable[[int], None]
-    run_sync_in_thread: Callable[..., Awaitable[Any]]
     Cancelled: type[BaseException]
     BrokenResourceError: type[Exception]
     ClosedResourceError: type[Exception]
@@ -180,7 +178,6 @@ TRIO = Loop(
     readable_fd=_TrioReadableFd,
     wait_writable=trio.lowlevel.wait_writable,
     notify_closing=trio.lowlevel.notify_closing,
-    run_sync_in_thread=trio.to_thread.run_sync,
     Cancelled=trio.Cancelled,
     BrokenResourceError=trio.BrokenResourceError,
     ClosedResourceError=trio.ClosedResourceError,
@@ -209,7 +206,6 @@ def _asyncio_loop() -> Loop:
         readable_fd=_AsyncioReadableFd,
         wait_writable=backend.wait_writable,
         notify_closing=backend.notify_closing,
-        run_sync_in_thread=anyio.to_thread.run_sync,
         Cancelled=asyncio.CancelledError,
         BrokenResourceError=anyio.BrokenResourceError,
         ClosedResourceError=anyio.ClosedResourceError,
