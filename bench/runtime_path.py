@@ -46,10 +46,10 @@ import trio  # noqa: E402
 import trio.testing  # noqa: E402
 
 from acp_schema import v2  # noqa: E402
-from acpwire._connection import READ_CHUNK, Connection  # noqa: E402
-from acpwire._dispatch import handler_dispatch  # noqa: E402
-from acpwire._framing import LineReader  # noqa: E402
-from acpwire._jsonrpc import Call, JsonRpcCore  # noqa: E402
+from acpwire._wire.connection import READ_CHUNK, Connection  # noqa: E402
+from acpwire._wire.dispatch import handler_dispatch  # noqa: E402
+from acpwire._wire.framing import LineReader  # noqa: E402
+from acpwire._wire.jsonrpc import Call, JsonRpcCore  # noqa: E402
 
 TARGET_RATIO = 2.5
 

@@ -49,7 +49,7 @@ for _p in (ROOT / "generated", ROOT / "runtime", HERE):
 import corpus as corpus_mod  # noqa: E402
 
 from acp_schema import v1, v2  # noqa: E402
-from acpwire.session import SessionState, V1SessionState  # noqa: E402
+from acpwire.client import SessionState, V1SessionState  # noqa: E402
 
 SESSION_UPDATES = 100
 TARGET_VS_SDK = 10.0  # acpwire apply at least this many times faster than SessionAccumulator

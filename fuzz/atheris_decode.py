@@ -52,8 +52,8 @@ with atheris.instrument_imports():
     import acp_schema.v1 as v1
     import acp_schema.v2 as v2
     from acp_schema import MessageCodec, encode_message
-    from acpwire._framing import LineReader, OversizedLine
-    from acpwire._jsonrpc import Answer, Call, JsonRpcCore, Reply
+    from acpwire._wire.framing import LineReader, OversizedLine
+    from acpwire._wire.jsonrpc import Answer, Call, JsonRpcCore, Reply
     from fuzz.seeds import fuzzed_codecs
 
 # Exceptions of known, open bugs in the codecs (each with a strict xfail test in

@@ -62,7 +62,7 @@ def fuzzed_codecs() -> dict[str, Any]:
     that atheris can instrument the modules before this is called."""
     import acp_schema.v1 as v1
     import acp_schema.v2 as v2
-    from acpwire._versions import bootstrap_codec
+    from acpwire._wire.versions import bootstrap_codec
 
     return {
         "v2.agent": v2.AGENT_CODEC,

@@ -26,7 +26,7 @@ import sniffio
 import trio.testing
 
 import acp_schema.v2 as v2
-from acpwire._framing import LineReader
+from acpwire._wire.framing import LineReader
 from acpwire.fixtures.loops import LOOPS as KNOWN_LOOPS
 from acpwire.fixtures.loops import run_on
 

@@ -26,15 +26,10 @@ import acp_schema.v1 as v1
 import acp_schema.v1.unstable as v1u
 import acp_schema.v2 as v2
 import acp_schema.v2.unstable as v2u
-from acpwire._versions import ALL_SURFACES, Surface, check_factory, surface_of
-from acpwire.agent import AgentEndpoint, serve_agent
-from acpwire.capabilities import (
-    GATES,
-    CapabilityMismatch,
-    agent_capabilities,
-    capability_mismatches,
-    gates,
-)
+from acpwire._wire.versions import ALL_SURFACES, Surface, check_factory, surface_of
+from acpwire.agent import CapabilityMismatch, agent_capabilities, capability_mismatches, serve_agent
+from acpwire.agent.capabilities import GATES, gates
+from acpwire.agent.endpoint import AgentEndpoint
 from acpwire.errors import RpcError
 from acpwire.fixtures.echo_agent import EchoAgentV1, EchoAgentV2
 from acpwire.testing import memory_stream_pair
@@ -174,7 +169,7 @@ import acp_schema.v1 as v1
 import acp_schema.v1.unstable as v1u
 import acp_schema.v2 as v2
 import acp_schema.v2.unstable as v2u
-from acpwire.capabilities import agent_capabilities
+from acpwire import agent_capabilities
 
 class AgentV2(v2.AgentBase): ...
 class AgentV2u(v2u.AgentBase): ...

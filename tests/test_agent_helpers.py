@@ -32,11 +32,20 @@ from test_lifecycle import (
 )
 
 import acp_schema.v2 as v2
-from acpwire.agent import serve_agent
-from acpwire.diffs import git_patch, v1_diff, v2_diff
+from acpwire.agent import (
+    AgentTurn,
+    CustomStopReason,
+    PromptTurns,
+    SessionStore,
+    StopReason,
+    Turn,
+    git_patch,
+    serve_agent,
+    turn_agents,
+    v1_diff,
+    v2_diff,
+)
 from acpwire.examples import tool_agent
-from acpwire.lifecycle import AgentTurn, CustomStopReason, PromptTurns, StopReason, Turn
-from acpwire.sessions import SessionStore, turn_agents
 from acpwire.testing import memory_stream_pair
 
 pytestmark = pytest.mark.usefixtures("loop")

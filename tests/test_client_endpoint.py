@@ -22,13 +22,8 @@ from test_faults import INIT_RESULT, PYTHONPATH, chunk_notification
 
 import acp_schema.v2 as v2
 from acpwire._groups import SingleException
-from acpwire.client import (
-    ClientConnection,
-    InitializeTimeout,
-    NotInitialized,
-    connect,
-    open_agent,
-)
+from acpwire.client import ClientConnection, connect, open_agent
+from acpwire.client.connection import InitializeTimeout, NotInitialized
 from acpwire.errors import PeerExited, ProtocolMismatch
 from acpwire.testing import memory_stream_pair
 

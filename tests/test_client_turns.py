@@ -1,4 +1,4 @@
-"""acpwire.turns: a prompt turn as an ordered, typed event stream (v2 and v1), against raw
+"""acpwire.client.turns: a prompt turn as an ordered, typed event stream (v2 and v1), against raw
 JSON-line agents (each test states the wire) and the official SDK peers."""
 
 from __future__ import annotations
@@ -25,16 +25,18 @@ from conftest import (
 from test_endpoints import INIT_V1, INIT_V2
 
 from acp_schema import v1, v2
-from acpwire.client import ClientConnection, connect, open_agent
-from acpwire.errors import PeerError
-from acpwire.testing import memory_stream_pair
-from acpwire.turns import (
+from acpwire.client import (
     AgentRequests,
+    ClientConnection,
     ElicitationRequested,
     PermissionRequested,
     SessionUpdateEvent,
+    connect,
+    open_agent,
     prompt,
 )
+from acpwire.errors import PeerError
+from acpwire.testing import memory_stream_pair
 
 ROOT = Path(__file__).parents[1]
 SESSION = "sess_1"
@@ -331,8 +333,8 @@ TYPED_TURN = """
 from typing import assert_type
 import acp_schema.v2 as v2
 from acpwire.client import ClientConnection
-from acpwire.session import SessionState
-from acpwire.turns import AgentRequests, PermissionRequested, SessionUpdateEvent, prompt
+from acpwire import SessionState
+from acpwire import AgentRequests, PermissionRequested, SessionUpdateEvent, prompt
 
 async def use(conn: ClientConnection, requests: AgentRequests, params: v2.PromptRequest) -> None:
     async with prompt(conn.v2, requests, params) as turn:

@@ -31,8 +31,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import acp_schema.v2 as v2
-from acpwire._connection import Connection
-from acpwire._jsonrpc import Call
+from acpwire._wire.connection import Connection
+from acpwire._wire.jsonrpc import Call
 from acpwire.errors import ConnectionClosed, RpcError
 from acpwire.testing import memory_stream_pair
 

@@ -29,11 +29,12 @@ import acp_schema.v1 as v1
 import acp_schema.v2 as v2
 import acpwire
 from acp_schema import MessageCodec
-from acpwire._connection import Connection
-from acpwire._dispatch import handler_dispatch
-from acpwire._jsonrpc import Call
+from acpwire._wire.connection import Connection
+from acpwire._wire.dispatch import handler_dispatch
+from acpwire._wire.jsonrpc import Call
 from acpwire.agent import serve_agent
-from acpwire.client import PERMISSION, connect, open_agent
+from acpwire.client import connect, open_agent
+from acpwire.client.connection import PERMISSION
 from acpwire.errors import ConnectionClosed, InvalidResponse, PeerError, RpcError
 from acpwire.fixtures.echo_agent import EchoAgentV1, EchoAgentV2
 from acpwire.testing import memory_stream_pair

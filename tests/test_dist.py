@@ -110,7 +110,9 @@ def test_staged_runtime_project_requires_the_locked_release(tmp_path: Path) -> N
     assert (build / "acpwire" / "__init__.py").read_text() == (
         ROOT / "runtime" / "acpwire" / "__init__.py"
     ).read_text()
-    match = HATCH_VERSION.search((build / "acpwire" / "__init__.py").read_text())
+    meta = pyproject(build / "pyproject.toml")
+    version_file = build / meta["tool"]["hatch"]["version"]["path"]
+    match = HATCH_VERSION.search(version_file.read_text())
     assert match is not None and match["version"] == acpwire.__version__
     assert not list(build.rglob("__pycache__"))
 

@@ -17,7 +17,7 @@ from conftest import RawPeer, error_response, request
 from test_endpoints import ClientV2
 
 import acpwire
-from acpwire._connection import Connection
+from acpwire._wire.connection import Connection
 from acpwire.testing import memory_stream_pair
 
 pytestmark = pytest.mark.usefixtures("loop")

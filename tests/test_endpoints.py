@@ -21,7 +21,8 @@ import acp_schema
 import acp_schema.v1 as v1
 import acp_schema.v2 as v2
 from acp_schema import UNSET
-from acpwire.agent import AgentEndpoint, serve_agent
+from acpwire.agent import serve_agent
+from acpwire.agent.endpoint import AgentEndpoint
 from acpwire.client import ClientConnection, connect, open_agent
 from acpwire.errors import PeerExited, ProtocolMismatch, RpcError
 from acpwire.fixtures.echo_agent import EchoAgentV1, EchoAgentV2

@@ -49,13 +49,13 @@ from test_endpoints import (
 import acp_schema
 import acp_schema.v2 as v2
 import acpwire
-from acpwire._connection import Connection
+from acpwire._wire.connection import Connection
 from acpwire.agent import serve_agent
 from acpwire.client import connect, open_agent
 from acpwire.errors import ConnectionClosed, PeerExited
 from acpwire.fixtures.echo_agent import EchoAgentV2
+from acpwire.streams import spawn_agent
 from acpwire.testing import memory_stream_pair
-from acpwire.transport import spawn_agent
 
 PYTHONPATH = {
     "PYTHONPATH": ":".join(

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from acpwire._framing import LineReader, OversizedLine, frame
+from acpwire._wire.framing import LineReader, OversizedLine, frame
 
 Item = bytes | OversizedLine
 

@@ -79,10 +79,10 @@ from strategies import IRStrategies, write_summary
 import acp_schema.v1 as v1
 import acp_schema.v2 as v2
 from acp_schema import MessageCodec, encode_message
-from acpwire._framing import LineReader, OversizedLine
-from acpwire._jsonrpc import Answer, Call, JsonRpcCore, Reply
-from acpwire._versions import bootstrap_codec
-from acpwire.agent import AgentEndpoint
+from acpwire._wire.framing import LineReader, OversizedLine
+from acpwire._wire.jsonrpc import Answer, Call, JsonRpcCore, Reply
+from acpwire._wire.versions import bootstrap_codec
+from acpwire.agent.endpoint import AgentEndpoint
 from acpwire.fixtures.echo_agent import EchoAgentV1, EchoAgentV2
 from acpwire.testing import memory_stream_pair
 from codegen import ir

@@ -18,9 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import acp_schema.v2 as v2
-from acpwire._dispatch import handler_dispatch
-from acpwire._jsonrpc import Answer, Call, JsonRpcCore, Reply
-from acpwire._versions import bootstrap_codec
+from acpwire._wire.dispatch import handler_dispatch
+from acpwire._wire.jsonrpc import Answer, Call, JsonRpcCore, Reply
+from acpwire._wire.versions import bootstrap_codec
 from acpwire.errors import InvalidResponse, PeerError, RpcError
 
 CWD = {"cwd": "/repo"}

@@ -20,16 +20,16 @@ from conftest import RawPeer, error_response, notification, request, response
 
 import acp_schema.v1 as v1
 import acp_schema.v2 as v2
-from acpwire.agent import serve_agent
-from acpwire.fixtures.echo_agent import EchoAgentV1, EchoAgentV2
-from acpwire.lifecycle import (
+from acpwire.agent import (
     CustomStopReason,
     PromptTurns,
     RunState,
     StopReason,
     Turn,
     V1PromptTurns,
+    serve_agent,
 )
+from acpwire.fixtures.echo_agent import EchoAgentV1, EchoAgentV2
 from acpwire.testing import memory_stream_pair
 
 SESSION = "sess_1"
@@ -368,7 +368,7 @@ def test_the_literals_are_the_generated_state_update_values() -> None:
 
 
 AGENT_CODE_WITH_TYPOS = """
-from acpwire.lifecycle import CustomStopReason, StopReason, Turn
+from acpwire import CustomStopReason, StopReason, Turn
 
 
 async def typos(turn: Turn) -> StopReason | CustomStopReason:

@@ -33,11 +33,12 @@ from conftest import RawPeer, notification, request, response, run_async, wait_a
 from test_connection import serving
 
 import acp_schema.v2 as v2
-from acpwire._connection import READ_CHUNK, Connection
-from acpwire._framing import DEFAULT_MAX_LINE_BYTES, LineReader
-from acpwire._jsonrpc import Call
-from acpwire._outbox import DEFAULT_MAX_BUFFERED_BYTES
-from acpwire.client import UPDATE_BUFFER, connect
+from acpwire._wire.connection import READ_CHUNK, Connection
+from acpwire._wire.framing import DEFAULT_MAX_LINE_BYTES, LineReader
+from acpwire._wire.jsonrpc import Call
+from acpwire._wire.outbox import DEFAULT_MAX_BUFFERED_BYTES
+from acpwire.client import connect
+from acpwire.client.connection import UPDATE_BUFFER
 
 MB = 1024 * 1024
 

@@ -1,4 +1,4 @@
-"""acpwire.permissions: policies answering `session/request_permission` (v2 and v1), the
+"""acpwire.client.permissions: policies answering `session/request_permission` (v2 and v1), the
 remembered `*_always` answers, `cancelled` vs a reject option, and policies inside a turn."""
 
 from __future__ import annotations
@@ -13,16 +13,18 @@ from conftest import request, response
 from test_client_turns import PROMPT_V2, SESSION, TurnClientV2, raw_agent, state, user_message
 
 from acp_schema import v1, v2
-from acpwire.permissions import (
+from acpwire.client import (
+    AgentRequests,
+    PermissionRequested,
     Permissions,
+    SessionState,
     approve_all,
     approve_reads,
-    context_of,
     deny_all,
+    prompt,
     rules,
 )
-from acpwire.session import SessionState
-from acpwire.turns import AgentRequests, PermissionRequested, prompt
+from acpwire.client.permissions import context_of
 
 pytestmark = pytest.mark.usefixtures("loop")
 

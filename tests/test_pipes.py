@@ -9,9 +9,9 @@ import anyio
 import pytest
 
 from acpwire._loop import current_loop
-from acpwire._outbox import Outbox
-from acpwire._pipes import BURST_READS, PipeStream
+from acpwire._wire.outbox import Outbox
 from acpwire.errors import ConnectionClosed
+from acpwire.streams.pipes import BURST_READS, PipeStream
 
 pytestmark = pytest.mark.usefixtures("loop")  # each test runs on trio and on asyncio
 

@@ -41,8 +41,8 @@ import acp_schema.v2 as v2
 import acpwire
 from acpwire.client import ClientConnection, connect, open_agent
 from acpwire.fixtures.echo_agent import EchoAgentV2
+from acpwire.streams import spawn_agent
 from acpwire.testing import memory_stream_pair
-from acpwire.transport import spawn_agent
 
 pytestmark = pytest.mark.usefixtures("loop")
 

@@ -28,7 +28,7 @@ TOOL_AGENT = [sys.executable, "-m", "acpwire.examples.tool_agent"]
 TOOL_AGENT_V1 = [
     sys.executable,
     "-c",
-    "import trio; from acpwire import serve_agent; from acpwire.sessions import turn_agents; "
+    "import trio; from acpwire import serve_agent; from acpwire.agent import turn_agents; "
     "from acpwire.examples.tool_agent import work; "
     "trio.run(lambda: serve_agent(v1=turn_agents(work, name='tool-agent-v1')[1]))",
 ]

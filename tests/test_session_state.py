@@ -1,4 +1,4 @@
-"""acpwire.session: a session's updates folded by the schema's patch rules (v2 and v1).
+"""acpwire.client.state: a session's updates folded by the schema's patch rules (v2 and v1).
 
 Updates are written as the JSON an agent sends and decoded with the generated codec, so each
 test states the wire behaviour. `make_streams.py` streams (every stable variant) are folded
@@ -24,9 +24,8 @@ from test_client_turns import TurnClientV2, raw_agent
 from test_endpoints import INIT_V2
 
 from acp_schema import v1, v2
-from acpwire.client import open_agent
-from acpwire.resume import authenticated, open_session
-from acpwire.session import SessionState, V1SessionState, patch_meta
+from acpwire.client import SessionState, V1SessionState, authenticated, open_agent, open_session
+from acpwire.client.state import patch_meta
 
 pytestmark = pytest.mark.usefixtures("loop")
 

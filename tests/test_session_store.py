@@ -1,4 +1,4 @@
-"""Sessions served completely (`acpwire.sessions`): history recorded as sent, `session/list`
+"""Sessions served completely (`acpwire.agent.sessions`): history recorded as sent, `session/list`
 with cursor paging, v2 `session/resume` with `replayFrom`, v1 `session/load`, advertised as
 served. Driven with raw JSON lines over in-memory streams; two connections share a store."""
 
@@ -16,9 +16,8 @@ from test_agent_helpers import is_permission_request, new_session, on, selected,
 from test_lifecycle import V1_INIT, V2_INIT, receive, text_block
 
 import acp_schema.v2 as v2
-from acpwire.agent import serve_agent
+from acpwire.agent import MemorySessionStore, serve_agent, turn_agents
 from acpwire.examples import tool_agent
-from acpwire.sessions import MemorySessionStore, turn_agents
 from acpwire.testing import memory_stream_pair
 
 pytestmark = pytest.mark.usefixtures("loop")

@@ -18,8 +18,8 @@ from conftest import PERMISSION_REQUEST, RawPeer, request
 import acp_schema.v1 as v1
 import acp_schema.v2 as v2
 from acp_schema import UNSET, Codec, OutgoingCheckError, check_outgoing
-from acpwire._connection import Connection
-from acpwire._jsonrpc import _CHECKED, Call, JsonRpcCore
+from acpwire._wire.connection import Connection
+from acpwire._wire.jsonrpc import _CHECKED, Call, JsonRpcCore
 from acpwire.errors import RpcError
 from acpwire.testing import memory_stream_pair
 

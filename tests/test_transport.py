@@ -18,12 +18,14 @@ from conftest import RawPeer, loop_script, request, until
 from test_endpoints import RAW_INIT_V2, ClientV2, python
 from test_faults import PYTHONPATH
 
-from acpwire import transport
+from acpwire import errors
 from acpwire.client import open_agent
-from acpwire.transport import AgentProcess, spawn_agent
+from acpwire.streams import AgentProcess, agent_process, spawn_agent
 
 GRACE = 0.2  # both grace periods in these tests
-LEAVE_BOUND = 2 * GRACE + transport.KILL_WAIT + transport.EXIT_EOF_GRACE  # the documented one
+LEAVE_BOUND = (
+    2 * GRACE + agent_process.KILL_WAIT + agent_process.EXIT_EOF_GRACE
+)  # the documented one
 
 pytestmark = pytest.mark.usefixtures("loop")
 
@@ -226,7 +228,7 @@ CHATTY_AGENT = loop_script("""
 import os, sys
 from acpwire.agent import serve_agent
 from acpwire.fixtures.echo_agent import EchoAgentV2
-from acpwire.transport import stdio_stream
+from acpwire.streams import stdio_stream
 
 class Chatty(EchoAgentV2):
     async def initialize(self, params):
@@ -284,31 +286,31 @@ LAUNCH_CASES: dict[str, LaunchCase] = {
     "not-on-path": (
         lambda tmp: ["acpwire-no-such-agent"],
         lambda tmp: {"env": {"PATH": f"{tmp}/bin:{tmp}/sbin"}},
-        transport.AgentNotFound,
+        errors.AgentNotFound,
         ["'acpwire-no-such-agent'", "not found on PATH", "{tmp}/bin:{tmp}/sbin", "full path"],
     ),
     "relative-path": (
         lambda tmp: ["./agent"],
         lambda tmp: {"cwd": str(tmp)},
-        transport.AgentNotFound,
+        errors.AgentNotFound,
         ["'./agent'", "there is no {tmp}/agent", "cwd '{tmp}'"],
     ),
     "not-executable": (
         not_executable,
         lambda tmp: {},
-        transport.AgentNotExecutable,
+        errors.AgentNotExecutable,
         ["'{tmp}/agent.sh'", "not executable", "chmod +x", "['sh', '{tmp}/agent.sh']"],
     ),
     "missing-interpreter": (
         missing_interpreter,
         lambda tmp: {},
-        transport.AgentNotFound,
+        errors.AgentNotFound,
         ["'{tmp}/agent.py'", "interpreter on its #! line was not found"],
     ),
     "missing-cwd": (
         lambda tmp: ["sh"],
         lambda tmp: {"cwd": f"{tmp}/gone"},
-        transport.AgentLaunchError,
+        errors.AgentLaunchError,
         ["'sh'", "working directory '{tmp}/gone'", "No such file or directory"],
     ),
 }

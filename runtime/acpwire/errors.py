@@ -1,4 +1,5 @@
-"""Typed exceptions: JSON-RPC errors (code, message, data) and connection failures."""
+"""Every public exception of acpwire: JSON-RPC errors (code, message, data), connection
+failures, negotiation and launch errors."""
 
 from __future__ import annotations
 
@@ -140,3 +141,23 @@ class PeerExited(ConnectionClosed):
 
 class ProtocolMismatch(Exception):
     """The peer answered `initialize` with a protocol version this side does not speak."""
+
+
+class NotInitialized(RuntimeError):
+    """The agent was used before `initialize` was answered."""
+
+
+class InitializeTimeout(TimeoutError):
+    """The agent did not answer `initialize` in time."""
+
+
+class AgentLaunchError(OSError):
+    """The agent command could not be started; the message says why and what to do."""
+
+
+class AgentNotFound(AgentLaunchError, FileNotFoundError):
+    """The agent command (or the interpreter on its `#!` line) does not exist."""
+
+
+class AgentNotExecutable(AgentLaunchError, PermissionError):
+    """The agent command exists but may not be executed."""

@@ -32,9 +32,7 @@ from msgspec import UNSET
 
 from acp_schema import MessageCodec, MethodSpec
 
-from ._framing import DEFAULT_MAX_LINE_BYTES, LineReader, OversizedLine
-from ._jsonrpc import Answer, Call, Event, JsonRpcCore, Reply, RequestId
-from ._loop import (
+from .._loop import (
     STREAM_ERRORS,
     TASK_STATUS_IGNORED,
     CancelScope,
@@ -43,10 +41,12 @@ from ._loop import (
     TaskStatus,
     current_loop,
 )
-from ._loop import Event as LoopEvent
-from ._outbox import DEFAULT_MAX_BUFFERED_BYTES, Outbox
-from .errors import ConnectionClosed, PeerError, RpcError
-from .streams import AnyByteStream, byte_stream, close_sending
+from .._loop import Event as LoopEvent
+from ..errors import ConnectionClosed, PeerError, RpcError
+from ..streams.byte_stream import AnyByteStream, byte_stream, close_sending
+from .framing import DEFAULT_MAX_LINE_BYTES, LineReader, OversizedLine
+from .jsonrpc import Answer, Call, Event, JsonRpcCore, Reply, RequestId
+from .outbox import DEFAULT_MAX_BUFFERED_BYTES, Outbox
 
 log = logging.getLogger("acpwire")
 

@@ -29,11 +29,12 @@ import acp_schema.v1 as v1
 import acp_schema.v2 as v2
 from acp_schema import UNSET
 
-from . import __version__
-from .agent import serve_agent
+from .._version import __version__
+from ..errors import RpcError
 from .capabilities import agent_capabilities
-from .errors import RpcError
-from .lifecycle import AnyWork, PromptTurns, V1PromptTurns, text_of
+from .endpoint import serve_agent
+from .schedulers import PromptTurns, V1PromptTurns
+from .turns import AnyWork, text_of
 
 SessionUpdate = v2.SessionUpdate | v1.SessionUpdate
 

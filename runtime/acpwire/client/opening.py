@@ -23,11 +23,11 @@ import msgspec
 
 from acp_schema import v1, v2
 
-from ._groups import SingleException
-from ._loop import current_loop
-from .client import V1Connection, V2Connection
-from .errors import PeerError
-from .session import SessionState, V1SessionState
+from .._groups import SingleException
+from .._loop import current_loop
+from ..errors import PeerError
+from .connection import V1Connection, V2Connection
+from .state import SessionState, V1SessionState
 
 __all__ = ["Opened", "authenticated", "load", "open_session", "replay"]
 

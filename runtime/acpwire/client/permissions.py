@@ -24,7 +24,7 @@ from typing import Any, Literal, overload
 
 from acp_schema import v1, v2
 
-from .session import SessionState, V1SessionState
+from .state import SessionState, V1SessionState
 
 __all__ = [
     "Decision",

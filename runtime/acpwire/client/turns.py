@@ -32,26 +32,26 @@ from typing import Any, Generic, TypeVar, overload
 
 from acp_schema import v1, v2
 
-from ._groups import SingleException
-from ._loop import Event as LoopEvent
-from ._loop import current_loop, new_event
-from .client import HeldRequest, V1Connection, V2Connection
-from .errors import PeerError
+from .._groups import SingleException
+from .._loop import Event as LoopEvent
+from .._loop import current_loop, new_event
+from ..errors import PeerError
+from .connection import HeldRequest, V1Connection, V2Connection
 from .permissions import Permissions, Verdict, cancelled_permission
-from .session import SessionState, V1SessionState
+from .state import SessionState, V1SessionState
 
 __all__ = [
     "AgentRequests",
     "ElicitationRequested",
     "PermissionRequested",
     "SessionUpdateEvent",
-    "Turn",
     "TurnClient",
+    "TurnEvents",
     "V1Event",
-    "V1Turn",
     "V1TurnClient",
+    "V1TurnEvents",
     "V2Event",
-    "V2Turn",
+    "V2TurnEvents",
     "prompt",
 ]
 
@@ -147,7 +147,7 @@ V1Event = (
 )
 
 
-class Turn(Generic[Event, State]):
+class TurnEvents(Generic[Event, State]):
     """One prompt turn: iterate it for its events; `state` is the session's folded state,
     `stop_reason` is set once the turn ended (`ended`)."""
 
@@ -169,7 +169,7 @@ class Turn(Generic[Event, State]):
 
     # -- the reader's side
 
-    def __aiter__(self) -> Turn[Event, State]:
+    def __aiter__(self) -> TurnEvents[Event, State]:
         return self
 
     async def __anext__(self) -> Event:
@@ -229,8 +229,8 @@ class Turn(Generic[Event, State]):
         self._push(SessionUpdateEvent(update))
 
 
-V2Turn = Turn[V2Event, SessionState]
-V1Turn = Turn[V1Event, V1SessionState]
+V2TurnEvents = TurnEvents[V2Event, SessionState]
+V1TurnEvents = TurnEvents[V1Event, V1SessionState]
 
 
 class AgentRequests:
@@ -246,7 +246,7 @@ class AgentRequests:
     def __init__(self, permissions: Permissions | None = None) -> None:
         self.permissions = permissions or Permissions()
         """The policy asked first."""
-        self._turns: dict[str, Turn[Any, Any]] = {}
+        self._turns: dict[str, TurnEvents[Any, Any]] = {}
         self._arrivals: dict[int, tuple[Any, Any]] = {}  # id(params) -> (params, entry)
 
     def v2_client(self, agent: v2.AgentPeer) -> TurnClient:
@@ -258,7 +258,7 @@ class AgentRequests:
         """A v1 client answering through these requests (see `v2_client`)."""
         return V1TurnClient(self)
 
-    def _arrived(self, turn: Turn[Any, Any], params: Any) -> Any:
+    def _arrived(self, turn: TurnEvents[Any, Any], params: Any) -> Any:
         """A request of the turn's session, at its place in the wire order: apply a
         permission's tool call subject, decide, and queue an event for what is asked."""
         entry: Any
@@ -370,7 +370,7 @@ def prompt(
     params: v2.PromptRequest,
     *,
     state: SessionState | None = None,
-) -> AbstractAsyncContextManager[V2Turn]: ...
+) -> AbstractAsyncContextManager[V2TurnEvents]: ...
 @overload
 def prompt(
     conn: V1Connection,
@@ -378,7 +378,7 @@ def prompt(
     params: v1.PromptRequest,
     *,
     state: V1SessionState | None = None,
-) -> AbstractAsyncContextManager[V1Turn]: ...
+) -> AbstractAsyncContextManager[V1TurnEvents]: ...
 @asynccontextmanager
 async def prompt(
     conn: Any, requests: AgentRequests, params: Any, *, state: Any = None
@@ -391,7 +391,7 @@ async def prompt(
     version_2 = isinstance(params, v2.PromptRequest)
     if state is None:
         state = SessionState() if version_2 else V1SessionState()
-    turn: Turn[Any, Any] = Turn(session_id, state, v2 if version_2 else v1)
+    turn: TurnEvents[Any, Any] = TurnEvents(session_id, state, v2 if version_2 else v1)
     turn._cancel = conn.cancel
     with SingleException() as single:
         loop = current_loop()
@@ -457,7 +457,7 @@ class _V2End:
 
 
 async def _pump(
-    turn: Turn[Any, Any], requests: AgentRequests, updates: Any, end: _V2End | None
+    turn: TurnEvents[Any, Any], requests: AgentRequests, updates: Any, end: _V2End | None
 ) -> None:
     """Move the subscription's items into the turn, in wire order: updates, and the
     session's requests (the stream holds them, `HeldRequest`), whose handlers are released
@@ -476,13 +476,13 @@ async def _pump(
             return
 
 
-def _end_v2(turn: Turn[Any, Any], end: _V2End) -> None:
+def _end_v2(turn: TurnEvents[Any, Any], end: _V2End) -> None:
     assert end.end is not None
     turn.stop_reason = end.end.stop_reason or None
     turn._finish()
 
 
-async def _send_prompt(turn: Turn[Any, Any], conn: Any, params: Any) -> Any:
+async def _send_prompt(turn: TurnEvents[Any, Any], conn: Any, params: Any) -> Any:
     try:
         return await conn.peer.session_prompt(params)
     except PeerError:
@@ -491,7 +491,11 @@ async def _send_prompt(turn: Turn[Any, Any], conn: Any, params: Any) -> Any:
 
 
 async def _drive_v2(
-    turn: Turn[Any, Any], requests: AgentRequests, conn: V2Connection, params: Any, updates: Any
+    turn: TurnEvents[Any, Any],
+    requests: AgentRequests,
+    conn: V2Connection,
+    params: Any,
+    updates: Any,
 ) -> None:
     end = _V2End()
     async with current_loop().open_nursery() as nursery:
@@ -504,7 +508,11 @@ async def _drive_v2(
 
 
 async def _drive_v1(
-    turn: Turn[Any, Any], requests: AgentRequests, conn: V1Connection, params: Any, updates: Any
+    turn: TurnEvents[Any, Any],
+    requests: AgentRequests,
+    conn: V1Connection,
+    params: Any,
+    updates: Any,
 ) -> None:
     async with current_loop().open_nursery() as nursery:
         nursery.start_soon(_pump, turn, requests, updates, None)

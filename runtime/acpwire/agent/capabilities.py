@@ -25,8 +25,8 @@ import acp_schema.v1.unstable as v1u
 import acp_schema.v2 as v2
 import acp_schema.v2.unstable as v2u
 
-from ._dispatch import overrides
-from ._versions import Surface, surface_of
+from .._wire.dispatch import overrides
+from .._wire.versions import Surface, surface_of
 
 Path = tuple[str, ...]
 
@@ -149,7 +149,7 @@ def describe(agent: type, mismatches: list[CapabilityMismatch]) -> str:
     items = "; ".join(str(mismatch) for mismatch in mismatches)
     return (
         f"{agent.__name__}'s initialize response does not match the methods it serves: "
-        f"{items}. Set those fields (acpwire.capabilities.agent_capabilities({agent.__name__}) "
+        f"{items}. Set those fields (acpwire.agent_capabilities({agent.__name__}) "
         f"builds them from the handlers) or implement / remove the handlers"
     )
 

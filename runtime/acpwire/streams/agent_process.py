@@ -1,4 +1,5 @@
-"""Byte streams for a connection: this process's stdio, and an agent subprocess."""
+"""An agent subprocess: started in a process group of its own, its stderr drained, and shut
+down so that nothing of it is left behind."""
 
 from __future__ import annotations
 
@@ -11,10 +12,10 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
-from ._child import Child, start_child
-from ._loop import CancelScope, Event, Loop, current_loop
-from ._pipes import PipeStream, widen_pipe
-from .errors import PeerExited
+from .._loop import CancelScope, Event, Loop, current_loop
+from ..errors import AgentLaunchError, AgentNotExecutable, AgentNotFound, PeerExited
+from .child import Child, start_child
+from .pipes import PipeStream, widen_pipe
 
 STDERR_TAIL_LINES = 40
 STDERR_LINE_BYTES = 8192  # longer stderr lines are cut: memory stays bounded
@@ -29,40 +30,21 @@ KILL_WAIT = 1.0
 """After SIGKILL, how long to wait for the group's processes to be gone."""
 GROUP_POLL_INTERVAL = 0.02
 
-STDIN_FD, STDOUT_FD, STDERR_FD = 0, 1, 2
-
-
-def stdio_stream(*, guard_stdout: bool = True) -> PipeStream:
-    """This process's stdin (receive) and stdout (send) as one stream (agent side).
-
-    With `guard_stdout` (the default) the protocol keeps stdout for itself (a duplicate of
-    fd 1) and fd 1 and `sys.stdout` are pointed at stderr: a stray `print()`, a library or C
-    extension writing to fd 1, or a child process inheriting stdout, writes to stderr
-    instead of corrupting the JSON-RPC stream. This lasts for the rest of the process;
-    output written before the call still went to stdout. Opt out with
-    `serve_agent(..., stream=stdio_stream(guard_stdout=False))`.
-    """
-    if guard_stdout:
-        sys.stdout.flush()  # what was printed before goes where it was meant to
-    stdin = os.dup(STDIN_FD)
-    stdout = os.dup(STDOUT_FD)  # dups are not inherited by child processes
-    if guard_stdout:
-        os.dup2(STDERR_FD, STDOUT_FD)
-        sys.stdout = sys.stderr
-    widen_pipe(stdout)  # a no-op unless stdout is a pipe
-    return PipeStream(stdout, stdin)
-
 
 @dataclass
 class AgentProcess:
     """A running agent subprocess: its protocol stream, and what it wrote to stderr."""
 
     process: Child
+    """The child process: `pid`, `returncode`, `await wait()`."""
     loop: Loop = field(default_factory=current_loop)
+    """The event loop it runs on."""
     stderr_tail: collections.deque[str] = field(
         default_factory=lambda: collections.deque(maxlen=STDERR_TAIL_LINES)
     )
+    """Its last stderr lines (at most `STDERR_TAIL_LINES`, each cut at `STDERR_LINE_BYTES`)."""
     stderr_done: Event = field(init=False)
+    """Set once its stderr reached EOF."""
 
     def __post_init__(self) -> None:
         self.stderr_done = self.loop.Event()
@@ -257,18 +239,6 @@ def _runs_in_group(proc_dir: str, group: int) -> bool:
 
 
 # --------------------------------------------------------------------------- launch errors
-
-
-class AgentLaunchError(OSError):
-    """The agent command could not be started; the message says why and what to do."""
-
-
-class AgentNotFound(AgentLaunchError, FileNotFoundError):
-    """The agent command (or the interpreter on its `#!` line) does not exist."""
-
-
-class AgentNotExecutable(AgentLaunchError, PermissionError):
-    """The agent command exists but may not be executed."""
 
 
 def _launch_error(program: str, env: dict[str, str], cwd: str | None, error: OSError) -> OSError:

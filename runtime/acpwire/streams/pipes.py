@@ -13,7 +13,7 @@ from __future__ import annotations
 import fcntl
 import os
 
-from ._loop import Loop, ReadableFd, current_loop
+from .._loop import Loop, ReadableFd, current_loop
 
 BURST_READS = 4
 """Reads in a row that found data at once, after which a read yields to the scheduler."""

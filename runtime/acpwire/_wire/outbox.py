@@ -12,9 +12,9 @@ from __future__ import annotations
 import typing
 from collections.abc import Callable
 
-from ._loop import STREAM_ERRORS, Event, current_loop
-from .errors import ConnectionClosed
-from .streams import ByteStream
+from .._loop import STREAM_ERRORS, Event, current_loop
+from ..errors import ConnectionClosed
+from ..streams.byte_stream import ByteStream
 
 DEFAULT_MAX_BUFFERED_BYTES = 4 * 1024 * 1024
 _LF = b"\n"
@@ -24,7 +24,7 @@ YIELD_BYTES = 64 * 1024
 
 @typing.runtime_checkable
 class DirectWrite(typing.Protocol):
-    """A stream that can write without waiting (acpwire._pipes.PipeStream)."""
+    """A stream that can write without waiting (acpwire.streams.pipes.PipeStream)."""
 
     def try_send(self, parts: list[bytes]) -> int:
         """Write what fits now; how many bytes were written (0 on any error: the writer

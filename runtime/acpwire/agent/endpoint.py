@@ -20,7 +20,7 @@ function's surface is read from its return annotation (stable when it has none).
 be served as given raises TypeError before anything is read.
 
 The first `initialize` answered is checked against the handlers the agent overrides
-(`acpwire.capabilities`): one WARNING on the `acpwire` logger lists the optional methods
+(`acpwire.agent.capabilities`): one WARNING on the `acpwire` logger lists the optional methods
 served but not advertised, or advertised but not served.
 """
 
@@ -37,14 +37,14 @@ import acp_schema.v1.unstable
 import acp_schema.v2.unstable
 from acp_schema import v1, v2
 
-from ._connection import DEFAULT_EOF_GRACE_PERIOD, DEFAULT_MAX_CONCURRENT_REQUESTS, Connection
-from ._dispatch import handler_dispatch
-from ._framing import DEFAULT_MAX_LINE_BYTES
-from ._groups import SingleException
-from ._jsonrpc import Call
-from ._loop import Event, current_loop
-from ._outbox import DEFAULT_MAX_BUFFERED_BYTES
-from ._versions import (
+from .._groups import SingleException
+from .._loop import Event, current_loop
+from .._wire.connection import DEFAULT_EOF_GRACE_PERIOD, DEFAULT_MAX_CONCURRENT_REQUESTS, Connection
+from .._wire.dispatch import handler_dispatch
+from .._wire.framing import DEFAULT_MAX_LINE_BYTES
+from .._wire.jsonrpc import Call
+from .._wire.outbox import DEFAULT_MAX_BUFFERED_BYTES
+from .._wire.versions import (
     SURFACES,
     Surface,
     bootstrap_codec,
@@ -53,10 +53,10 @@ from ._versions import (
     negotiate,
     protocol_version_of,
 )
+from ..errors import RpcError
+from ..streams.byte_stream import AnyByteStream
+from ..streams.stdio import stdio_stream
 from .capabilities import capability_mismatches, describe
-from .errors import RpcError
-from .streams import AnyByteStream
-from .transport import stdio_stream
 
 log = logging.getLogger("acpwire")
 

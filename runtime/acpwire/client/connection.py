@@ -33,14 +33,14 @@ import msgspec
 
 from acp_schema import Codec, MethodSpec, v1, v2
 
-from ._connection import DEFAULT_EOF_GRACE_PERIOD, DEFAULT_MAX_CONCURRENT_REQUESTS, Connection
-from ._dispatch import handler_dispatch, implemented
-from ._framing import DEFAULT_MAX_LINE_BYTES
-from ._groups import SingleException
-from ._jsonrpc import Call, RequestId
-from ._loop import Event, current_loop
-from ._outbox import DEFAULT_MAX_BUFFERED_BYTES
-from ._versions import (
+from .._groups import SingleException
+from .._loop import Event, current_loop
+from .._wire.connection import DEFAULT_EOF_GRACE_PERIOD, DEFAULT_MAX_CONCURRENT_REQUESTS, Connection
+from .._wire.dispatch import handler_dispatch, implemented
+from .._wire.framing import DEFAULT_MAX_LINE_BYTES
+from .._wire.jsonrpc import Call, RequestId
+from .._wire.outbox import DEFAULT_MAX_BUFFERED_BYTES
+from .._wire.versions import (
     SURFACES,
     Surface,
     bootstrap_codec,
@@ -48,10 +48,16 @@ from ._versions import (
     check_factory,
     protocol_version_of,
 )
-from .errors import ConnectionClosed, ProtocolMismatch, RpcError
+from ..errors import (
+    ConnectionClosed,
+    InitializeTimeout,
+    NotInitialized,
+    ProtocolMismatch,
+    RpcError,
+)
+from ..streams.agent_process import GRACE_PERIOD, TERMINATE_GRACE_PERIOD, spawn_agent
+from ..streams.byte_stream import AnyByteStream
 from .permissions import cancelled_permission
-from .streams import AnyByteStream
-from .transport import GRACE_PERIOD, TERMINATE_GRACE_PERIOD, spawn_agent
 
 V2Factory = Callable[[v2.AgentPeer], v2.ClientBase]
 V1Factory = Callable[[v1.AgentPeer], v1.ClientBase]
@@ -68,14 +74,6 @@ SESSION_UPDATE = "session/update"
 Update = TypeVar("Update")
 Peer = TypeVar("Peer")
 Initialized = TypeVar("Initialized")
-
-
-class NotInitialized(RuntimeError):
-    """The agent was used before `initialize` was answered."""
-
-
-class InitializeTimeout(TimeoutError):
-    """The agent did not answer `initialize` in time."""
 
 
 class _Gate:
@@ -120,7 +118,7 @@ class UpdateStream(Generic[Update]):
         self._gates: collections.deque[_Gate] = collections.deque()  # in arrival order
         self.holds_requests = False
         """True: the session's requests are queued among the updates as `HeldRequest`s, in
-        wire order, their handlers held until the reader sets `released` (acpwire.turns)."""
+        wire order, their handlers held until the reader sets `released` (acpwire.client.turns)."""
 
     def offer(self, update: Update) -> bool:
         """Add an update unless the buffer is full (False); once closed, updates are dropped."""

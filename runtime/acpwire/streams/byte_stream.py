@@ -1,17 +1,4 @@
-"""The byte streams a connection runs over, on trio or asyncio.
-
-`connect(stream, ...)` and `serve_agent(..., stream=...)` take any `ByteStream`: an object
-with trio's stream methods (every trio stream qualifies, and `acpwire.testing`'s in-memory
-pairs), or an anyio `ByteStream` (`anyio.connect_tcp`, `anyio.connect_unix`,
-`anyio.abc.SocketStream.from_socket`, ...), which works on both loops:
-
-    async with await anyio.connect_unix("/run/agent.sock") as socket:
-        async with connect(socket, v2=MyClient) as conn:
-            ...
-
-Stdio and agent subprocesses need none of this: `serve_agent` and `open_agent` make their
-pipe streams themselves.
-"""
+"""Byte streams: the protocol a connection needs of one, and anyio streams adapted to it."""
 
 from __future__ import annotations
 
@@ -69,7 +56,6 @@ class _AnyioByteStream:
 
 
 AnyByteStream = ByteStream | anyio.abc.ByteStream
-"""What a connection accepts: a `ByteStream`, or an anyio ByteStream."""
 
 
 def byte_stream(stream: AnyByteStream) -> ByteStream:

@@ -11,9 +11,9 @@ from msgspec import UNSET, Raw, UnsetType
 
 from acp_schema import MessageCodec
 
-from ._connection import Dispatch
-from ._jsonrpc import Call
-from .errors import RpcError
+from ..errors import RpcError
+from .connection import Dispatch
+from .jsonrpc import Call
 
 Handler = Callable[[Any], Awaitable[Any]]
 

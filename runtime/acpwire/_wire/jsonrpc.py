@@ -29,7 +29,7 @@ from acp_schema import (
     Response,
 )
 
-from .errors import InvalidResponse, PeerError, RpcError
+from ..errors import InvalidResponse, PeerError, RpcError
 
 RequestId = int | str | None
 

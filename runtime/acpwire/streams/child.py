@@ -7,8 +7,8 @@ import os
 import subprocess
 from collections.abc import Sequence
 
-from ._loop import Event, Loop, current_loop
-from ._pipes import PipeStream
+from .._loop import Event, Loop, current_loop
+from .pipes import PipeStream
 
 EXIT_POLL_INTERVAL = 0.02
 

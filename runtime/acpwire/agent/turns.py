@@ -1,0 +1,487 @@
+"""The helpers a turn's work calls: `Turn` (v2) and `V1Turn` send the right updates for a
+reply, tool calls (`TurnToolCall`, `V1TurnToolCall`) and permission requests; `AgentTurn` and
+`ToolCallHandle` are what work written once for both versions sees.
+
+The schedulers that run turns (`PromptTurns`, `V1PromptTurns`) are in `schedulers.py`.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, NamedTuple, Protocol, TypeAlias, get_args
+
+import acp_schema.v1 as v1
+import acp_schema.v2 as acp
+from acp_schema import UNSET, UnsetType
+
+from .._loop import CancelScope, Event, current_loop, is_cancelled, new_cancel_scope, new_event
+from .diffs import v1_diff, v2_diff
+
+StopReason: TypeAlias = Literal[
+    "end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"
+]
+"""ACP's stop reasons: the values of the generated `v2.SessionStateUpdate.stop_reason` (a test keeps
+them equal; the generated module has no named alias for them)."""
+
+RunState: TypeAlias = Literal["running", "idle", "requires_action"]
+"""The values of the generated `v2.SessionStateUpdate.state`."""
+
+KNOWN_STOP_REASONS: frozenset[str] = frozenset(get_args(StopReason))
+
+
+class CustomStopReason(str):
+    """A stop reason of the agent's own: `CustomStopReason("_paused")`.
+
+    ACP: custom stop reasons MUST begin with `_` (unprefixed ones are reserved for future
+    versions); any other value raises ValueError.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, value: str) -> CustomStopReason:
+        if not value.startswith("_"):
+            raise ValueError(
+                f"custom stop reason {value!r}: custom stop reasons MUST begin with '_' "
+                f"(use {'_' + value!r}), the others are ACP's: {sorted(KNOWN_STOP_REASONS)}"
+            )
+        return super().__new__(cls, value)
+
+
+Work = Callable[["Turn"], Awaitable[StopReason | CustomStopReason]]
+"""A turn's work: returns its stop reason (`"end_turn"`, ... or a `CustomStopReason`)."""
+
+ToolKind: TypeAlias = v1.ToolKind
+"""The tool kinds both versions know (v2's open enum starts with the same values)."""
+
+ToolCallStatus: TypeAlias = v1.ToolCallStatus
+"""The tool call statuses both versions know (v2 adds `paused` and `cancelled`)."""
+
+Location: TypeAlias = str | tuple[str, int]
+"""A file a tool call touches: its absolute path, or (path, 1-based line)."""
+
+
+class PermissionChoice(NamedTuple):
+    """One option of a permission request, for either version."""
+
+    option_id: str
+    name: str
+    kind: v1.PermissionOptionKind
+
+
+ALLOW_OR_REJECT = (
+    PermissionChoice("allow", "Allow", "allow_once"),
+    PermissionChoice("reject", "Reject", "reject_once"),
+)
+
+
+class ToolCallHandle(Protocol):
+    """A tool call of a turn, v1 or v2: every change of it is one call."""
+
+    @property
+    def tool_call_id(self) -> str: ...
+
+    def update(
+        self,
+        *,
+        title: str | UnsetType | None = UNSET,
+        kind: ToolKind | UnsetType | None = UNSET,
+        status: ToolCallStatus | UnsetType | None = UNSET,
+        locations: Sequence[Location] | UnsetType | None = UNSET,
+        raw_input: object = UNSET,
+        raw_output: object = UNSET,
+    ) -> Awaitable[None]:
+        """Change the given fields (None clears one, as ACP defines for each); the others
+        stay as they are."""
+        ...
+
+    def stream(self, text: str) -> Awaitable[None]:
+        """Add a text to the tool call's content."""
+        ...
+
+    def diff(self, path: str, old: str | None, new: str) -> Awaitable[None]:
+        """Add the diff of a file (absolute `path`; `old` None: a new file) to its content."""
+        ...
+
+    async def request_permission(
+        self, title: str, options: Sequence[PermissionChoice] = ALLOW_OR_REJECT
+    ) -> str | None:
+        """Ask the user for this tool call: the chosen option's id, None when cancelled."""
+        ...
+
+
+class AgentTurn(Protocol):
+    """What a turn's work uses, whichever protocol version the client speaks."""
+
+    @property
+    def session_id(self) -> str:
+        """The session the turn runs in."""
+        ...
+
+    @property
+    def prompt_text(self) -> str:
+        """The prompt's text blocks, joined by newlines."""
+        ...
+
+    def say(self, text: str) -> Awaitable[None]:
+        """Stream one chunk of the agent's reply."""
+        ...
+
+    async def tool_call(
+        self,
+        title: str,
+        *,
+        kind: ToolKind = "other",
+        locations: Sequence[Location] = (),
+        raw_input: object = UNSET,
+    ) -> ToolCallHandle:
+        """Announce a new tool call (status `pending`) and return its handle."""
+        ...
+
+
+AnyWork = Callable[[AgentTurn], Awaitable[StopReason | CustomStopReason]]
+"""A turn's work written once for both versions (`PromptTurns` and `V1PromptTurns` run it)."""
+
+
+def text_of(blocks: Sequence[acp.ContentBlock] | Sequence[v1.ContentBlock]) -> str:
+    """The text blocks of a prompt (either version), joined by newlines."""
+    return "\n".join(b.text for b in blocks if isinstance(b, acp.TextContent | v1.TextContent))
+
+
+def _choice(answer: acp.RequestPermissionOutcome | v1.RequestPermissionOutcome) -> str | None:
+    if isinstance(answer, acp.SelectedPermissionOutcome | v1.SelectedPermissionOutcome):
+        return answer.option_id
+    return None
+
+
+@dataclass
+class Turn:
+    """One prompt's foreground work in a session, with helpers that send the right updates."""
+
+    client: acp.ClientPeer
+    """The client's typed peer, for requests beyond the helpers (files, terminals)."""
+    session_id: str
+    """The session the turn runs in."""
+    prompt: list[acp.ContentBlock]
+    """The prompt's content blocks."""
+    user_message_id: str
+    """The messageId the prompt was inserted with (the `session/prompt` response's)."""
+    _ids: Iterator[int] = field(default_factory=itertools.count)
+    _message_id: str | None = None
+    _scope: CancelScope = field(default_factory=new_cancel_scope)
+    _ended: Event = field(default_factory=new_event)
+    _blocked: int = 0  # permission requests pending
+
+    def update(self, update: acp.SessionUpdate) -> Coroutine[Any, Any, None]:
+        """Send a `session/update` of this session: `await turn.update(...)`."""
+        return self.client.session_update(
+            acp.UpdateSessionNotification(session_id=self.session_id, update=update)
+        )
+
+    def new_message_id(self, prefix: str = "msg") -> str:
+        """A fresh id, unique within the turn (for a tool call, a message, ...)."""
+        return f"{prefix}_{self.user_message_id}_{next(self._ids)}"
+
+    def say(self, text: str) -> Coroutine[Any, Any, None]:
+        """Stream one chunk of the agent's reply (chunks of one turn share a messageId).
+
+        Like `update`, it returns the send's coroutine itself: `await turn.say(...)`."""
+        if self._message_id is None:
+            self._message_id = self.new_message_id("agent")
+        return self.update(
+            acp.AgentMessageChunk(message_id=self._message_id, content=acp.TextContent(text=text))
+        )
+
+    async def state(
+        self, state: RunState, stop_reason: StopReason | CustomStopReason | None = None
+    ) -> None:
+        """Send a `state_update` (the helpers send `running`, `requires_action` and the final
+        `idle` themselves)."""
+        update = acp.SessionStateUpdate(state=state)
+        if stop_reason is not None:
+            update.stop_reason = stop_reason
+        await self.update(update)
+
+    async def request_permission(
+        self, params: acp.RequestPermissionRequest
+    ) -> acp.RequestPermissionResponse:
+        """Ask the user; the session reports `requires_action` until every request is answered."""
+        self._blocked += 1
+        if self._blocked == 1:
+            await self.state("requires_action")
+        try:
+            return await self.client.session_request_permission(params)
+        finally:
+            self._blocked -= 1
+            # Back to running unless the turn was cancelled (then it goes straight to idle).
+            # Checked before shielding: inside a shield the deadline is never -inf.
+            if self._blocked == 0 and not is_cancelled():
+                with current_loop().CancelScope(shield=True):
+                    await self.state("running")
+
+    @property
+    def prompt_text(self) -> str:
+        """The prompt's text blocks, joined by newlines."""
+        return text_of(self.prompt)
+
+    async def tool_call(
+        self,
+        title: str,
+        *,
+        kind: acp.ToolKind = "other",
+        locations: Sequence[Location] = (),
+        raw_input: object = UNSET,
+    ) -> TurnToolCall:
+        """Announce a new tool call (a first `tool_call_update`, status `pending`)."""
+        call = TurnToolCall(self, self.new_message_id("call"))
+        await self.update(
+            acp.ToolCallProgress(
+                tool_call_id=call.tool_call_id,
+                title=title,
+                kind=kind,
+                status="pending",
+                locations=_v2_locations(locations) if locations else UNSET,
+                raw_input=raw_input,
+            )
+        )
+        return call
+
+
+@dataclass(eq=False)
+class TurnToolCall:
+    """A v2 tool call of a turn (see `ToolCallHandle`)."""
+
+    turn: Turn
+    tool_call_id: str
+
+    def update(
+        self,
+        *,
+        title: str | UnsetType | None = UNSET,
+        kind: acp.ToolKind | UnsetType | None = UNSET,
+        status: acp.ToolCallStatus | UnsetType | None = UNSET,
+        locations: Sequence[Location] | UnsetType | None = UNSET,
+        content: list[acp.ToolCallContent] | UnsetType | None = UNSET,
+        raw_input: object = UNSET,
+        raw_output: object = UNSET,
+    ) -> Coroutine[Any, Any, None]:
+        """A `tool_call_update` with the given fields (None clears one; `content` replaces
+        the whole content, where `stream`/`diff` add to it)."""
+        return self.turn.update(
+            acp.ToolCallProgress(
+                tool_call_id=self.tool_call_id,
+                title=title,
+                kind=kind,
+                status=status,
+                locations=_v2_locations(locations)
+                if isinstance(locations, Sequence)
+                else locations,
+                content=content,
+                raw_input=raw_input,
+                raw_output=raw_output,
+            )
+        )
+
+    def add(self, content: acp.ToolCallContent) -> Coroutine[Any, Any, None]:
+        """Stream one item of content (a `tool_call_content_chunk`)."""
+        return self.turn.update(
+            acp.ToolCallContentChunk(tool_call_id=self.tool_call_id, content=content)
+        )
+
+    def stream(self, text: str) -> Coroutine[Any, Any, None]:
+        return self.add(acp.Content(content=acp.TextContent(text=text)))
+
+    def diff(self, path: str, old: str | None, new: str | None) -> Coroutine[Any, Any, None]:
+        """Stream the diff of a file: its change and `git_patch` (`new` None: deleted)."""
+        return self.add(v2_diff(path, old, new))
+
+    async def request_permission(
+        self, title: str, options: Sequence[PermissionChoice] = ALLOW_OR_REJECT
+    ) -> str | None:
+        """`session/request_permission` with this tool call as its subject."""
+        subject = acp.ToolCallPermissionSubject(
+            tool_call=acp.ToolCallUpdate(tool_call_id=self.tool_call_id)
+        )
+        answer = await self.turn.request_permission(
+            acp.RequestPermissionRequest(
+                session_id=self.turn.session_id,
+                title=title,
+                subject=subject,
+                options=[acp.PermissionOption(option_id=o, name=n, kind=k) for o, n, k in options],
+            )
+        )
+        return _choice(answer.outcome)
+
+
+def _v2_locations(locations: Sequence[Location]) -> list[acp.ToolCallLocation]:
+    return [
+        acp.ToolCallLocation(path=place)
+        if isinstance(place, str)
+        else acp.ToolCallLocation(path=place[0], line=place[1])
+        for place in locations
+    ]
+
+
+Record = Callable[["acp.SessionUpdate | v1.SessionUpdate"], object]
+"""Records one update of a session (e.g. the `append` of its history list)."""
+
+Recorder = Callable[[str], Record]
+"""Given a session id, its `Record` (a session store's `recorder`): asked once per turn."""
+
+
+def _ignore(update: acp.SessionUpdate | v1.SessionUpdate) -> None:
+    pass
+
+
+@dataclass
+class _RecordingTurn(Turn):
+    """A Turn that records every update it sends (only built when a recorder is given, so
+    the plain Turn's send path stays as it is)."""
+
+    _record: Record = _ignore
+
+    def update(self, update: acp.SessionUpdate) -> Coroutine[Any, Any, None]:
+        self._record(update)
+        # Turn.update inlined: this is the send path of every say() (super() costs a frame).
+        return self.client.session_update(
+            acp.UpdateSessionNotification(session_id=self.session_id, update=update)
+        )
+
+
+@dataclass
+class V1Turn:
+    """One v1 prompt's work in a session, with the same helpers as the v2 `Turn`."""
+
+    client: v1.ClientPeer
+    session_id: str
+    prompt: list[v1.ContentBlock]
+    turn_id: str
+    _ids: Iterator[int] = field(default_factory=itertools.count)
+
+    def update(self, update: v1.SessionUpdate) -> Coroutine[Any, Any, None]:
+        """Send a `session/update` of this session: `await turn.update(...)`."""
+        return self.client.session_update(
+            v1.SessionNotification(session_id=self.session_id, update=update)
+        )
+
+    def say(self, text: str) -> Coroutine[Any, Any, None]:
+        """Stream one chunk of the agent's reply."""
+        return self.update(v1.AgentMessageChunk(content=v1.TextContent(text=text)))
+
+    @property
+    def prompt_text(self) -> str:
+        """The prompt's text blocks, joined by newlines."""
+        return text_of(self.prompt)
+
+    def request_permission(
+        self, params: v1.RequestPermissionRequest
+    ) -> Coroutine[Any, Any, v1.RequestPermissionResponse]:
+        return self.client.session_request_permission(params)
+
+    async def tool_call(
+        self,
+        title: str,
+        *,
+        kind: v1.ToolKind = "other",
+        locations: Sequence[Location] = (),
+        raw_input: object = UNSET,
+    ) -> V1TurnToolCall:
+        """Announce a new tool call (a `tool_call`, status `pending`)."""
+        call = V1TurnToolCall(self, f"call_{self.turn_id}_{next(self._ids)}")
+        await self.update(
+            v1.ToolCall(
+                tool_call_id=call.tool_call_id,
+                title=title,
+                kind=kind,
+                status="pending",
+                locations=_v1_locations(locations) if locations else UNSET,
+                raw_input=raw_input,
+            )
+        )
+        return call
+
+
+@dataclass
+class _RecordingV1Turn(V1Turn):
+    _record: Record = _ignore
+
+    def update(self, update: v1.SessionUpdate) -> Coroutine[Any, Any, None]:
+        self._record(update)
+        # V1Turn.update inlined: this is the send path of every say() (super() costs a frame).
+        return self.client.session_update(
+            v1.SessionNotification(session_id=self.session_id, update=update)
+        )
+
+
+@dataclass(eq=False)
+class V1TurnToolCall:
+    """A v1 tool call of a turn (see `ToolCallHandle`). v1 has no content chunks: `stream`
+    and `diff` send the whole content so far in a `tool_call_update`."""
+
+    turn: V1Turn
+    tool_call_id: str
+    content: list[v1.ToolCallContent] = field(default_factory=list)
+
+    def update(
+        self,
+        *,
+        title: str | UnsetType | None = UNSET,
+        kind: v1.ToolKind | UnsetType | None = UNSET,
+        status: v1.ToolCallStatus | UnsetType | None = UNSET,
+        locations: Sequence[Location] | UnsetType | None = UNSET,
+        content: list[v1.ToolCallContent] | UnsetType | None = UNSET,
+        raw_input: object = UNSET,
+        raw_output: object = UNSET,
+    ) -> Coroutine[Any, Any, None]:
+        """A `tool_call_update` with the given fields (None clears one; `content` replaces
+        the whole content, where `stream`/`diff` add to it)."""
+        if not isinstance(content, UnsetType):
+            self.content = list(content or ())
+        return self.turn.update(
+            v1.ToolCallProgress(
+                tool_call_id=self.tool_call_id,
+                title=title,
+                kind=kind,
+                status=status,
+                locations=_v1_locations(locations)
+                if isinstance(locations, Sequence)
+                else locations,
+                content=content,
+                raw_input=raw_input,
+                raw_output=raw_output,
+            )
+        )
+
+    def add(self, content: v1.ToolCallContent) -> Coroutine[Any, Any, None]:
+        """Add one item to the content (v1 sends the whole list again)."""
+        return self.update(content=[*self.content, content])
+
+    def stream(self, text: str) -> Coroutine[Any, Any, None]:
+        return self.add(v1.Content(content=v1.TextContent(text=text)))
+
+    def diff(self, path: str, old: str | None, new: str) -> Coroutine[Any, Any, None]:
+        return self.add(v1_diff(path, old, new))
+
+    async def request_permission(
+        self, title: str, options: Sequence[PermissionChoice] = ALLOW_OR_REJECT
+    ) -> str | None:
+        """`session/request_permission` for this tool call (v1 has no question title: the
+        client shows the tool call's own)."""
+        answer = await self.turn.request_permission(
+            v1.RequestPermissionRequest(
+                session_id=self.turn.session_id,
+                tool_call=v1.ToolCallUpdate(tool_call_id=self.tool_call_id),
+                options=[v1.PermissionOption(option_id=o, name=n, kind=k) for o, n, k in options],
+            )
+        )
+        return _choice(answer.outcome)
+
+
+def _v1_locations(locations: Sequence[Location]) -> list[v1.ToolCallLocation]:
+    return [
+        v1.ToolCallLocation(path=place)
+        if isinstance(place, str)
+        else v1.ToolCallLocation(path=place[0], line=place[1])
+        for place in locations
+    ]

@@ -1,0 +1,34 @@
+"""What a connection runs over, on trio or asyncio: byte streams, this process's stdio, and
+agent subprocesses.
+
+`connect(stream, ...)` and `serve_agent(..., stream=...)` take any `ByteStream`: an object
+with trio's stream methods (every trio stream qualifies, and `acpwire.testing`'s in-memory
+pairs), or an anyio `ByteStream` (`anyio.connect_tcp`, `anyio.connect_unix`,
+`anyio.abc.SocketStream.from_socket`, ...), which works on both loops:
+
+    async with await anyio.connect_unix("/run/agent.sock") as socket:
+        async with connect(socket, v2=MyClient) as conn:
+            ...
+
+Stdio and agent subprocesses need none of this: `serve_agent` uses `stdio_stream()` and
+`open_agent` uses `spawn_agent(command)`.
+"""
+
+from typing import TypeAlias
+
+from . import byte_stream as _byte_stream
+from .agent_process import AgentProcess, spawn_agent
+from .byte_stream import ByteStream, HalfCloseable
+from .stdio import stdio_stream
+
+AnyByteStream: TypeAlias = _byte_stream.AnyByteStream
+"""What a connection accepts: a `ByteStream`, or an anyio ByteStream."""
+
+__all__ = [
+    "AgentProcess",
+    "AnyByteStream",
+    "ByteStream",
+    "HalfCloseable",
+    "spawn_agent",
+    "stdio_stream",
+]
