@@ -2,22 +2,28 @@
 bindings, on trio or asyncio (the same classes and calls on both: it runs in whichever loop
 calls it, a running one included).
 
-Everything an agent or a client needs is importable from here:
+Everything an agent or a client needs, the types to annotate it with included, is
+importable from here:
 
 - an agent (`acpwire.agent`): subclass `acp_schema.v2.AgentBase`, run
   `trio.run(serve_agent, MyAgent)` or `asyncio.run(serve_agent(MyAgent))`; `PromptTurns` runs
-  the v2 prompt lifecycle (`Turn` sends the updates), `V1PromptTurns` the v1 one;
-  `agent_capabilities` advertises what the class implements; `serve_turns` serves one
-  `AgentTurn` work function over v2 and v1, sessions listed, resumed and loaded from a
-  `MemorySessionStore` or your own `SessionStore`;
+  the v2 prompt lifecycle (`Turn` sends the updates, `TurnToolCall` a tool call's),
+  `V1PromptTurns` the v1 one (`V1Turn`, `V1TurnToolCall`); `agent_capabilities` advertises
+  what the class implements; `serve_turns` serves one `AgentTurn` work function (`AnyWork`,
+  its tool calls `ToolCallHandle`s, permission options `PermissionChoice`s) over v2 and v1,
+  sessions listed, resumed and loaded from a `MemorySessionStore` or your own `SessionStore`
+  of `StoredSession`s;
 - a client (`acpwire.client`): subclass `acp_schema.v2.ClientBase`,
   `async with open_agent(command, v2=MyClient) as conn` (or `connect(stream, ...)` over any
-  byte stream), then `conn.v2.peer` calls the agent and `conn.v2.subscribe(session_id)`
-  iterates a session's updates; `open_session` (resume -> load -> new, the replayed history
-  folded), `prompt` (one turn as a typed event stream: `SessionUpdateEvent`,
+  byte stream), then `conn.v2` (a `V2Connection`; `conn.v1` a `V1Connection`, both
+  `Negotiated`) calls the agent through `.peer` and `.subscribe(session_id)` iterates a
+  session's updates (an `UpdateStream`); `open_session` (resume -> load -> new, the replayed
+  history folded: `Opened`), `prompt` (one turn as a typed event stream: `TurnEvents`, i.e.
+  `V2TurnEvents` / `V1TurnEvents` of `V2Event` / `V1Event`: `SessionUpdateEvent`,
   `PermissionRequested`, `ElicitationRequested`), `AgentRequests` with `TurnClient` /
-  `V1TurnClient`, `Permissions` and the policies `approve_all`, `approve_reads`, `deny_all`,
-  `ask_user`, `rules`, the folded `SessionState` / `V1SessionState`, `authenticated`;
+  `V1TurnClient`, `Permissions` and the policies (`Policy`, deciding a `Decision`; a
+  `Verdict` once decided) `approve_all`, `approve_reads`, `deny_all`, `ask_user`, `rules`,
+  the folded `SessionState` / `V1SessionState`, `authenticated`;
 - errors (`acpwire.errors`): `RpcError` (answer a request with a JSON-RPC error), `PeerError`
   (the peer answered one), `InvalidResponse`, `ConnectionClosed` / `PeerExited`,
   `ProtocolMismatch`, `InitializeTimeout`, `NotInitialized`, `AgentNotFound` /
@@ -29,18 +35,26 @@ Import from `acpwire` or from those public packages; the modules inside them are
 implementation detail.
 """
 
-from typing import TypeAlias
-
 from . import _moved
-from . import agent as _agent
 from ._version import __version__
 from .agent import (
     AgentTurn,
+    AnyWork,
     CustomStopReason,
     MemorySessionStore,
+    PermissionChoice,
     PromptTurns,
+    RunState,
+    SessionStore,
+    StopReason,
+    StoredSession,
+    ToolCallHandle,
     Turn,
+    TurnToolCall,
     V1PromptTurns,
+    V1Turn,
+    V1TurnToolCall,
+    Work,
     agent_capabilities,
     serve_agent,
     serve_turns,
@@ -48,15 +62,28 @@ from .agent import (
 from .client import (
     AgentRequests,
     ClientConnection,
+    Decision,
     ElicitationRequested,
+    Negotiated,
+    Opened,
     PermissionContext,
     PermissionRequested,
     Permissions,
+    Policy,
     SessionState,
     SessionUpdateEvent,
     TurnClient,
+    TurnEvents,
+    UpdateStream,
+    V1Connection,
+    V1Event,
     V1SessionState,
     V1TurnClient,
+    V1TurnEvents,
+    V2Connection,
+    V2Event,
+    V2TurnEvents,
+    Verdict,
     approve_all,
     approve_reads,
     ask_user,
@@ -83,27 +110,25 @@ from .errors import (
 )
 from .streams import stdio_stream
 
-StopReason: TypeAlias = _agent.StopReason
-"""ACP's stop reasons, the values of `acp_schema.v2.SessionStateUpdate.stop_reason`: what a turn's
-`Work` returns (or a `CustomStopReason`)."""
-
-RunState: TypeAlias = _agent.RunState
-"""The values of `acp_schema.v2.SessionStateUpdate.state`."""
-
-Work: TypeAlias = _agent.Work
-"""A turn's work for `PromptTurns.start`: `async def work(turn: Turn) -> StopReason`."""
-
 __all__ = [  # noqa: RUF022 (grouped by side, sorted within a group)
     "__version__",
     # the agent side
     "AgentTurn",
+    "AnyWork",
     "CustomStopReason",
     "MemorySessionStore",
+    "PermissionChoice",
     "PromptTurns",
     "RunState",
+    "SessionStore",
     "StopReason",
+    "StoredSession",
+    "ToolCallHandle",
     "Turn",
+    "TurnToolCall",
     "V1PromptTurns",
+    "V1Turn",
+    "V1TurnToolCall",
     "Work",
     "agent_capabilities",
     "serve_agent",
@@ -112,15 +137,28 @@ __all__ = [  # noqa: RUF022 (grouped by side, sorted within a group)
     # the client side
     "AgentRequests",
     "ClientConnection",
+    "Decision",
     "ElicitationRequested",
+    "Negotiated",
+    "Opened",
     "PermissionContext",
     "PermissionRequested",
     "Permissions",
+    "Policy",
     "SessionState",
     "SessionUpdateEvent",
     "TurnClient",
+    "TurnEvents",
+    "UpdateStream",
+    "V1Connection",
+    "V1Event",
     "V1SessionState",
     "V1TurnClient",
+    "V1TurnEvents",
+    "V2Connection",
+    "V2Event",
+    "V2TurnEvents",
+    "Verdict",
     "approve_all",
     "approve_reads",
     "ask_user",

@@ -79,8 +79,13 @@ class CapabilityMismatch:
     """An optional method served but not advertised (`served`), or advertised but not served."""
 
     method: str
-    field: str  # dotted wire path in the initialize response, e.g. "capabilities.session"
+    """The optional agent method, e.g. `session/list`."""
+    field: str
+    """The field advertising it: the dotted wire path in the `initialize` response, e.g.
+    `capabilities.session`."""
     served: bool
+    """True: the agent overrides the method's handler but the field does not advertise it;
+    False: the field advertises a method the agent does not override."""
 
     def __str__(self) -> str:
         if self.served:
@@ -110,7 +115,14 @@ def agent_capabilities(
 def agent_capabilities(
     agent: type[v1u.AgentBase] | v1u.AgentBase, start: v1u.AgentCapabilities | None = None
 ) -> v1u.AgentCapabilities: ...
-def agent_capabilities(agent: type | object, start: msgspec.Struct | None = None) -> Any:
+def agent_capabilities(
+    agent: type | object,
+    start: v2.AgentCapabilities
+    | v2u.AgentCapabilities
+    | v1.AgentCapabilities
+    | v1u.AgentCapabilities
+    | None = None,
+) -> v2.AgentCapabilities | v2u.AgentCapabilities | v1.AgentCapabilities | v1u.AgentCapabilities:
     """The `AgentCapabilities` (of the agent's own surface) advertising exactly the optional
     methods `agent` (a class or an instance) overrides, on top of `start` (for what handlers
     cannot tell: prompt content types, MCP transports, ...). `authMethods` lives outside the

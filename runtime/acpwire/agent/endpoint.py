@@ -64,10 +64,13 @@ V2Factory = (
     Callable[[v2.ClientPeer], v2.AgentBase]
     | Callable[[acp_schema.v2.unstable.ClientPeer], acp_schema.v2.unstable.AgentBase]
 )
+"""What `serve_agent(v2=...)` takes: builds the v2 agent from the client's typed peer (the
+`AgentBase` subclass itself, or a function returning an instance)."""
 V1Factory = (
     Callable[[v1.ClientPeer], v1.AgentBase]
     | Callable[[acp_schema.v1.unstable.ClientPeer], acp_schema.v1.unstable.AgentBase]
 )
+"""What `serve_agent(v1=...)` takes: builds the v1 agent from the client's typed peer."""
 
 
 class AgentEndpoint:

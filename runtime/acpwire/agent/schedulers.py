@@ -127,8 +127,7 @@ class PromptTurns:
             raise TypeError("PromptTurns needs the ClientPeer of an acpwire connection")
         self.client = client
         """The client's typed peer the turns send their updates through."""
-        self.connection: Connection = client.caller
-        """The connection the turns run on (its nursery holds them)."""
+        self._connection: Connection = client.caller  # its nursery holds the turns
         self.prompt_capabilities = prompt_capabilities
         """What prompt content the agent accepts beyond text and resource links."""
         self.recorder = recorder
@@ -142,7 +141,7 @@ class PromptTurns:
         self._check_content(params.prompt)
         session = self._sessions.setdefault(params.session_id, _Session())
         turn = await self._insert(session, params)
-        self.connection.nursery.start_soon(self._run, session, turn, work)
+        self._connection.nursery.start_soon(self._run, session, turn, work)
         return acp.PromptResponse(message_id=turn.user_message_id)
 
     def current_state(self, session_id: str) -> RunState:
@@ -159,7 +158,7 @@ class PromptTurns:
         turn = session.turn if session is not None else None
         if turn is not None:
             turn._scope.cancel()
-        prompts = self.connection.cancel_requests(
+        prompts = self._connection.cancel_requests(
             lambda call: (
                 isinstance(call.params, acp.PromptRequest) and call.params.session_id == session_id
             )
@@ -193,7 +192,7 @@ class PromptTurns:
     def _advertised(self) -> acp.PromptCapabilities:
         if self.prompt_capabilities is not None:
             return self.prompt_capabilities
-        response = self.connection.initialize_response
+        response = self._connection.initialize_response
         if isinstance(response, acp.InitializeResponse):
             capabilities = response.capabilities
             if isinstance(capabilities, acp.AgentCapabilities):
@@ -231,7 +230,7 @@ class PromptTurns:
         )
 
     def _first_held(self, session: _Session, params: acp.PromptRequest) -> bool:
-        for call in self.connection.requests_in_flight():
+        for call in self._connection.requests_in_flight():
             if session.holds(call.params):
                 return call.params is params
         return True  # not a request of this connection (start called directly)
@@ -240,7 +239,7 @@ class PromptTurns:
         return any(
             isinstance(call.params, acp.CloseSessionRequest)
             and call.params.session_id == session_id
-            for call in self.connection.requests_in_flight()
+            for call in self._connection.requests_in_flight()
         )
 
     def _settle(self, session: _Session, session_id: str) -> None:

@@ -44,20 +44,30 @@ class StoredSession:
     """A session as the store keeps it: what `session/list` reports and its history."""
 
     session_id: str
+    """The session's id."""
     cwd: str
+    """Its working directory (`session/list` filters on it; resume and load must give it)."""
     protocol_version: int
     """The version its history is recorded in (replayed only over that version)."""
     title: str | None = None
+    """Its title (`serve_turns`: the first line of its first prompt), None before one."""
     updated_at: float = field(default_factory=time.time)
+    """When it was last prompted (seconds since the epoch)."""
     history: list[SessionUpdate] = field(default_factory=list)
+    """Every update sent in it, in order (replayed by v2 `session/resume` and v1
+    `session/load`)."""
 
 
 class SessionStore(Protocol):
     """Where sessions and their history live (`MemorySessionStore` by default)."""
 
-    def add(self, session: StoredSession) -> None: ...
+    def add(self, session: StoredSession) -> None:
+        """Keep a new session (`session/new`)."""
+        ...
 
-    def get(self, session_id: str) -> StoredSession | None: ...
+    def get(self, session_id: str) -> StoredSession | None:
+        """The session, None when unknown (answered -32002)."""
+        ...
 
     def sessions(self) -> Iterable[StoredSession]:
         """All sessions, always in the same order (oldest first): `session/list` pages it."""

@@ -80,7 +80,9 @@ class ToolCallHandle(Protocol):
     """A tool call of a turn, v1 or v2: every change of it is one call."""
 
     @property
-    def tool_call_id(self) -> str: ...
+    def tool_call_id(self) -> str:
+        """The tool call's id, unique within the session."""
+        ...
 
     def update(
         self,
@@ -167,11 +169,11 @@ class Turn:
     """The prompt's content blocks."""
     user_message_id: str
     """The messageId the prompt was inserted with (the `session/prompt` response's)."""
-    _ids: Iterator[int] = field(default_factory=itertools.count)
-    _message_id: str | None = None
-    _scope: CancelScope = field(default_factory=new_cancel_scope)
-    _ended: Event = field(default_factory=new_event)
-    _blocked: int = 0  # permission requests pending
+    _ids: Iterator[int] = field(default_factory=itertools.count, init=False, repr=False)
+    _message_id: str | None = field(default=None, init=False, repr=False)
+    _scope: CancelScope = field(default_factory=new_cancel_scope, init=False, repr=False)
+    _ended: Event = field(default_factory=new_event, init=False, repr=False)
+    _blocked: int = field(default=0, init=False, repr=False)  # permission requests pending
 
     def update(self, update: acp.SessionUpdate) -> Coroutine[Any, Any, None]:
         """Send a `session/update` of this session: `await turn.update(...)`."""
@@ -253,7 +255,9 @@ class TurnToolCall:
     """A v2 tool call of a turn (see `ToolCallHandle`)."""
 
     turn: Turn
+    """The turn it belongs to."""
     tool_call_id: str
+    """Its id, unique within the session."""
 
     def update(
         self,
@@ -290,6 +294,7 @@ class TurnToolCall:
         )
 
     def stream(self, text: str) -> Coroutine[Any, Any, None]:
+        """Stream a text into the tool call's content (a `tool_call_content_chunk`)."""
         return self.add(acp.Content(content=acp.TextContent(text=text)))
 
     def diff(self, path: str, old: str | None, new: str | None) -> Coroutine[Any, Any, None]:
@@ -354,10 +359,14 @@ class V1Turn:
     """One v1 prompt's work in a session, with the same helpers as the v2 `Turn`."""
 
     client: v1.ClientPeer
+    """The client's typed peer, for requests beyond the helpers (files, terminals)."""
     session_id: str
+    """The session the turn runs in."""
     prompt: list[v1.ContentBlock]
+    """The prompt's content blocks."""
     turn_id: str
-    _ids: Iterator[int] = field(default_factory=itertools.count)
+    """An id of the turn, unique within the `V1PromptTurns` (tool call ids start with it)."""
+    _ids: Iterator[int] = field(default_factory=itertools.count, init=False, repr=False)
 
     def update(self, update: v1.SessionUpdate) -> Coroutine[Any, Any, None]:
         """Send a `session/update` of this session: `await turn.update(...)`."""
@@ -377,6 +386,8 @@ class V1Turn:
     def request_permission(
         self, params: v1.RequestPermissionRequest
     ) -> Coroutine[Any, Any, v1.RequestPermissionResponse]:
+        """Ask the user (`session/request_permission`; v1 asks for a tool call: `params`
+        names one in `tool_call`)."""
         return self.client.session_request_permission(params)
 
     async def tool_call(
@@ -420,8 +431,11 @@ class V1TurnToolCall:
     and `diff` send the whole content so far in a `tool_call_update`."""
 
     turn: V1Turn
+    """The turn it belongs to."""
     tool_call_id: str
+    """Its id, unique within the session."""
     content: list[v1.ToolCallContent] = field(default_factory=list)
+    """Its content so far (v1 sends the whole list with every change)."""
 
     def update(
         self,
@@ -458,9 +472,12 @@ class V1TurnToolCall:
         return self.update(content=[*self.content, content])
 
     def stream(self, text: str) -> Coroutine[Any, Any, None]:
+        """Add a text to the tool call's content."""
         return self.add(v1.Content(content=v1.TextContent(text=text)))
 
     def diff(self, path: str, old: str | None, new: str) -> Coroutine[Any, Any, None]:
+        """Add the diff of a file to the content (v1: `oldText` / `newText`; `old` None: a
+        new file)."""
         return self.add(v1_diff(path, old, new))
 
     async def request_permission(

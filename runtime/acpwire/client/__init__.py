@@ -4,8 +4,10 @@ state (`SessionState`, `V1SessionState`), answer permission requests by policy
 (`Permissions`), run a prompt turn as a typed event stream (`prompt`, `AgentRequests`) and open
 a session again with its history (`open_session`).
 
-Every name here is also importable from `acpwire`, except the less common ones listed in
-`__all__` below; the modules inside this package are implementation detail.
+The names a client is written and annotated with are also importable from `acpwire`; the
+less common ones (`load`, `replay`, the state's records `Message`, `ToolCall`, `Terminal`,
+`Compaction`, `Role`, `V2Factory`, `V1Factory`) only from here. The modules inside this
+package are implementation detail.
 """
 
 from .connection import (

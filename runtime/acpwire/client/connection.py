@@ -60,7 +60,10 @@ from ..streams.byte_stream import AnyByteStream
 from .permissions import cancelled_permission
 
 V2Factory = Callable[[v2.AgentPeer], v2.ClientBase]
+"""What `open_agent(v2=...)` / `connect(v2=...)` take: builds the v2 client from the agent's
+typed peer (the `ClientBase` subclass itself, or a function returning an instance)."""
 V1Factory = Callable[[v1.AgentPeer], v1.ClientBase]
+"""What `open_agent(v1=...)` / `connect(v1=...)` take: builds the v1 client."""
 
 UPDATE_BUFFER = 1024
 """Updates a per-session iterator may hold before the connection waits for its reader."""
@@ -89,7 +92,7 @@ class _Gate:
 
 class HeldRequest:
     """A request of the session, queued among its updates in a stream that holds requests
-    (`UpdateStream.holds_requests`): its handler runs once the reader took it and set
+    (`UpdateStream._holds_requests`): its handler runs once the reader took it and set
     `released`."""
 
     __slots__ = ("call", "released")
@@ -116,11 +119,11 @@ class UpdateStream(Generic[Update]):
         self._writer: Event | None = None  # set to wake a writer waiting for room
         self._closed = False
         self._gates: collections.deque[_Gate] = collections.deque()  # in arrival order
-        self.holds_requests = False
-        """True: the session's requests are queued among the updates as `HeldRequest`s, in
-        wire order, their handlers held until the reader sets `released` (acpwire.client.turns)."""
+        # True: the session's requests are queued among the updates as `HeldRequest`s, in
+        # wire order, their handlers held until the reader sets `released` (client/turns.py)
+        self._holds_requests = False
 
-    def offer(self, update: Update) -> bool:
+    def _offer(self, update: Update) -> bool:
         """Add an update unless the buffer is full (False); once closed, updates are dropped."""
         if self._closed:
             return True
@@ -132,13 +135,13 @@ class UpdateStream(Generic[Update]):
             self._reader = None
         return True
 
-    async def put(self, update: Update) -> None:
+    async def _put(self, update: Update) -> None:
         """Add an update, waiting for room."""
-        while not self.offer(update):
+        while not self._offer(update):
             self._writer = self._writer or self._loop.Event()
             await self._writer.wait()
 
-    def gate(self) -> Event | None:
+    def _gate(self) -> Event | None:
         """An event set once the updates queued now were taken (None: nothing is queued)."""
         if not self._items or self._closed:
             return None
@@ -155,7 +158,7 @@ class UpdateStream(Generic[Update]):
             gates.popleft().opened.set()
         return update
 
-    def hold(self, call: Call) -> Event | None:
+    def _hold(self, call: Call) -> Event | None:
         """Queue a request among the updates (beyond the buffer limit: requests are few);
         None once closed (nobody will take it)."""
         if self._closed:
@@ -168,6 +171,8 @@ class UpdateStream(Generic[Update]):
         return held.released
 
     def close(self) -> None:
+        """Take no more updates: iterating ends after the ones already queued (leaving the
+        `subscribe` block, or the connection's end, does this)."""
         for item in self._items:
             if isinstance(item, HeldRequest):
                 item.released.set()
@@ -206,8 +211,11 @@ class Negotiated(Generic[Peer, Initialized, Update]):
 
     def __init__(self, conn: ClientConnection, peer: Peer, initialize_response: Initialized):
         self.connection = conn
+        """The connection itself (untyped by version)."""
         self.peer = peer
+        """The agent's methods, typed for the negotiated version: `await view.peer.session_new(...)`."""
         self.initialize_response = initialize_response
+        """The agent's answer to `initialize` (its capabilities, info, auth methods)."""
 
     def subscribe(self, session_id: str) -> AbstractAsyncContextManager[UpdateStream[Update]]:
         """Every `session/update` of a session, in order, while the block runs."""
@@ -219,7 +227,9 @@ class Negotiated(Generic[Peer, Initialized, Update]):
 
 
 V2Connection = Negotiated[v2.AgentPeer, v2.InitializeResponse, v2.SessionUpdate]
+"""`conn.v2`: the connection typed for protocol version 2."""
 V1Connection = Negotiated[v1.AgentPeer, v1.InitializeResponse, v1.SessionUpdate]
+"""`conn.v1`: the connection typed for protocol version 1."""
 
 
 class ClientConnection:
@@ -401,7 +411,7 @@ class ClientConnection:
             if streams:
                 update = notification.update
                 for stream in streams:
-                    if not stream.offer(update):
+                    if not stream._offer(update):
                         return self._publish_waiting(streams, stream, update, call)
             if not self._handles_updates:
                 return None
@@ -414,7 +424,7 @@ class ClientConnection:
     ) -> Any:
         """Back-pressure: wait until `full` and the subscribers after it have room."""
         for stream in streams[streams.index(full) :]:
-            await stream.put(update)
+            await stream._put(update)
         pending = self._dispatch(call)
         return None if pending is None else await pending
 
@@ -428,7 +438,8 @@ class ClientConnection:
         gates = [
             gate
             for stream in streams
-            if (gate := stream.hold(call) if stream.holds_requests else stream.gate()) is not None
+            if (gate := stream._hold(call) if stream._holds_requests else stream._gate())
+            is not None
         ]
         if gates:
             assert not isinstance(call.id, msgspec.UnsetType)
@@ -594,7 +605,7 @@ async def open_agent(
 
     When the agent dies, pending and later calls raise `PeerExited` with its exit code and
     the tail of its stderr. Leaving the block closes its stdin and waits for it to exit, then
-    ends its process group (`spawn_agent` says how, and the longest this takes).
+    ends its process group (`acpwire.streams.spawn_agent` says how, and the longest this takes).
     An exception ending the block (`PeerExited`, or one of the block's own) leaves it as
     itself, not in an ExceptionGroup.
     """

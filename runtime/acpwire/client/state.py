@@ -41,6 +41,7 @@ __all__ = [
 ]
 
 Role = Literal["user", "agent", "thought"]
+"""Who a `Message` is from: the user, the agent, or the agent's thought."""
 Meta = dict[str, Any]
 Handlers = dict[type[Any], Callable[[Any, Any], None]]
 Block = TypeVar("Block")
@@ -116,8 +117,11 @@ class Message(_Content[Block]):
     def __init__(self, generation: int, message_id: str | None, role: Role) -> None:
         super().__init__(generation)
         self.message_id = message_id
+        """Its `messageId` (None: v1 chunks sent without one)."""
         self.role: Role = role
+        """`user`, `agent` or `thought`."""
         self.meta: Meta | None = None
+        """Its `_meta`, patched by key as updates arrive."""
 
     def text(self) -> str:
         """The text blocks of the content, joined."""
@@ -150,15 +154,25 @@ class ToolCall(_Content[Item], Generic[Item, Location]):
     def __init__(self, generation: int, tool_call_id: str) -> None:
         super().__init__(generation)
         self.tool_call_id = tool_call_id
+        """Its `toolCallId`."""
         self.name: str | None = None
+        """The tool's programmatic name, when the agent gave one."""
         self.title: str | None = None
+        """Its title (None before the agent gave one)."""
         self.kind: str = "other"
+        """Its tool kind (`read`, `edit`, `execute`, ...)."""
         self.status: str = "pending"
+        """`pending`, `in_progress`, `completed`, `failed` (v2 also `paused`, `cancelled`)."""
         self.locations: list[Location] | None = None
+        """The files it touches (`ToolCallLocation`s), None when not given."""
         self.raw_input: Any = None
+        """The tool's raw input, as the agent sent it (any JSON)."""
         self.raw_output: Any = None
+        """The tool's raw output, as the agent sent it (any JSON)."""
         self.capabilities: v2.ToolCallCapabilities | None = None
+        """What the client may do with it (v2)."""
         self.meta: Meta | None = None
+        """Its `_meta`, patched by key as updates arrive."""
 
     def __repr__(self) -> str:
         return f"ToolCall({self.tool_call_id!r}, {self.title!r}, {self.kind}, {self.status})"
@@ -172,12 +186,19 @@ class Terminal(_Content[str]):
     def __init__(self, generation: int, terminal_id: str) -> None:
         super().__init__(generation)
         self.terminal_id = terminal_id
+        """Its `terminalId`."""
         self.command: str | None = None
+        """The command it runs, when reported."""
         self.cwd: str | None = None
+        """Its working directory, when reported."""
         self.exit_status: v2.TerminalExitStatus | None = None
+        """How it exited (None while it runs)."""
         self.size: v2.TerminalSize | None = None
+        """Its size in rows and columns, when reported."""
         self.capabilities: v2.TerminalCapabilities | None = None
+        """What the client may do with it."""
         self.meta: Meta | None = None
+        """Its `_meta`, patched by key as updates arrive."""
 
     def output(self) -> bytes:
         """The terminal's output bytes (each part is independently base64-encoded)."""
@@ -192,9 +213,13 @@ class Compaction(_Content[Block]):
     def __init__(self, generation: int, compaction_id: str) -> None:
         super().__init__(generation)
         self.compaction_id = compaction_id
+        """Its `compactionId`."""
         self.status: str = "in_progress"
+        """`in_progress`, `completed` or `failed`."""
         self.error: str | None = None
+        """Why it failed, when it did."""
         self.meta: Meta | None = None
+        """Its `_meta`, patched by key as updates arrive."""
 
 
 R = TypeVar("R", bound=_Record)
@@ -213,15 +238,25 @@ class _Fold(Generic[Update, Block]):
     def __init__(self) -> None:
         self._generation = 0
         self.messages: dict[str, Message[Block]] = {}
+        """The messages in the order they started, by `messageId` (v1 chunks without one: by
+        a key of their own): user messages, agent messages and thoughts (`Message.role`)."""
         self.compactions: dict[str, Compaction[Block]] = {}
+        """Context compactions by id."""
         self.title: str | None = None
+        """The session's title (`session_info_update`)."""
         self.updated_at: str | None = None
+        """When the session was last updated, as the agent reported it (ISO 8601)."""
         self.info_meta: Meta | None = None
+        """The `_meta` of `session_info_update`s, patched by key."""
         self.notices: list[Any] = []
+        """The agent's notices, in order."""
         self.unknown: list[Any] = []
+        """Updates of variants newer than these bindings (`OpenVariant`s), in order: kept,
+        never dropped."""
 
     def apply(self, update: Update) -> None:
-        """Fold one update into the state."""
+        """Fold one `session/update`'s update into the state (an unknown variant goes to
+        `unknown`)."""
         handler = self._handlers.get(type(update))
         if handler is None:
             self.unknown.append(update)
