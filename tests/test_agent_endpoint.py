@@ -113,10 +113,34 @@ def test_gates_table_agrees_with_the_schema_descriptions(surface: Surface) -> No
     assert set(GATES[surface.version]) >= set(table)
 
 
-class SessionsV2(v2.AgentBase):
-    async def session_new(self, params: v2.NewSessionRequest) -> v2.NewSessionResponse:
-        return v2.NewSessionResponse(session_id="s1")
+class BaselineSessions:
+    """v2's baseline session handlers (`capabilities.session` advertises them together), for
+    an agent class of either v2 surface: `class A(BaselineSessions, v2.AgentBase)`."""
 
+    async def session_new(self, params: Any) -> Any:
+        return _v2_module(params).NewSessionResponse(session_id="s1")
+
+    async def session_list(self, params: Any) -> Any:
+        return _v2_module(params).ListSessionsResponse(sessions=[])
+
+    async def session_resume(self, params: Any) -> Any:
+        return _v2_module(params).ResumeSessionResponse()
+
+    async def session_close(self, params: Any) -> Any:
+        return _v2_module(params).CloseSessionResponse()
+
+    async def session_prompt(self, params: Any) -> Any:
+        return _v2_module(params).PromptResponse(message_id="m1")
+
+    async def session_cancel(self, params: Any) -> None:
+        pass
+
+
+def _v2_module(params: Any) -> Any:
+    return v2u if type(params).__module__.startswith(v2u.__name__) else v2
+
+
+class SessionsV2(BaselineSessions, v2.AgentBase):
     async def session_delete(self, params: v2.DeleteSessionRequest) -> v2.DeleteSessionResponse:
         return v2.DeleteSessionResponse()
 
@@ -129,7 +153,7 @@ class LoadAndListV1(v1.AgentBase):
         return v1.ListSessionsResponse(sessions=[])
 
 
-class ForkV2(v2u.AgentBase):
+class ForkV2(BaselineSessions, v2u.AgentBase):
     async def session_fork(self, params: v2u.ForkSessionRequest) -> v2u.ForkSessionResponse:
         return v2u.ForkSessionResponse(session_id="fork")
 
@@ -193,14 +217,27 @@ def test_agent_capabilities_are_typed_by_the_agents_surface(tmp_path: Path) -> N
     assert '"acp_schema.v1.types.AgentCapabilities"; expected' in errors[0], errors
 
 
+class NewOnlyV2(v2.AgentBase):
+    async def session_new(self, params: v2.NewSessionRequest) -> v2.NewSessionResponse:
+        return v2.NewSessionResponse(session_id="s1")
+
+
 def test_capability_mismatches_in_both_directions() -> None:
     bare = v2.InitializeResponse(protocol_version=2, info=v2.Implementation(name="a", version="1"))
     assert capability_mismatches(SessionsV2, bare) == [
-        CapabilityMismatch("session/new", "capabilities.session", served=True),
+        CapabilityMismatch(method, "capabilities.session", served=True)
+        for method in ("session/new", "session/list", "session/resume", "session/close")
+    ] + [
+        CapabilityMismatch("session/prompt", "capabilities.session", served=True),
+        CapabilityMismatch("session/cancel", "capabilities.session", served=True),
         CapabilityMismatch("session/delete", "capabilities.session.delete", served=True),
     ]
     built = msgspec.structs.replace(bare, capabilities=agent_capabilities(SessionsV2))
-    assert [str(m) for m in capability_mismatches(SessionsV2, built)] == [
+    assert capability_mismatches(SessionsV2, built) == []
+    by_hand = msgspec.structs.replace(
+        bare, capabilities=v2.AgentCapabilities(session=v2.SessionCapabilities())
+    )
+    assert [str(m) for m in capability_mismatches(NewOnlyV2, by_hand)] == [
         f"`capabilities.session` advertises {method}, which is not implemented"
         for method in ("session/list", "session/resume", "session/close", "session/prompt")
     ] + ["`capabilities.session` advertises session/cancel, which is not implemented"]
@@ -278,7 +315,7 @@ async def test_unadvertised_methods_log_one_warning_naming_the_field(
     assert record.levelno == logging.WARNING
     message = record.getMessage()
     assert "session/new is served but `capabilities.session` does not advertise it" in message
-    assert "agent_capabilities(Unadvertised)" in message
+    assert "Unadvertised does not implement session/list, session/resume" in message
 
 
 TS_CLIENT = """
@@ -408,7 +445,7 @@ async def test_requests_behind_a_failed_initialize_are_not_initialized() -> None
 # =========================================================================== item 5: unstable surfaces
 
 
-class StatusAgent(v2u.AgentBase):
+class StatusAgent(BaselineSessions, v2u.AgentBase):
     def __init__(self, client: v2u.ClientPeer | None = None) -> None:
         pass
 
