@@ -209,7 +209,7 @@ async def served(
     """The example's work served by `turn_agents` over an in-memory stream, initialized
     over `version`."""
     agent_v2, agent_v1 = turn_agents(
-        tool_agent.work, name="tool-agent", store=store, page_size=page_size
+        tool_agent.work, name="tool-agent", version="1.0", store=store, page_size=page_size
     )
     agent_end, client_end = memory_stream_pair()
     async with anyio.create_task_group() as nursery:
@@ -396,7 +396,7 @@ async def v1_work_returning(turn: AgentTurn) -> StopReason | CustomStopReason:
 
 
 async def test_a_v1_turn_ending_with_a_stop_reason_v1_lacks_answers_minus_32603() -> None:
-    agent_v2, agent_v1 = turn_agents(v1_work_returning)
+    agent_v2, agent_v1 = turn_agents(v1_work_returning, name="a", version="1")
     agent_end, client_end = memory_stream_pair()
     async with anyio.create_task_group() as nursery:
         nursery.start_soon(
@@ -432,7 +432,7 @@ def test_the_tool_agent_example_runs_over_stdio() -> None:
 
 
 async def test_v1_tool_call_helpers_send_the_whole_content_so_far() -> None:
-    agent_v2, agent_v1 = turn_agents(edit_work)
+    agent_v2, agent_v1 = turn_agents(edit_work, name="a", version="1")
     agent_end, client_end = memory_stream_pair()
     async with anyio.create_task_group() as nursery:
         nursery.start_soon(

@@ -30,7 +30,7 @@ TOOL_AGENT_V1 = [
     "-c",
     "import trio; from acpwire import serve_agent; from acpwire.agent import turn_agents; "
     "from acpwire.examples.tool_agent import work; "
-    "trio.run(lambda: serve_agent(v1=turn_agents(work, name='tool-agent-v1')[1]))",
+    "trio.run(lambda: serve_agent(v1=turn_agents(work, name='tool-agent-v1', version='1')[1]))",
 ]
 SESSION = "sess_1"
 OPTIONS = [

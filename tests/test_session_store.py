@@ -45,7 +45,7 @@ async def finished_turn(peer: RawPeer, session_id: str, version: int) -> list[di
 
 
 async def test_initialize_advertises_what_is_served() -> None:
-    agent_v2, agent_v1 = turn_agents(tool_agent.work)
+    agent_v2, agent_v1 = turn_agents(tool_agent.work, name="tool-agent", version="1.0")
     for init, capabilities in (
         (V2_INIT, {"session": {}}),
         (

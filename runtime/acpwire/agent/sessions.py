@@ -4,8 +4,8 @@
         await turn.say("hello")
         return "end_turn"
 
-    trio.run(serve_turns, work)          # serve_turns(work, name=..., store=MyStore())
-    asyncio.run(serve_turns(work))       # the same on asyncio
+    trio.run(partial(serve_turns, work, name="my-agent", version="1.0"))
+    asyncio.run(serve_turns(work, name="my-agent", version="1.0", store=MyStore()))
 
 The agents `turn_agents` builds serve `session/new`, `session/prompt` (your work, as a v2
 `Turn` or a `V1Turn`), `session/cancel`, `session/close`, `session/list` (cursor paging),
@@ -29,7 +29,6 @@ import acp_schema.v1 as v1
 import acp_schema.v2 as v2
 from acp_schema import UNSET
 
-from .._version import __version__
 from ..errors import RpcError
 from .capabilities import agent_capabilities
 from .endpoint import serve_agent
@@ -116,13 +115,14 @@ class Served:
 def turn_agents(
     work: AnyWork,
     *,
-    name: str = "acpwire-agent",
-    version: str = __version__,
+    name: str,
+    version: str,
     store: SessionStore | None = None,
     page_size: int = 50,
 ) -> tuple[type[v2.AgentBase], type[v1.AgentBase]]:
     """The v2 and v1 agent classes serving `work` (for `serve_agent(v2cls, v1=v1cls)`),
-    sharing one store (a `MemorySessionStore` unless given)."""
+    sharing one store (a `MemorySessionStore` unless given); `name` and `version` as for
+    `serve_turns`."""
     served = Served(work, store or MemorySessionStore(), name, version, page_size)
     return (
         type("TurnAgentV2", (TurnAgentV2,), {"served": served}),
@@ -133,14 +133,20 @@ def turn_agents(
 async def serve_turns(
     work: AnyWork,
     *,
-    name: str = "acpwire-agent",
-    version: str = __version__,
+    name: str,
+    version: str,
     store: SessionStore | None = None,
     page_size: int = 50,
     **serve_options: Any,
 ) -> None:
     """Serve `work` over v2 and v1 (stdio unless `stream=` is given; the other options are
-    `serve_agent`'s): `trio.run(serve_turns, work)` or `asyncio.run(serve_turns(work))`."""
+    `serve_agent`'s): `trio.run(lambda: serve_turns(work, name="my-agent", version="1.0"))`
+    or `asyncio.run(serve_turns(work, name="my-agent", version="1.0"))`.
+
+    `name` and `version` are your agent's, as `initialize` reports them to the client (v2
+    `info`, v1 `agentInfo`): required, because no default would be true (acpwire's own
+    would name the library, not the agent). `store`: where sessions and their history live
+    (a `MemorySessionStore` by default). `page_size`: sessions per `session/list` page."""
     agent_v2, agent_v1 = turn_agents(
         work, name=name, version=version, store=store, page_size=page_size
     )
