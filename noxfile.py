@@ -109,8 +109,9 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def docs(session: nox.Session) -> None:
     """The API reference (pdoc) of acpwire and acp_schema from the docstrings into docs/_build
-    (`nox -s docs -- <dir>` for another directory). A pdoc warning, or a public object of
-    acpwire without a docstring, fails the build."""
+    (`nox -s docs -- <dir>` for another directory), with search. A pdoc warning, a public
+    object without a docstring, or a type in a rendered signature that links nowhere fails
+    the build (docs/build.py)."""
     _install(session, "docs")
     session.run("python", "docs/build.py", *session.posargs)
 

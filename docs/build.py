@@ -1,13 +1,23 @@
 """Build the API reference: `python docs/build.py [OUTPUT_DIR]` (what `nox -s docs` runs).
 
-pdoc renders `acpwire` (its front door, and the public modules `acpwire.streams` and
-`acpwire.testing`; the examples are in the README) and `acp_schema` (v1, v2 and their
-unstable surfaces) from the docstrings into OUTPUT_DIR (default docs/_build). Any warning
-pdoc emits (an annotation it cannot resolve, a module it cannot import, ...) fails the build,
-and so does a public object without a docstring: a name a rendered module exports (`acpwire`'s
-`__all__`; everything of `acp_schema`, its version modules and their `types`, `methods`,
-`handlers` and `unstable` submodules), or a public attribute, method or property a class of that
-package defines.
+pdoc renders `acpwire` (its front door, the public packages `acpwire.agent`,
+`acpwire.client`, `acpwire.errors`, `acpwire.streams` and `acpwire.testing`; the examples are
+in the README) and `acp_schema` (v1, v2 and their unstable surfaces) from the docstrings into
+OUTPUT_DIR (default docs/_build), with a search index. The build fails on:
+
+- any warning pdoc emits (an annotation it cannot resolve, a module it cannot import, ...);
+- a public object without a docstring: a name a rendered module exports (`__all__`;
+  everything of `acp_schema`, its version modules and their `types`, `methods`, `handlers`
+  and `unstable` submodules), or a public attribute, method or property a class of the
+  package defines (or inherits from a private base class: shown as its own);
+- a type of this project in a rendered signature, annotation or class header that links
+  nowhere: one the reference does not render (an internal class in a public signature).
+
+What pdoc is taught here: members of private base classes (`SessionState.apply` is
+`_Fold.apply`) render as the class's own; a type alias re-exported by a package is documented
+by the docstring at its definition; the bindings' unions show as their names
+(`acp_schema.v2.types.SessionUpdate`, not their variants and metadata); a base class defined in
+a private module links to the public module exporting it.
 """
 
 from __future__ import annotations

@@ -20,7 +20,10 @@ ROOT = Path(__file__).parents[1]
 README = (ROOT / "README.md").read_text()
 EXAMPLES = tuple(
     f"runtime/acpwire/examples/{name}.py"
-    for name in ("hello_agent", "hello_client", "tool_agent", "render_turn", "asyncio_service")
+    for name in (
+        *("hello_agent", "hello_client", "tool_agent", "render_turn", "asyncio_service"),
+        "hello_v1_agent",
+    )
 )
 SESSION_EXAMPLES = EXAMPLES[2:4]
 
@@ -94,6 +97,7 @@ def test_the_example_commands_print_what_the_readme_shows(tmp_path: Path) -> Non
     shown = CONSOLE_BLOCK.findall(README)
     assert [command.split(" -- ")[0] for command, _ in shown] == [
         "python -m acpwire.examples.hello_client",
+        'echo yes | python -m acpwire.examples.render_turn "Hi"',  # with the v1 agent
         'echo allow | python -m acpwire.examples.render_turn "remember the milk"',
     ]
     for command, output in shown:
