@@ -9,6 +9,15 @@ support module, the templates, a mapping rule) that changes what users get for t
 `acpwire` requires the `acp-schema` of the schema release it is tested against (schema/lock.json)
 from this revision on, up to the next minor release: `acp-schema>=2.4.0.3,<2.5`.
 
+Bindings of a snapshot (schema files never published as an npm release, see codegen/sources.py)
+carry the label the user gave as a PEP 440 local version: release label `2.4.0+main.b7f0005`
+(the npm release the snapshot builds on, then a label) gives `2.4.0.3+main.b7f0005`. A local
+version sorts right after the release it builds on, satisfies the acpwire requirement of that
+release series (version specifiers ignore local labels, so it installs next to that acpwire),
+and cannot be uploaded to PyPI, so a snapshot's wheel is never published as if it were the
+release. (A pre-release number such as `2.5.0.3.dev0` would be hidden from pip by default, fall
+outside `<2.5`, and claim a release number upstream has not given; labels with `-` are refused.)
+
     python -m codegen.release stage-schema <schema-dir> <build-dir>
     python -m codegen.release stage-runtime <build-dir>
 
@@ -36,34 +45,57 @@ SHARED_FILES = ("LICENSE", "CHANGELOG.md")
 # The file acpwire's build hook reads its acp-schema requirement from.
 REQUIREMENT_FILE = "acp-schema-requirement.txt"
 
-_RELEASE = re.compile(r"(\d+)\.(\d+)\.(\d+)")
+_RELEASE = re.compile(r"(\d+)\.(\d+)\.(\d+)(?:\+([A-Za-z0-9]+(?:[-_.][A-Za-z0-9]+)*))?")
+RELEASE_FORMS = (
+    "MAJOR.MINOR.PATCH (an npm release) or MAJOR.MINOR.PATCH+LABEL (a snapshot: the npm release it "
+    "builds on, then a label such as main.b7f0005)"
+)
 
 
 class ReleaseError(Exception):
     """A schema release that cannot be turned into a package version."""
 
 
-def _release_parts(release: str) -> tuple[int, int, int]:
+def _parse(release: str) -> tuple[int, int, int, str | None]:
     match = _RELEASE.fullmatch(release)
     if match is None:
         raise ReleaseError(
-            f"schema release {release!r} is not MAJOR.MINOR.PATCH; "
-            "acp-schema versions are <release>.<bindings revision> and need a final release"
+            f"schema release {release!r} is not {RELEASE_FORMS}; acp-schema versions are "
+            "<release>.<bindings revision>[+label] and need one of these forms"
         )
-    major, minor, patch = (int(part) for part in match.groups())
-    return major, minor, patch
+    major, minor, patch, label = match.groups()
+    return int(major), int(minor), int(patch), label
+
+
+def local_label(release: str) -> str | None:
+    """'2.4.0+Main_b7f0005' -> 'main.b7f0005' (PEP 440's normal form); None for an npm release."""
+    label = _parse(release)[3]
+    return None if label is None else re.sub(r"[-_]", ".", label.lower())
 
 
 def schema_package_version(release: str, revision: int = BINDINGS_REVISION) -> str:
-    """'2.4.0' -> '2.4.0.<revision>': the acp-schema version for bindings of that release."""
-    major, minor, patch = _release_parts(release)
-    return f"{major}.{minor}.{patch}.{revision}"
+    """The acp-schema version of bindings generated from `release`.
+
+    '2.4.0' -> '2.4.0.<revision>'; a snapshot '2.4.0+main.b7f0005' -> '2.4.0.<revision>+main.b7f0005'.
+    """
+    major, minor, patch, _ = _parse(release)
+    label = local_label(release)
+    return f"{major}.{minor}.{patch}.{revision}" + (f"+{label}" if label else "")
 
 
 def runtime_requirement(release: str, revision: int = BINDINGS_REVISION) -> str:
     """The acp-schema requirement of an acpwire tested against bindings of `release`."""
-    major, minor, _ = _release_parts(release)
-    return f"acp-schema>={schema_package_version(release, revision)},<{major}.{minor + 1}"
+    major, minor, patch, _ = _parse(release)
+    return f"acp-schema>={major}.{minor}.{patch}.{revision},<{major}.{minor + 1}"
+
+
+def runtime_accepts(runtime_release: str, bindings_release: str) -> bool:
+    """Whether the acpwire built against `runtime_release` installs next to the acp-schema of
+    `bindings_release` (both at BINDINGS_REVISION): `runtime_requirement` spelled out. A local
+    label plays no part, as in every PEP 440 version specifier."""
+    major, minor, patch, _ = _parse(runtime_release)
+    b_major, b_minor, b_patch, _ = _parse(bindings_release)
+    return (b_major, b_minor) == (major, minor) and b_patch >= patch
 
 
 def _copy_project_files(distribution: str, build_dir: Path) -> None:
@@ -90,7 +122,7 @@ def stage_runtime(build_dir: Path, schema_dir: Path = ROOT / "schema") -> None:
         build_dir / "acpwire",
         ignore=shutil.ignore_patterns("__pycache__"),
     )
-    requirement = runtime_requirement(read_lock(schema_dir).version)
+    requirement = runtime_requirement(read_lock(schema_dir).release)
     (build_dir / REQUIREMENT_FILE).write_text(requirement + "\n")
 
 

@@ -81,8 +81,8 @@ def test_a_release_that_is_not_major_minor_patch_has_no_version(release: str) ->
 
 def test_committed_bindings_carry_the_version_of_the_locked_release() -> None:
     lock = read_lock(ROOT / "schema")
-    assert acp_schema.__version__ == f"{lock.version}.{BINDINGS_REVISION}"
-    assert all(f"@{lock.version} " in source for source, _ in acp_schema.SCHEMA_RELEASES.values())
+    assert acp_schema.__version__ == f"{lock.release}.{BINDINGS_REVISION}"
+    assert all(f"@{lock.release} " in source for source, _ in acp_schema.SCHEMA_RELEASES.values())
 
 
 # --- staged projects ----------------------------------------------------------
@@ -106,7 +106,7 @@ def test_staged_runtime_project_requires_the_locked_release(tmp_path: Path) -> N
     stage_runtime(build)
 
     lock = read_lock(ROOT / "schema")
-    assert (build / REQUIREMENT_FILE).read_text() == runtime_requirement(lock.version) + "\n"
+    assert (build / REQUIREMENT_FILE).read_text() == runtime_requirement(lock.release) + "\n"
     assert (build / "acpwire" / "__init__.py").read_text() == (
         ROOT / "runtime" / "acpwire" / "__init__.py"
     ).read_text()

@@ -11,8 +11,15 @@ from typing import Any
 
 import pytest
 
-from codegen import patch_fields, vendor
-from codegen.lock import SCHEMA_FILES, LockMismatch, read_lock, verify_lock, write_lock
+from codegen import vendor
+from codegen.lock import (
+    SCHEMA_FILES,
+    LockMismatch,
+    NpmRelease,
+    read_lock,
+    verify_lock,
+    write_lock,
+)
 from codegen.vendor import (
     DEFS,
     METHODS,
@@ -21,7 +28,6 @@ from codegen.vendor import (
     Report,
     Section,
     VendorError,
-    admits_null,
     dir_reports,
     format_report,
     schema_report,
@@ -48,13 +54,6 @@ def variant(tag: str, value: str) -> dict[str, Any]:
         "properties": {tag: {"type": "string", "const": value}},
         "required": [tag],
     }
-
-
-@pytest.fixture(autouse=True)
-def fixed_patch_fields(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A fixed three-state config so the tests do not follow edits to patch_fields.py."""
-    monkeypatch.setitem(patch_fields.PATCH_FIELDS, "v1", {"Patch": "*"})
-    monkeypatch.setitem(patch_fields.PATCH_FIELDS, "v2", {"Patch": "*", "Usage": ("cost",)})
 
 
 # --- $defs ------------------------------------------------------------------
@@ -176,32 +175,20 @@ def test_plain_enums_and_undiscriminated_unions_have_no_variants() -> None:
 
 
 # --- three-state fields -----------------------------------------------------
+# Which fields are three-state is the schema's descriptions' say (tests/test_patch_semantics.py);
+# the report lists the ones that change.
 
-
-@pytest.mark.parametrize(
-    ("prop", "expected"),
-    [
-        ({"type": ["string", "null"]}, True),
-        ({"type": "null"}, True),
-        ({"anyOf": [{"$ref": "#/$defs/Kind"}, {"type": "null"}]}, True),
-        ({"oneOf": [{"type": "integer"}, {"type": "null"}]}, True),
-        ({"description": "any JSON value"}, True),
-        (True, True),
-        ({"type": "string"}, False),
-        ({"$ref": "#/$defs/Kind"}, False),
-        ({"allOf": [{"$ref": "#/$defs/Kind"}]}, False),
-        ({"anyOf": [{"type": "integer"}, {"type": "string"}]}, False),
-        ({"const": "x"}, False),
-    ],
+PATCH_TYPE_DOC = (
+    "Only `id` is required. Other fields have patch semantics: omitted fields leave the stored "
+    "value unchanged, `null` clears it, and concrete values replace it."
 )
-def test_admits_null(prop: Any, expected: bool) -> None:
-    assert admits_null(prop) is expected
 
 
-def test_three_state_star_selects_optional_nullable_fields() -> None:
+def test_three_state_fields_follow_the_descriptions() -> None:
     old = schema(
         Patch={
             "type": "object",
+            "description": PATCH_TYPE_DOC,
             "properties": {"id": {"type": "string"}, "title": NULLABLE_STR},
             "required": ["id"],
         }
@@ -209,14 +196,14 @@ def test_three_state_star_selects_optional_nullable_fields() -> None:
     new = schema(
         Patch={
             "type": "object",
+            "description": PATCH_TYPE_DOC,
             "properties": {
                 "id": {"type": "string"},
                 "kind": {"anyOf": [{"$ref": "#/$defs/Kind"}, {"type": "null"}]},
                 "rawInput": {"description": "untyped: any JSON"},
                 "count": {"type": "integer"},
-                "must": NULLABLE_STR,
             },
-            "required": ["id", "must"],
+            "required": ["id"],
         }
     )
 
@@ -226,22 +213,24 @@ def test_three_state_star_selects_optional_nullable_fields() -> None:
     assert section.removed == ("Patch.title",)
 
 
-def test_three_state_explicit_list_and_unlisted_types() -> None:
-    usage = {
-        "type": "object",
-        "properties": {"cost": NULLABLE_STR, "size": NULLABLE_STR},
-        "required": [],
+def test_a_field_described_as_patch_is_reported_on_its_own() -> None:
+    cost = {
+        **NULLABLE_STR,
+        "description": "Omitted leaves the last reported cost unchanged. `null` clears it.",
     }
-    old = schema(Other={"type": "object", "properties": {"x": NULLABLE_STR}})
-    new = schema(Usage=usage, Other={"type": "object", "properties": {"y": NULLABLE_STR}})
+    usage = {"type": "object", "properties": {"cost": cost, "size": NULLABLE_STR}}
+    old = schema(Usage={"type": "object", "properties": {"size": NULLABLE_STR}})
+    new = schema(Usage=usage)
 
     assert schema_report(old, new, "v2").section(THREE_STATE).added == ("Usage.cost",)
-    # v1 does not list Usage at all.
-    assert schema_report(old, new, "v1").section(THREE_STATE).is_empty
 
 
 def test_field_becoming_required_stops_being_three_state() -> None:
-    patch = {"type": "object", "properties": {"title": NULLABLE_STR}}
+    patch = {
+        "type": "object",
+        "description": "All fields are optional to support partial updates.",
+        "properties": {"title": NULLABLE_STR},
+    }
     old = schema(Patch=patch)
     new = schema(Patch={**patch, "required": ["title"]})
 
@@ -418,16 +407,16 @@ def test_fetch_writes_a_locked_release_into_a_new_dir(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     current = write_schemas(tmp_path / "schema", {n: schema() for n in SCHEMA_FILES})
-    write_lock(current, "@scope/pkg", "1.0.0")
+    write_lock(current, NpmRelease("@scope/pkg", "1.0.0"))
     docs = {name: schema(A={"type": "string"}) for name in SCHEMA_FILES}
     fake_registry(monkeypatch, tmp_path, docs)
 
-    reports = vendor.fetch("2.0.0", tmp_path / "build" / "schema-2.0.0", "@scope/pkg", current)
+    done = vendor.fetch("2.0.0", tmp_path / "build" / "schema-2.0.0", "@scope/pkg", current)
 
-    assert [report.section(DEFS).added for report in reports] == [("A",)] * len(SCHEMA_FILES)
+    assert [report.section(DEFS).added for report in done.reports] == [("A",)] * len(SCHEMA_FILES)
     lock = verify_lock(tmp_path / "build" / "schema-2.0.0")
-    assert (lock.package, lock.version) == ("@scope/pkg", "2.0.0")
-    assert read_lock(current).version == "1.0.0"  # the vendored schema is untouched
+    assert lock.source == NpmRelease("@scope/pkg", "2.0.0")
+    assert read_lock(current).release == "1.0.0"  # the vendored schema is untouched
 
 
 def test_update_reports_then_installs_and_locks(
@@ -435,16 +424,16 @@ def test_update_reports_then_installs_and_locks(
 ) -> None:
     old_docs = {name: schema(A={"type": "string"}) for name in SCHEMA_FILES}
     schema_dir = write_schemas(tmp_path / "schema", old_docs)
-    write_lock(schema_dir, "@scope/pkg", "1.0.0")
+    write_lock(schema_dir, NpmRelease("@scope/pkg", "1.0.0"))
     new_docs = {name: schema(A={"type": "string"}, B={"type": "null"}) for name in SCHEMA_FILES}
 
     fake_registry(monkeypatch, tmp_path, new_docs)
 
-    reports = vendor.update("2.0.0", schema_dir, "@scope/pkg")
+    done = vendor.update("2.0.0", schema_dir, "@scope/pkg")
 
-    assert [report.section(DEFS).added for report in reports] == [("B",)] * len(SCHEMA_FILES)
+    assert [report.section(DEFS).added for report in done.reports] == [("B",)] * len(SCHEMA_FILES)
     lock = verify_lock(schema_dir)
-    assert (lock.package, lock.version) == ("@scope/pkg", "2.0.0")
+    assert lock.source == NpmRelease("@scope/pkg", "2.0.0")
     for name, doc in new_docs.items():
         assert json.loads((schema_dir / name).read_text()) == doc
 
@@ -456,7 +445,7 @@ def test_update_reports_then_installs_and_locks(
 def locked_dir(tmp_path: Path) -> Path:
     docs = {name: schema(A={"type": "string"}) for name in SCHEMA_FILES}
     schema_dir = write_schemas(tmp_path / "schema", docs)
-    write_lock(schema_dir, "@agentclientprotocol/sdk", "9.9.9")
+    write_lock(schema_dir, NpmRelease("@agentclientprotocol/sdk", "9.9.9"))
     return schema_dir
 
 
