@@ -21,7 +21,9 @@ The type's description covers some or all of its fields:
 Or the field's own description says both halves: omission leaves it unchanged ("Omission leaves
 the title unchanged", "Omission means no change", "Omitted leaves the last reported cost
 unchanged", "Omitted means unchanged") and `null` clears, unsets, resets or removes it ("`null`
-unsets it", "`null` resets it to `other`", "`null` removes the current report", "`null` or `[]` clears it").
+unsets it", "`null` resets it to `other`", "`null` removes the current report", "`null` or `[]`
+clears it"). The protocol repository's main branch words `_meta` "Omitted means no metadata
+update; `null` is an explicit clear signal.", which is recognised too.
 
 A field whose description says omission and `null` mean the same ("Omitted and `null` are
 equivalent", "Omitting it or sending `null` both mean ...") is never a patch field, whatever its
@@ -51,10 +53,11 @@ _ALL = (
 )
 _OMISSION = re.compile(
     r"\b(?:Omission|Omitted|Omitting it)\s+"
-    r"(?:leaves\b[^.]*\bunchanged\b|means\s+(?:no\s+change|unchanged)\b)"
+    r"(?:leaves\b[^.]*\bunchanged\b|means\s+(?:unchanged|no\s+(?:[\w-]+\s+)?(?:change|update))\b)"
 )
 _NULL = re.compile(
-    r"`null`(?:\s+or\s+`[^`]*`)?\s+(?:clears|unsets|resets|removes)\b|\bSet to null to clear\b"
+    r"`null`(?:\s+or\s+`[^`]*`)?\s+(?:clears|unsets|resets|removes)\b"
+    r"|`null`\s+is\s+an\s+explicit\s+clear\b|\bSet to null to clear\b"
 )
 _SAME_MEANING = re.compile(
     r"\b(?:Omission|Omitted|Omitting)\b[^.]*\bnull\b[^.]*\b(?:equivalent|both)\b", re.IGNORECASE

@@ -22,7 +22,13 @@ outside `<2.5`, and claim a release number upstream has not given; labels with `
     python -m codegen.release stage-runtime <build-dir>
 
 write a self-contained project (pyproject.toml, README.md, LICENSE, CHANGELOG.md and the
-package) that `pip wheel` builds.
+package) that `pip wheel` builds. The acpwire README's requirement line is written from
+`runtime_requirement`, the same source as the wheel's metadata, so the two cannot drift.
+
+    python -m codegen.release compatibility <schema-dir>
+
+says whether the acp-schema built from `<schema-dir>` installs next to the acpwire built from
+schema/, and what to do when it does not (`nox -s dist` prints it).
 """
 
 from __future__ import annotations
@@ -35,15 +41,19 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from codegen.lock import read_lock
+from codegen.lock import LockMismatch, SchemaLock, read_lock
 
 BINDINGS_REVISION = 1
 
 ROOT = Path(__file__).resolve().parent.parent
 DISTRIBUTIONS = ROOT / "distributions"
 SHARED_FILES = ("LICENSE", "CHANGELOG.md")
+RUNTIME_PACKAGE = ROOT / "runtime" / "acpwire"
 # The file acpwire's build hook reads its acp-schema requirement from.
 REQUIREMENT_FILE = "acp-schema-requirement.txt"
+# In distributions/acpwire/README.md: replaced by the requirement when the project is staged.
+REQUIREMENT_MARKER = "@ACP_SCHEMA_REQUIREMENT@"
+_VERSION_LINE = re.compile(r"""^__version__ = ["']([^"']+)["']""", re.MULTILINE)
 
 _RELEASE = re.compile(r"(\d+)\.(\d+)\.(\d+)(?:\+([A-Za-z0-9]+(?:[-_.][A-Za-z0-9]+)*))?")
 RELEASE_FORMS = (
@@ -115,15 +125,62 @@ def stage_schema(schema_dir: Path, build_dir: Path) -> None:
 
 
 def stage_runtime(build_dir: Path, schema_dir: Path = ROOT / "schema") -> None:
-    """The acpwire project: runtime/acpwire plus its acp-schema requirement from the lock."""
+    """The acpwire project: runtime/acpwire plus its acp-schema requirement from the lock, in
+    the metadata (REQUIREMENT_FILE, read by the build hook) and in the README."""
     _copy_project_files("acpwire", build_dir)
     shutil.copytree(
-        ROOT / "runtime" / "acpwire",
-        build_dir / "acpwire",
-        ignore=shutil.ignore_patterns("__pycache__"),
+        RUNTIME_PACKAGE, build_dir / "acpwire", ignore=shutil.ignore_patterns("__pycache__")
     )
     requirement = runtime_requirement(read_lock(schema_dir).release)
     (build_dir / REQUIREMENT_FILE).write_text(requirement + "\n")
+    readme = build_dir / "README.md"
+    text = readme.read_text()
+    if REQUIREMENT_MARKER not in text:
+        raise ReleaseError(
+            f"{DISTRIBUTIONS / 'acpwire' / 'README.md'} has no {REQUIREMENT_MARKER}: the line "
+            "naming acpwire's acp-schema requirement must be written from the lock"
+        )
+    readme.write_text(text.replace(REQUIREMENT_MARKER, f"`{requirement}`"))
+
+
+def runtime_version() -> str:
+    """acpwire's `__version__` (what hatch reads for the wheel)."""
+    match = _VERSION_LINE.search((RUNTIME_PACKAGE / "__init__.py").read_text())
+    if match is None:
+        raise ReleaseError(f"no __version__ line in {RUNTIME_PACKAGE / '__init__.py'}")
+    return match[1]
+
+
+def compatibility(bindings: SchemaLock, runtime: SchemaLock, acpwire_version: str) -> str:
+    """Whether bindings generated from `bindings` install next to the acpwire built against
+    `runtime` (schema/), and what to do when they do not."""
+    version = schema_package_version(bindings.release)
+    lines = [
+        f"acpwire {acpwire_version} requires {runtime_requirement(runtime.release)} "
+        f"(tested against {runtime.origin})."
+    ]
+    wheel = f"acp-schema {version} ({bindings.origin})"
+    if not runtime_accepts(runtime.release, bindings.release):
+        lines.append(
+            f"{wheel} is outside that range: pip refuses to install the two together "
+            "('conflicting dependencies', ResolutionImpossible). Use these bindings on their "
+            "own (acp_schema needs msgspec only), or build an acpwire for them: vendor them "
+            "into schema/ (`nox -s update_schema -- ...`), run `nox -s tests`, then "
+            "`nox -s dist`. `pip install --no-deps` installs them anyway, untested."
+        )
+        return "\n".join(lines)
+    lines.append(f"{wheel} is inside that range: pip installs the two together.")
+    label = local_label(bindings.release)
+    if bindings.source != runtime.source:
+        lines.append(
+            f"acpwire was not tested against {bindings.origin}"
+            + (f" (version specifiers ignore the local label +{label})" if label else "")
+            + ": run the tests on these bindings first (vendor them into schema/ with "
+            "`nox -s update_schema -- ...`, then `nox -s tests`)."
+        )
+    if label:
+        lines.append(f"{version} is a local version: for local use, PyPI refuses to upload it.")
+    return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -134,13 +191,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     schema_cmd.add_argument("build_dir", type=Path)
     runtime_cmd = commands.add_parser("stage-runtime", help="stage the acpwire project")
     runtime_cmd.add_argument("build_dir", type=Path)
+    compat_cmd = commands.add_parser(
+        "compatibility", help="which acpwire the bindings of a schema dir install next to"
+    )
+    compat_cmd.add_argument("schema_dir", type=Path)
     args = parser.parse_args(argv)
     try:
         if args.command == "stage-schema":
             stage_schema(args.schema_dir.resolve(), args.build_dir.resolve())
-        else:
+        elif args.command == "stage-runtime":
             stage_runtime(args.build_dir.resolve())
-    except (ReleaseError, subprocess.CalledProcessError) as exc:
+        else:
+            runtime = read_lock(ROOT / "schema")
+            print(compatibility(read_lock(args.schema_dir), runtime, runtime_version()))
+            return 0
+    except (ReleaseError, LockMismatch, subprocess.CalledProcessError) as exc:
         print(f"codegen.release: {exc}", file=sys.stderr)
         return 1
     print(f"staged {args.build_dir}")

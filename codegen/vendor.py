@@ -2,6 +2,7 @@
 
     python -m codegen.vendor update <npm-version> [--package NAME] [--schema-dir schema]
     python -m codegen.vendor update --from PATH [--rev REF] --release X.Y.Z+LABEL [--schema-dir schema]
+        (either update also takes --compare-with DIR: report against DIR, not the schema dir)
     python -m codegen.vendor fetch <npm-version> <dest-dir> [--package NAME]
     python -m codegen.vendor fetch --from PATH [--rev REF] --release X.Y.Z+LABEL <dest-dir>
     python -m codegen.vendor report <old-dir> <new-dir>
@@ -407,7 +408,8 @@ def format_section(section: Section) -> list[str]:
     if section.title == DEFS:
         counts += f" ~{len(section.changed)} ({len(section.docs_only)} docs only)"
     elif section.changed:
-        counts += f" ~{len(section.changed)}"
+        changed = f"~{len(section.changed)}"
+        counts = f"{counts} {changed}" if section.added or section.removed else changed
     structural = tuple(name for name in section.changed if name not in section.docs_only)
     lines = [f"  {section.title}: {counts}"]
     for label, items in (
@@ -694,6 +696,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_source_arguments(update_cmd)
     update_cmd.add_argument("--schema-dir", type=Path, default=Path("schema"))
+    update_cmd.add_argument(
+        "--compare-with",
+        type=Path,
+        metavar="DIR",
+        help="report against DIR (default: --schema-dir)",
+    )
 
     fetch_cmd = commands.add_parser(
         "fetch", help="fetch and lock an npm release's or a snapshot's schema files into a new dir"
@@ -720,7 +728,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         check_source_arguments(parser, args)
     try:
         if args.command == "update":
-            done = vendor_into(args, args.schema_dir, None)
+            done = vendor_into(args, args.schema_dir, args.compare_with)
             print(f"vendored {done.lock.origin} into {args.schema_dir}")
         elif args.command == "fetch":
             done = vendor_into(args, fresh_dir(args.dest), Path("schema"))

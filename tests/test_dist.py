@@ -15,11 +15,14 @@ from packaging.version import Version
 
 import acp_schema
 import acpwire
-from codegen.lock import read_lock
+from codegen.lock import NpmRelease, SchemaLock, Snapshot, read_lock
 from codegen.release import (
     BINDINGS_REVISION,
     REQUIREMENT_FILE,
+    REQUIREMENT_MARKER,
     ReleaseError,
+    compatibility,
+    runtime_accepts,
     runtime_requirement,
     schema_package_version,
     stage_runtime,
@@ -73,7 +76,36 @@ def test_runtime_requirement_spans_the_tested_minor_release() -> None:
     ]
 
 
-@pytest.mark.parametrize("release", ["2.5.0-beta.1", "2.5", "v2.5.0", "2.5.0.1"])
+@pytest.mark.parametrize(
+    ("release", "version"),
+    [
+        ("2.4.0+main.b7f0005", "2.4.0.3+main.b7f0005"),
+        ("2.4.0+Fork_PR-12.abc", "2.4.0.3+fork.pr.12.abc"),  # PEP 440's normal form
+    ],
+)
+def test_a_snapshot_label_becomes_a_local_version(release: str, version: str) -> None:
+    assert schema_package_version(release, 3) == version
+    assert str(Version(version)) == version  # valid and normalised PEP 440
+    assert Version(version) > Version("2.4.0.3") and Version(version) < Version("2.4.0.4")
+    # specifiers ignore local labels: it installs next to the acpwire of 2.4.0
+    assert Version(version) in SpecifierSet(
+        runtime_requirement("2.4.0", 3).removeprefix("acp-schema")
+    )
+    assert runtime_requirement(release, 3) == runtime_requirement("2.4.0", 3)
+
+
+@pytest.mark.parametrize("runtime", ["2.4.0", "2.4.3", "3.0.0", "2.4.0+main.x"])
+@pytest.mark.parametrize(
+    "bindings", ["2.3.9", "2.4.0", "2.4.1", "2.4.0+main.x", "2.5.0", "1.4.0", "3.0.0"]
+)
+def test_runtime_accepts_is_the_requirement_spelled_out(runtime: str, bindings: str) -> None:
+    specifier = SpecifierSet(runtime_requirement(runtime).removeprefix("acp-schema"))
+    assert runtime_accepts(runtime, bindings) is (
+        Version(schema_package_version(bindings)) in specifier
+    )
+
+
+@pytest.mark.parametrize("release", ["2.5.0-beta.1", "2.5", "v2.5.0", "2.5.0.1", "2.5.0+"])
 def test_a_release_that_is_not_major_minor_patch_has_no_version(release: str) -> None:
     with pytest.raises(ReleaseError, match=r"MAJOR\.MINOR\.PATCH"):
         schema_package_version(release)
@@ -115,6 +147,58 @@ def test_staged_runtime_project_requires_the_locked_release(tmp_path: Path) -> N
     match = HATCH_VERSION.search(version_file.read_text())
     assert match is not None and match["version"] == acpwire.__version__
     assert not list(build.rglob("__pycache__"))
+
+
+def test_staged_runtime_readme_names_the_requirement_of_its_metadata(tmp_path: Path) -> None:
+    """The README line is written from the same requirement as the wheel's dependency, so the
+    two cannot drift; the source README holds the marker only."""
+    source = (DISTRIBUTIONS / "acpwire" / "README.md").read_text()
+    assert source.count(REQUIREMENT_MARKER) == 1
+    assert "[trio](https://trio.readthedocs.io) and asyncio" in source
+    assert "trio runtime" not in source
+    build = tmp_path / "acpwire"
+    stage_runtime(build)
+
+    readme = (build / "README.md").read_text()
+    requirement = (build / REQUIREMENT_FILE).read_text().strip()
+    assert f"this one requires `{requirement}`" in " ".join(readme.split())
+    assert REQUIREMENT_MARKER not in readme
+
+
+# --- which acpwire installs next to which bindings ------------------------------
+
+
+def lock(source: NpmRelease | Snapshot) -> SchemaLock:
+    return SchemaLock(source, {})
+
+
+SDK = "@agentclientprotocol/sdk"
+
+
+def test_compatibility_of_the_bindings_acpwire_is_built_with() -> None:
+    text = compatibility(lock(NpmRelease(SDK, "2.4.0")), lock(NpmRelease(SDK, "2.4.0")), "0.2.0")
+    rev = BINDINGS_REVISION
+    assert text.splitlines() == [
+        f"acpwire 0.2.0 requires acp-schema>=2.4.0.{rev},<2.5 (tested against {SDK}@2.4.0).",
+        f"acp-schema 2.4.0.{rev} ({SDK}@2.4.0) is inside that range: pip installs the two "
+        "together.",
+    ]
+
+
+def test_compatibility_of_another_release_says_what_to_do() -> None:
+    text = compatibility(lock(NpmRelease(SDK, "2.2.0")), lock(NpmRelease(SDK, "2.4.0")), "0.2.0")
+    assert "is outside that range: pip refuses to install the two together" in text
+    assert "ResolutionImpossible" in text and "`nox -s update_schema -- ...`" in text
+    assert "pip install --no-deps" in text
+
+
+def test_compatibility_of_a_snapshot_warns_it_is_untested_and_local() -> None:
+    snapshot = Snapshot("2.4.0+main.b7f0005", "/src/acp", "main", "b7f0005")
+    text = compatibility(lock(snapshot), lock(NpmRelease(SDK, "2.4.0")), "0.2.0")
+    assert "is inside that range: pip installs the two together." in text
+    assert "acpwire was not tested against snapshot 2.4.0+main.b7f0005 (git b7f0005)" in text
+    assert "(version specifiers ignore the local label +main.b7f0005)" in text
+    assert "PyPI refuses to upload it" in text
 
 
 # --- published metadata -------------------------------------------------------

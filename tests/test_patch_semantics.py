@@ -74,6 +74,8 @@ def test_the_rule_finds_the_known_patch_fields() -> None:
         "Omitted leaves the last reported cost unchanged. `null` clears it. A value replaces it.",
         "Optional and nullable. Omitted means unchanged. `null` removes the\ncurrent report.",
         "Omitted leaves content unchanged. `null` or `[]` clears it.",
+        # the protocol repository's main branch (after the 2.4.0 npm release)
+        "Omitted means no metadata update; `null` is an explicit clear signal.",
     ],
 )
 def test_a_field_that_says_both_halves_is_three_state(text: str) -> None:

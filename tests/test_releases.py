@@ -10,61 +10,23 @@ removed, a patch field dropped) the generator says so, naming the type and field
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import textwrap
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
+from schema_edits import (
+    Schema,
+    add_progress_variant,
+    drop_def,
+    generate_and_probe,
+    rename_def,
+    synthetic_release,
+)
 
 from codegen.__main__ import main as codegen_main
-from codegen.lock import SCHEMA_FILES, NpmRelease, write_lock
+from codegen.lock import SCHEMA_FILES
 from codegen.release import BINDINGS_REVISION
 
-ROOT = Path(__file__).resolve().parent.parent
-PACKAGE = "@agentclientprotocol/sdk"
 NEXT = "9.0.0"
-
-Schema = dict[str, Any]
-Edit = Callable[[str, Schema], None]
-
-
-def synthetic_release(tmp_path: Path, release: str, edit: Edit) -> Path:
-    """schema/ with `edit(file name, parsed schema)` applied to each file, locked as `release`."""
-    out = tmp_path / f"schema-{release}"
-    for name in SCHEMA_FILES:
-        schema = json.loads((ROOT / "schema" / name).read_text())
-        edit(name, schema)
-        (out / name).parent.mkdir(parents=True, exist_ok=True)
-        (out / name).write_text(json.dumps(schema, indent=2))
-    write_lock(out, NpmRelease(PACKAGE, release))
-    return out
-
-
-def rename_def(schema: Schema, old: str, new: str) -> Schema:
-    """`old` renamed to `new`, every $ref to it included."""
-    text = json.dumps(schema).replace(f'"#/$defs/{old}"', f'"#/$defs/{new}"')
-    renamed: Schema = json.loads(text)
-    renamed["$defs"][new] = renamed["$defs"].pop(old)
-    return renamed
-
-
-def refers_to(node: Any, name: str) -> bool:
-    return f'"#/$defs/{name}"' in json.dumps(node)
-
-
-def drop_def(schema: Schema, name: str) -> None:
-    """Remove $defs/name and every union member that refers to it."""
-    del schema["$defs"][name]
-    for body in schema["$defs"].values():
-        for key in ("anyOf", "oneOf"):
-            if key in body and any(refers_to(m, name) for m in body[key]):
-                body[key] = [m for m in body[key] if not refers_to(m, name)]
-    assert not refers_to(schema, name)
 
 
 def warnings(schema_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> list[str]:
@@ -80,32 +42,6 @@ def failure(schema_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert codegen_main(["--schema-dir", str(schema_dir), "--out", str(out)]) == 1
     assert not out.exists()
     return capsys.readouterr().err
-
-
-def generate_and_probe(schema_dir: Path, tmp_path: Path, probe: str, *args: str) -> Any:
-    """Generate into tmp_path, then run `probe` in a fresh interpreter that sees only that
-    output (not generated/); the probe prints one JSON value."""
-    out = tmp_path / "acp_schema"
-    gen = subprocess.run(
-        [sys.executable, "-m", "codegen", "--schema-dir", str(schema_dir), "--out", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert gen.returncode == 0, f"codegen failed:\n{gen.stdout}\n{gen.stderr}"
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
-    env["PYTHONPATH"] = str(tmp_path)
-    run = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(probe), *args],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert run.returncode == 0, f"probe failed:\n{run.stdout}\n{run.stderr}"
-    return json.loads(run.stdout)
 
 
 # --- a type renamed -----------------------------------------------------------
@@ -175,27 +111,6 @@ def test_renamed_payload_type_keeps_its_pinned_variant_name(tmp_path: Path) -> N
 
 
 # --- a variant added ----------------------------------------------------------
-
-PROGRESS_VARIANT = {
-    "description": "Progress of the current turn.",
-    "type": "object",
-    "properties": {"sessionUpdate": {"type": "string", "const": "turn_progress"}},
-    "required": ["sessionUpdate"],
-    "allOf": [{"$ref": "#/$defs/TurnProgress"}],
-}
-TURN_PROGRESS = {
-    "description": "How far the agent is.",
-    "type": "object",
-    "properties": {"percent": {"type": "integer", "format": "uint8", "minimum": 0}},
-    "required": ["percent"],
-}
-
-
-def add_progress_variant(name: str, schema: Schema) -> None:
-    if name.startswith("v2/"):
-        members = schema["$defs"]["SessionUpdate"]["anyOf"]
-        members.insert(len(members) - 1, PROGRESS_VARIANT)  # before the catch-all "other"
-        schema["$defs"]["TurnProgress"] = TURN_PROGRESS
 
 
 def test_added_session_update_variant_decodes_to_its_own_class(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from codegen.lock import (
     verify_lock,
     write_lock,
 )
+from codegen.release import BINDINGS_REVISION as REV
 from codegen.vendor import (
     DEFS,
     METHODS,
@@ -436,6 +437,76 @@ def test_update_reports_then_installs_and_locks(
     assert lock.source == NpmRelease("@scope/pkg", "2.0.0")
     for name, doc in new_docs.items():
         assert json.loads((schema_dir / name).read_text()) == doc
+
+
+def test_update_takes_the_package_option_before_or_after_the_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`nox -s update_schema -- --package X 2.0.0` passes every argument to this CLI (it used to
+    pass the first only, dropping --package)."""
+    docs = {name: schema(A={"type": "string"}) for name in SCHEMA_FILES}
+    fake_registry(monkeypatch, tmp_path, docs)  # asserts the package is @scope/pkg
+    for n, argv in enumerate(
+        (["--package", "@scope/pkg", "2.0.0"], ["2.0.0", "--package", "@scope/pkg"])
+    ):
+        schema_dir = tmp_path / f"schema-{n}"
+        assert vendor.main(["update", *argv, "--schema-dir", str(schema_dir)]) == 0
+        assert read_lock(schema_dir).source == NpmRelease("@scope/pkg", "2.0.0")
+        assert f"vendored @scope/pkg@2.0.0 into {schema_dir}" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        ([], "give an npm version (e.g. 2.4.0), or --from PATH --release X.Y.Z+LABEL"),
+        (["2.4.0", "--from", "x", "--release", "2.4.0+a"], "give an npm version (2.4.0) or --from"),
+        (["--from", "x"], "--from needs --release X.Y.Z+LABEL"),
+        (["--from", "x", "--release", "2.4.0+a", "--package", "p"], "--package names an npm"),
+        (["2.4.0", "--release", "2.4.0+a"], "--rev and --release go with --from"),
+    ],
+)
+def test_update_arguments_that_do_not_fit_are_refused(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        vendor.main(["update", *argv])
+    assert exited.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_new_release_with_the_same_files_says_only_the_label_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Was: every file reported 'no changes', which read as if nothing had happened."""
+    docs = {name: schema(A={"type": "string"}) for name in SCHEMA_FILES}
+    schema_dir = write_schemas(tmp_path / "schema", docs)
+    write_lock(schema_dir, NpmRelease("@scope/pkg", "1.9.0"))
+    fake_registry(monkeypatch, tmp_path, docs)
+
+    done = vendor.update("2.0.0", schema_dir, "@scope/pkg")
+
+    assert done.format().splitlines() == [
+        f"release: @scope/pkg@1.9.0 (acp-schema 1.9.0.{REV}) -> "
+        f"@scope/pkg@2.0.0 (acp-schema 2.0.0.{REV})",
+        "schema files: identical, byte for byte, to the ones they replace; only the release "
+        "label (and so the acp-schema version) changes",
+    ]
+    assert vendor.update("2.0.0", schema_dir, "@scope/pkg").format().splitlines() == [
+        f"release: unchanged, @scope/pkg@2.0.0 (acp-schema 2.0.0.{REV})",
+        "schema files: unchanged",
+    ]
+
+
+def test_a_first_vendoring_lists_every_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    docs = {name: schema(A={"type": "string"}) for name in SCHEMA_FILES}
+    fake_registry(monkeypatch, tmp_path, docs)
+
+    lines = vendor.update("2.0.0", tmp_path / "schema", "@scope/pkg").format().splitlines()
+
+    assert lines[0] == f"release: @scope/pkg@2.0.0 (acp-schema 2.0.0.{REV}), no previous lock"
+    assert lines[1] == "v1/schema.json (new file):"
 
 
 # --- the lock ---------------------------------------------------------------
