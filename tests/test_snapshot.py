@@ -11,6 +11,7 @@ into a schema dir with `codegen.vendor update --from` (what `nox -s update_schem
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -298,3 +299,54 @@ def test_relocking_the_same_files_under_another_label_says_only_the_label_change
         "label (and so the acp-schema version) changes"
     ]
     assert read_lock(schema_dir).release == LABEL
+
+
+# --- the README's steps, on the derived snapshot -------------------------------
+
+README_SECTION = "### Bindings from an unreleased spec"
+
+
+def readme_commands() -> list[list[str]]:
+    """The `python3 -m nox -s <session> -- ...` lines of the README section, split."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split(README_SECTION, 1)[1].split("\n## ", 1)[0].split("\n### ", 1)[0]
+    return [
+        shlex.split(line.strip())
+        for line in section.splitlines()
+        if line.strip().startswith("python3 -m nox -s ")
+    ]
+
+
+def test_the_readme_steps_run_as_written(
+    upstream: tuple[Path, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each nox line's arguments, given to what the session runs (`generate`: python -m codegen;
+    `update_schema`: codegen.vendor update; `dist`: codegen.vendor update into a build dir),
+    with $ACP the derived snapshot's repository; `--out` and schema/ go to tmp_path."""
+    repo, _ = upstream
+    sessions = []
+    for argv in readme_commands():
+        session, args = argv[4], [repo.as_posix() if a == "$ACP" else a for a in argv[6:]]
+        sessions.append(session)
+        if session == "generate":
+            out = args.index("--out") + 1
+            args[out] = str(tmp_path / "out" / "acp_schema")
+            assert codegen_main(args) == 0
+            assert (tmp_path / "out" / "acp_schema" / "v2" / "types.py").is_file()
+        elif session == "update_schema":
+            schema_dir = tmp_path / "schema"
+            shutil.copytree(ROOT / "schema", schema_dir, dirs_exist_ok=True)
+            assert vendor.main(["update", *args, "--schema-dir", str(schema_dir)]) == 0
+            assert (
+                codegen_main(["--schema-dir", str(schema_dir), "--out", str(tmp_path / "a")]) == 0
+            )
+        elif session == "dist":
+            build = [
+                "--schema-dir",
+                str(tmp_path / "other"),
+                "--compare-with",
+                str(ROOT / "schema"),
+            ]
+            assert vendor.main(["update", *build, *args]) == 0
+        capsys.readouterr()
+    assert sessions[0] == "generate" and "update_schema" in sessions and "dist" in sessions
