@@ -175,8 +175,9 @@ def compatibility(bindings: SchemaLock, runtime: SchemaLock, acpwire_version: st
         lines.append(
             f"acpwire was not tested against {bindings.origin}"
             + (f" (version specifiers ignore the local label +{label})" if label else "")
-            + ": run the tests on these bindings first (vendor them into schema/ with "
-            "`nox -s update_schema -- ...`, then `nox -s tests`)."
+            + ": where they drop or rename a type acpwire uses, acpwire fails at import. Run "
+            "the tests on them first (vendor them into schema/ with `nox -s update_schema -- "
+            "...`, then `nox -s tests`)."
         )
     if label:
         lines.append(f"{version} is a local version: for local use, PyPI refuses to upload it.")

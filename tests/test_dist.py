@@ -198,6 +198,7 @@ def test_compatibility_of_a_snapshot_warns_it_is_untested_and_local() -> None:
     assert "is inside that range: pip installs the two together." in text
     assert "acpwire was not tested against snapshot 2.4.0+main.b7f0005 (git b7f0005)" in text
     assert "(version specifiers ignore the local label +main.b7f0005)" in text
+    assert "acpwire fails at import" in text
     assert "PyPI refuses to upload it" in text
 
 
