@@ -60,7 +60,10 @@ def classify_files(files: SchemaFiles) -> tuple[list[Module], list[PatchDifferen
     patch_notes: list[PatchDifference] = []
     for name in sorted(lock.files):
         version, filename = name.split("/")
-        schema = json.loads(files.text(name))
+        try:
+            schema = json.loads(files.text(name))
+        except ValueError as exc:  # not UTF-8, or not JSON
+            raise SourceError(f"{lock.origin} schema/{name} is not a JSON file: {exc}") from None
         try:
             module = classify(
                 schema,

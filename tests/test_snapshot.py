@@ -262,6 +262,15 @@ def test_a_revision_that_is_not_there_or_lacks_the_files(
     assert "not a git repository" in err
 
 
+def test_a_file_that_is_not_json_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    snapshot = write_edited(tmp_path / "snapshot", lambda name, schema: None)
+    (snapshot / "v2" / "schema.json").write_text('{"$defs": ')
+    err = run_codegen(capsys, "--schema-dir", str(snapshot), "--release", LABEL)
+    assert f"snapshot {LABEL} schema/v2/schema.json is not a JSON file: Expecting value" in err
+
+
 def test_a_release_label_on_a_locked_dir_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
