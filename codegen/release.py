@@ -38,6 +38,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -144,10 +145,14 @@ def stage_runtime(build_dir: Path, schema_dir: Path = ROOT / "schema") -> None:
 
 
 def runtime_version() -> str:
-    """acpwire's `__version__` (what hatch reads for the wheel)."""
-    match = _VERSION_LINE.search((RUNTIME_PACKAGE / "__init__.py").read_text())
+    """acpwire's `__version__`, read from the file the wheel's build reads it from
+    (`[tool.hatch.version] path` in distributions/acpwire/pyproject.toml)."""
+    project = tomllib.loads((DISTRIBUTIONS / "acpwire" / "pyproject.toml").read_text())
+    staged_path = Path(project["tool"]["hatch"]["version"]["path"])  # acpwire/...
+    source = RUNTIME_PACKAGE.joinpath(*staged_path.parts[1:])
+    match = _VERSION_LINE.search(source.read_text())
     if match is None:
-        raise ReleaseError(f"no __version__ line in {RUNTIME_PACKAGE / '__init__.py'}")
+        raise ReleaseError(f"no __version__ line in {source}")
     return match[1]
 
 

@@ -24,6 +24,7 @@ from codegen.release import (
     compatibility,
     runtime_accepts,
     runtime_requirement,
+    runtime_version,
     schema_package_version,
     stage_runtime,
     stage_schema,
@@ -173,6 +174,10 @@ def lock(source: NpmRelease | Snapshot) -> SchemaLock:
 
 
 SDK = "@agentclientprotocol/sdk"
+
+
+def test_the_runtime_version_is_the_one_the_wheel_gets() -> None:
+    assert runtime_version() == acpwire.__version__
 
 
 def test_compatibility_of_the_bindings_acpwire_is_built_with() -> None:
