@@ -19,8 +19,6 @@ from typing import Any
 import anyio
 import msgspec
 import pytest
-from conftest import RawPeer, error_response, notification, request, response, until
-from test_client_endpoint import mypy_strict_errors
 
 import acp_schema.v1 as v1
 import acp_schema.v1.unstable as v1u
@@ -33,11 +31,14 @@ from acpwire.agent.endpoint import AgentEndpoint
 from acpwire.errors import RpcError
 from acpwire.fixtures.echo_agent import EchoAgentV1, EchoAgentV2
 from acpwire.testing import memory_stream_pair
+from helpers.constants import RAW_INIT_V2
+from helpers.loops import until
+from helpers.paths import INTEROP, ROOT
+from helpers.raw import RawPeer, error_response, notification, request, response
+from helpers.typecheck import mypy_strict_errors
 
 pytestmark = pytest.mark.usefixtures("loop")
 
-ROOT = Path(__file__).resolve().parent.parent
-RAW_INIT_V2 = {"protocolVersion": 2, "info": {"name": "raw", "version": "0"}}
 RAW_INIT_V1 = {"protocolVersion": 1}
 NOT_INITIALIZED = "the connection is not initialized: send `initialize` first"
 
@@ -301,7 +302,7 @@ try {
 await stopAgent(proc);
 console.log(JSON.stringify(out));
 """
-TS_DIR = ROOT / "tests" / "interop" / "ts"
+TS_DIR = INTEROP / "ts"
 
 
 @pytest.mark.skipif(

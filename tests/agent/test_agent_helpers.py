@@ -7,36 +7,18 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from conftest import RawPeer, notification, request, response
-from test_lifecycle import (
-    SESSION,
-    V1_INIT,
-    V2_INIT,
-    accepted,
-    is_permission_request,
-    prompt,
-    receive,
-    session,
-    state,
-    text_block,
-    update,
-    user_message,
-)
 
 import acp_schema.v2 as v2
 from acpwire.agent import (
     AgentTurn,
     CustomStopReason,
     PromptTurns,
-    SessionStore,
     StopReason,
     Turn,
     git_patch,
@@ -45,8 +27,23 @@ from acpwire.agent import (
     v1_diff,
     v2_diff,
 )
-from acpwire.examples import tool_agent
 from acpwire.testing import memory_stream_pair
+from helpers.constants import RAW_INIT_V1, SESSION
+from helpers.lines import (
+    accepted,
+    is_permission_request,
+    new_session,
+    on,
+    prompt,
+    selected,
+    state,
+    text_block,
+    update,
+    user_message,
+)
+from helpers.paths import ROOT
+from helpers.raw import RawPeer, receive, request, response
+from helpers.serving import served_tool_agent, session
 
 pytestmark = pytest.mark.usefixtures("loop")
 
@@ -202,39 +199,6 @@ async def test_v2_permission_cancelled_by_the_client_is_none() -> None:
 # --------------------------------------------------------------------------- one work, v1 and v2
 
 
-@asynccontextmanager
-async def served(
-    version: int, store: SessionStore | None = None, page_size: int = 50
-) -> AsyncIterator[RawPeer]:
-    """The example's work served by `turn_agents` over an in-memory stream, initialized
-    over `version`."""
-    agent_v2, agent_v1 = turn_agents(
-        tool_agent.work, name="tool-agent", store=store, page_size=page_size
-    )
-    agent_end, client_end = memory_stream_pair()
-    async with anyio.create_task_group() as nursery:
-        nursery.start_soon(
-            partial(serve_agent, agent_v2, v1=agent_v1, stream=agent_end, check_outgoing=True)
-        )
-        peer = RawPeer(client_end)
-        assert "result" in await peer.call(
-            "init", "initialize", V2_INIT if version == 2 else V1_INIT
-        )
-        yield peer
-        nursery.cancel_scope.cancel()
-
-
-async def new_session(peer: RawPeer, version: int, cwd: str = "/repo") -> str:
-    params: dict[str, Any] = {"cwd": cwd} if version == 2 else {"cwd": cwd, "mcpServers": []}
-    reply = await peer.call(f"new {cwd}", "session/new", params)
-    session_id: str = reply["result"]["sessionId"]
-    return session_id
-
-
-def on(session_id: str, update: dict[str, Any]) -> dict[str, Any]:
-    return notification("session/update", {"sessionId": session_id, "update": update})
-
-
 NEW_TEXT = "first line\nhello\n"
 
 
@@ -245,12 +209,8 @@ def options() -> list[dict[str, str]]:
     ]
 
 
-def selected(ask: dict[str, Any], option_id: str) -> dict[str, Any]:
-    return response(ask["id"], {"outcome": {"outcome": "selected", "optionId": option_id}})
-
-
 async def test_the_tool_agent_example_over_v2() -> None:
-    async with served(2) as peer:
+    async with served_tool_agent(2) as peer:
         sid = await new_session(peer, 2)
         await peer.send(
             request(1, "session/prompt", {"sessionId": sid, "prompt": [text_block("hello")]})
@@ -313,7 +273,7 @@ async def test_the_tool_agent_example_over_v2() -> None:
 
 
 async def test_the_tool_agent_example_over_v1() -> None:
-    async with served(1) as peer:
+    async with served_tool_agent(1) as peer:
         sid = await new_session(peer, 1)
         await peer.send(
             request(1, "session/prompt", {"sessionId": sid, "prompt": [text_block("hello")]})
@@ -362,7 +322,7 @@ async def test_the_tool_agent_example_over_v1() -> None:
 
 async def test_a_rejected_permission_fails_the_tool_call_in_both_versions() -> None:
     for version, call_id in ((2, "call_user_1_1"), (1, "call_turn_1_0")):
-        async with served(version) as peer:
+        async with served_tool_agent(version) as peer:
             sid = await new_session(peer, version)
             await peer.send(
                 request(1, "session/prompt", {"sessionId": sid, "prompt": [text_block("x")]})
@@ -403,7 +363,7 @@ async def test_a_v1_turn_ending_with_a_stop_reason_v1_lacks_answers_minus_32603(
             partial(serve_agent, agent_v2, v1=agent_v1, stream=agent_end, check_outgoing=True)
         )
         peer = RawPeer(client_end)
-        await peer.call("init", "initialize", V1_INIT)
+        await peer.call("init", "initialize", RAW_INIT_V1)
         sid = await new_session(peer, 1)
         reply = await peer.call(
             1, "session/prompt", {"sessionId": sid, "prompt": [text_block("x")]}
@@ -414,9 +374,8 @@ async def test_a_v1_turn_ending_with_a_stop_reason_v1_lacks_answers_minus_32603(
 
 
 def test_the_tool_agent_example_runs_over_stdio() -> None:
-    root = Path(__file__).resolve().parent.parent
-    env = {**os.environ, "PYTHONPATH": f"{root / 'generated'}{os.pathsep}{root / 'runtime'}"}
-    line = json.dumps(request(1, "initialize", V1_INIT)) + "\n"
+    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'generated'}{os.pathsep}{ROOT / 'runtime'}"}
+    line = json.dumps(request(1, "initialize", RAW_INIT_V1)) + "\n"
     done = subprocess.run(
         [sys.executable, "-m", "acpwire.examples.tool_agent"],
         input=line,
@@ -439,7 +398,7 @@ async def test_v1_tool_call_helpers_send_the_whole_content_so_far() -> None:
             partial(serve_agent, agent_v2, v1=agent_v1, stream=agent_end, check_outgoing=True)
         )
         peer = RawPeer(client_end)
-        await peer.call("init", "initialize", V1_INIT)
+        await peer.call("init", "initialize", RAW_INIT_V1)
         sid = await new_session(peer, 1)
         await peer.send(
             request(1, "session/prompt", {"sessionId": sid, "prompt": [text_block("x")]})

@@ -8,15 +8,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, get_args, get_type_hints
 
 import anyio
 import msgspec
 import pytest
-from conftest import RawPeer, error_response, notification, request, response
 
 import acp_schema.v1 as v1
 import acp_schema.v2 as v2
@@ -27,12 +24,21 @@ from acpwire.agent import (
     StopReason,
     Turn,
     V1PromptTurns,
-    serve_agent,
 )
 from acpwire.fixtures.echo_agent import EchoAgentV1, EchoAgentV2
-from acpwire.testing import memory_stream_pair
-
-SESSION = "sess_1"
+from helpers.constants import SESSION
+from helpers.lines import (
+    accepted,
+    is_permission_request,
+    prompt,
+    state,
+    text_block,
+    update,
+    user_message,
+)
+from helpers.paths import ROOT
+from helpers.raw import RawPeer, error_response, notification, receive, request, response
+from helpers.serving import session
 
 pytestmark = pytest.mark.usefixtures("loop")
 
@@ -102,44 +108,9 @@ def permission(call_id: str) -> v2.RequestPermissionRequest:
 # --------------------------------------------------------------------------- wire helpers
 
 
-V2_INIT = {"protocolVersion": 2, "info": {"name": "raw", "version": "0"}}
-V1_INIT = {"protocolVersion": 1, "clientInfo": {"name": "raw", "version": "0"}}
-
-
-@asynccontextmanager
-async def session(
-    agent: Callable[..., Any] = ScriptedAgent, v1_agent: Callable[..., Any] | None = None
-) -> AsyncIterator[RawPeer]:
-    """An agent served over an in-memory stream, initialized, with session `sess_1` (v1 when
-    only `v1_agent` is given)."""
-    agent_end, client_end = memory_stream_pair()
-    v2_agent = None if v1_agent is not None else agent
-    async with anyio.create_task_group() as nursery:
-        nursery.start_soon(lambda: serve_agent(v2_agent, v1=v1_agent, stream=agent_end))
-        peer = RawPeer(client_end)
-        init, new = (V2_INIT, {}) if v1_agent is None else (V1_INIT, {"mcpServers": []})
-        assert "result" in await peer.call("init", "initialize", init)
-        reply = await peer.call("new", "session/new", {"cwd": "/repo", **new})
-        assert reply["result"] == {"sessionId": SESSION}
-        yield peer
-        nursery.cancel_scope.cancel()
-
-
 async def send_at_once(peer: RawPeer, *messages: Any) -> None:
     """Write the messages in one send_all: the agent reads them in one chunk."""
     await peer.stream.send_all(b"".join(msgspec.json.encode(m) + b"\n" for m in messages))
-
-
-async def receive(peer: RawPeer, count: int) -> list[Any]:
-    return [await peer.receive() for _ in range(count)]
-
-
-def prompt(id: Any, text: str) -> dict[str, Any]:
-    return request(id, "session/prompt", {"sessionId": SESSION, "prompt": [text_block(text)]})
-
-
-def text_block(text: str) -> dict[str, Any]:
-    return {"type": "text", "text": text}
 
 
 def cancel() -> dict[str, Any]:
@@ -152,30 +123,6 @@ def close(id: Any) -> dict[str, Any]:
 
 def cancelled(id: Any) -> dict[str, Any]:
     return error_response(id, -32800, "Request cancelled")
-
-
-def update(update: dict[str, Any]) -> dict[str, Any]:
-    return notification("session/update", {"sessionId": SESSION, "update": update})
-
-
-def state(value: RunState, stop_reason: str | None = None) -> dict[str, Any]:
-    fields: dict[str, Any] = {"sessionUpdate": "state_update", "state": value}
-    if stop_reason is not None:
-        fields["stopReason"] = stop_reason
-    return update(fields)
-
-
-def user_message(message_id: str, text: str) -> dict[str, Any]:
-    content = [text_block(text)]
-    return update({"sessionUpdate": "user_message", "messageId": message_id, "content": content})
-
-
-def accepted(id: Any, message_id: str) -> dict[str, Any]:
-    return response(id, {"messageId": message_id})
-
-
-def is_permission_request(message: dict[str, Any]) -> bool:
-    return message.get("method") == "session/request_permission"
 
 
 async def started(peer: RawPeer, id: Any, text: str, message_id: str) -> None:
@@ -205,7 +152,7 @@ def allow(ask: dict[str, Any]) -> dict[str, Any]:
 
 
 async def test_close_mid_turn_sends_the_idle_cancelled_before_the_close_response() -> None:
-    async with session() as peer:
+    async with session(ScriptedAgent) as peer:
         await started(peer, 1, "wait", "user_1")
         await peer.send(close(2))
         assert await receive(peer, 2) == [state("idle", "cancelled"), response(2, {})]
@@ -213,7 +160,7 @@ async def test_close_mid_turn_sends_the_idle_cancelled_before_the_close_response
 
 
 async def test_close_answers_a_held_prompt_minus_32800_and_nothing_follows_its_response() -> None:
-    async with session() as peer:
+    async with session(ScriptedAgent) as peer:
         await started(peer, 1, "wait", "user_1")
         await peer.send(prompt(2, "held"))
         await peer.expect_silence()  # held while the turn runs
@@ -228,7 +175,7 @@ async def test_close_answers_a_held_prompt_minus_32800_and_nothing_follows_its_r
 
 async def test_close_in_the_same_write_as_a_prompt_answers_the_prompt_minus_32800() -> None:
     for _ in range(10):  # the two handlers run in either order
-        async with session() as peer:
+        async with session(ScriptedAgent) as peer:
             await send_at_once(peer, prompt(1, "wait"), close(2))
             assert sorted(await receive(peer, 2), key=str) == sorted(
                 [cancelled(1), response(2, {})], key=str
@@ -237,7 +184,7 @@ async def test_close_in_the_same_write_as_a_prompt_answers_the_prompt_minus_3280
 
 
 async def test_close_of_an_idle_or_unknown_session_just_succeeds() -> None:
-    async with session() as peer:
+    async with session(ScriptedAgent) as peer:
         await started(peer, 1, "hi", "user_1")
         assert await peer.receive() == state("idle", "end_turn")
         assert await peer.call(2, "session/close", {"sessionId": SESSION}) == response(2, {})
@@ -249,14 +196,14 @@ async def test_close_of_an_idle_or_unknown_session_just_succeeds() -> None:
 
 
 async def test_cancel_in_the_same_write_as_the_prompt_cancels_the_prompt() -> None:
-    async with session() as peer:
+    async with session(ScriptedAgent) as peer:
         await send_at_once(peer, prompt(1, "wait"), cancel())
         assert await peer.receive() == cancelled(1)
         await peer.expect_silence()
 
 
 async def test_a_late_cancel_does_not_cancel_the_next_prompt() -> None:
-    async with session() as peer:
+    async with session(ScriptedAgent) as peer:
         await started(peer, 1, "hi", "user_1")
         assert await peer.receive() == state("idle", "end_turn")
         await send_at_once(peer, cancel(), prompt(2, "hi"))
@@ -269,7 +216,7 @@ async def test_a_late_cancel_does_not_cancel_the_next_prompt() -> None:
 
 
 async def test_cancel_answers_held_prompts_minus_32800() -> None:
-    async with session() as peer:
+    async with session(ScriptedAgent) as peer:
         await started(peer, 1, "wait", "user_1")
         await send_at_once(peer, prompt(2, "held"), cancel())
         assert sorted(await receive(peer, 2), key=str) == sorted(
@@ -302,7 +249,7 @@ async def test_permission_answered_cancelled_with_session_cancel_in_one_write_en
 
 
 async def test_two_pending_permissions_keep_requires_action_until_both_are_answered() -> None:
-    async with session() as peer:
+    async with session(ScriptedAgent) as peer:
         first, second = await asking(peer, 1, "ask 2", "user_1")
         await peer.send(allow(first))
         await peer.expect_silence()  # was `running` while the second still blocked
@@ -311,7 +258,7 @@ async def test_two_pending_permissions_keep_requires_action_until_both_are_answe
 
 
 async def test_a_prompt_during_a_turn_is_held_until_the_turn_reported_idle() -> None:
-    async with session() as peer:
+    async with session(ScriptedAgent) as peer:
         for turn in range(10):  # the old superseding order raced: 2 of 10 runs
             first, second = f"user_{2 * turn + 1}", f"user_{2 * turn + 2}"
             (ask,) = await asking(peer, f"a{turn}", "ask 1", first)
@@ -335,7 +282,7 @@ async def test_a_prompt_during_a_turn_is_held_until_the_turn_reported_idle() -> 
 async def test_a_stop_reason_without_underscore_ends_the_turn_with_error(
     returned: str, named: str
 ) -> None:
-    async with session() as peer:
+    async with session(ScriptedAgent) as peer:
         await started(peer, 1, f"return {returned}", "user_1")
         idle = await peer.receive()
         error = idle["params"]["update"].pop("error")
@@ -345,7 +292,7 @@ async def test_a_stop_reason_without_underscore_ends_the_turn_with_error(
 
 
 async def test_custom_stop_reasons_beginning_with_underscore_go_out() -> None:
-    async with session() as peer:
+    async with session(ScriptedAgent) as peer:
         await started(peer, 1, "return _paused", "user_1")
         assert await peer.receive() == state("idle", "_paused")
     assert CustomStopReason("_paused") == "_paused"
@@ -385,7 +332,6 @@ async def fine(turn: Turn) -> StopReason | CustomStopReason:
 def test_stop_reason_and_state_typos_are_mypy_errors(tmp_path: Path) -> None:
     agent = tmp_path / "agent.py"
     agent.write_text(AGENT_CODE_WITH_TYPOS)
-    root = Path(__file__).parent.parent
     checked = subprocess.run(
         [
             sys.executable,
@@ -396,7 +342,7 @@ def test_stop_reason_and_state_typos_are_mypy_errors(tmp_path: Path) -> None:
             str(tmp_path / "cache"),
             str(agent),
         ],
-        env={**os.environ, "MYPYPATH": f"{root / 'generated'}{os.pathsep}{root / 'runtime'}"},
+        env={**os.environ, "MYPYPATH": f"{ROOT / 'generated'}{os.pathsep}{ROOT / 'runtime'}"},
         capture_output=True,
         text=True,
         timeout=120,
@@ -422,7 +368,7 @@ def test_stop_reason_and_state_typos_are_mypy_errors(tmp_path: Path) -> None:
 async def test_prompt_content_outside_the_advertised_capabilities_is_minus_32602(
     block: dict[str, Any], admitted: bool
 ) -> None:
-    async with session() as peer:
+    async with session(ScriptedAgent) as peer:
         params = {"sessionId": SESSION, "prompt": [text_block("hi"), block]}
         reply = await peer.call(1, "session/prompt", params)
         if admitted:

@@ -11,14 +11,15 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import RawPeer, error_response, request, response
-from test_agent_helpers import is_permission_request, new_session, on, selected, served
-from test_lifecycle import V1_INIT, V2_INIT, receive, text_block
 
 import acp_schema.v2 as v2
 from acpwire.agent import MemorySessionStore, serve_agent, turn_agents
 from acpwire.examples import tool_agent
 from acpwire.testing import memory_stream_pair
+from helpers.constants import RAW_INIT_V1, RAW_INIT_V2
+from helpers.lines import is_permission_request, new_session, on, selected, text_block
+from helpers.raw import RawPeer, error_response, receive, request, response
+from helpers.serving import served_tool_agent
 
 pytestmark = pytest.mark.usefixtures("loop")
 
@@ -47,9 +48,9 @@ async def finished_turn(peer: RawPeer, session_id: str, version: int) -> list[di
 async def test_initialize_advertises_what_is_served() -> None:
     agent_v2, agent_v1 = turn_agents(tool_agent.work)
     for init, capabilities in (
-        (V2_INIT, {"session": {}}),
+        (RAW_INIT_V2, {"session": {}}),
         (
-            V1_INIT,
+            RAW_INIT_V1,
             {"loadSession": True, "sessionCapabilities": {"list": {}, "resume": {}, "close": {}}},
         ),
     ):
@@ -57,14 +58,14 @@ async def test_initialize_advertises_what_is_served() -> None:
         async with anyio.create_task_group() as nursery:
             nursery.start_soon(partial(serve_agent, agent_v2, v1=agent_v1, stream=agent_end))
             result = (await RawPeer(client_end).call(1, "initialize", init))["result"]
-            key = "capabilities" if init is V2_INIT else "agentCapabilities"
+            key = "capabilities" if init is RAW_INIT_V2 else "agentCapabilities"
             assert result[key] == capabilities
             nursery.cancel_scope.cancel()
 
 
 async def test_v2_resume_replays_the_recorded_history_then_the_state_then_responds() -> None:
     store = MemorySessionStore()
-    async with served(2, store) as peer:
+    async with served_tool_agent(2, store) as peer:
         sid = await new_session(peer, 2)
         sent = await finished_turn(peer, sid, 2)
     history = [
@@ -74,7 +75,7 @@ async def test_v2_resume_replays_the_recorded_history_then_the_state_then_respon
         and m["params"]["update"]["sessionUpdate"] != "state_update"
     ]
     assert history[0]["params"]["update"]["sessionUpdate"] == "user_message"
-    async with served(2, store) as peer:  # a new connection, the same store
+    async with served_tool_agent(2, store) as peer:  # a new connection, the same store
         resume = {"sessionId": sid, "cwd": "/repo", "replayFrom": {"type": "start"}}
         await peer.send(request(7, "session/resume", resume))
         assert await receive(peer, len(history) + 2) == [*history, idle(sid), response(7, {})]
@@ -82,7 +83,7 @@ async def test_v2_resume_replays_the_recorded_history_then_the_state_then_respon
 
 async def test_v2_resume_without_replay_sends_only_the_current_state() -> None:
     store = MemorySessionStore()
-    async with served(2, store) as peer:
+    async with served_tool_agent(2, store) as peer:
         sid = await new_session(peer, 2)
         await finished_turn(peer, sid, 2)
         reply = await peer.call(7, "session/resume", {"sessionId": sid, "cwd": "/repo"})
@@ -90,7 +91,7 @@ async def test_v2_resume_without_replay_sends_only_the_current_state() -> None:
 
 
 async def test_v2_resume_during_a_permission_reports_requires_action() -> None:
-    async with served(2) as peer:
+    async with served_tool_agent(2) as peer:
         sid = await new_session(peer, 2)
         await peer.send(
             request("p", "session/prompt", {"sessionId": sid, "prompt": [text_block("hi")]})
@@ -103,7 +104,7 @@ async def test_v2_resume_during_a_permission_reports_requires_action() -> None:
 
 
 async def test_v2_resume_refuses_unknown_cursors_sessions_and_another_cwd() -> None:
-    async with served(2) as peer:
+    async with served_tool_agent(2) as peer:
         sid = await new_session(peer, 2)
         custom = {"sessionId": sid, "cwd": "/repo", "replayFrom": {"type": "_since", "at": 3}}
         reply = await peer.call(1, "session/resume", custom)
@@ -118,12 +119,12 @@ async def test_v2_resume_refuses_unknown_cursors_sessions_and_another_cwd() -> N
 
 async def test_v1_load_replays_the_prompt_and_the_turn_then_responds() -> None:
     store = MemorySessionStore()
-    async with served(1, store) as peer:
+    async with served_tool_agent(1, store) as peer:
         sid = await new_session(peer, 1)
         sent = await finished_turn(peer, sid, 1)
     updates = [m for m in sent if m.get("method") == "session/update"]
     prompt = on(sid, {"sessionUpdate": "user_message_chunk", "content": text_block("hi")})
-    async with served(1, store) as peer:
+    async with served_tool_agent(1, store) as peer:
         load = {"sessionId": sid, "cwd": "/repo", "mcpServers": []}
         await peer.send(request(9, "session/load", load))
         assert await receive(peer, len(updates) + 2) == [prompt, *updates, response(9, {})]
@@ -131,7 +132,7 @@ async def test_v1_load_replays_the_prompt_and_the_turn_then_responds() -> None:
 
 async def test_v1_resume_does_not_replay() -> None:
     store = MemorySessionStore()
-    async with served(1, store) as peer:
+    async with served_tool_agent(1, store) as peer:
         sid = await new_session(peer, 1)
         await finished_turn(peer, sid, 1)
         reply = await peer.call(9, "session/resume", {"sessionId": sid, "cwd": "/repo"})
@@ -141,9 +142,9 @@ async def test_v1_resume_does_not_replay() -> None:
 
 async def test_a_session_is_replayed_only_in_the_version_it_was_recorded_in() -> None:
     store = MemorySessionStore()
-    async with served(1, store) as peer:
+    async with served_tool_agent(1, store) as peer:
         sid = await new_session(peer, 1)
-    async with served(2, store) as peer:
+    async with served_tool_agent(2, store) as peer:
         resume = {"sessionId": sid, "cwd": "/repo", "replayFrom": {"type": "start"}}
         reply = await peer.call(1, "session/resume", resume)
         assert reply["error"]["code"] == -32602
@@ -152,7 +153,7 @@ async def test_a_session_is_replayed_only_in_the_version_it_was_recorded_in() ->
 
 async def test_session_list_pages_with_a_cursor_and_filters_by_cwd() -> None:
     store = MemorySessionStore()
-    async with served(2, store, page_size=2) as peer:
+    async with served_tool_agent(2, store, page_size=2) as peer:
         ids = [await new_session(peer, 2, cwd) for cwd in ("/a", "/b", "/a", "/a", "/a")]
         await finished_turn(peer, ids[0], 2)
         listed: list[str] = []
@@ -185,7 +186,7 @@ async def test_a_custom_store_records_every_update_sent() -> None:
             return lambda update: self.sent.append((session_id, update))
 
     store = ListingStore()
-    async with served(2, store) as peer:
+    async with served_tool_agent(2, store) as peer:
         sid = await new_session(peer, 2)
         sent = await finished_turn(peer, sid, 2)
     updates = [m["params"]["update"] for m in sent if m.get("method") == "session/update"]

@@ -35,19 +35,17 @@ import typing
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import msgspec
 import pytest
-from strategies import json_diff, write_summary
 
 from acp_schema import UNSET, Codec, ErrorResponse, Notification, Request, Response, UnsetType
 from acp_schema._runtime.schema import UnionInfo, variants_by_tag
 from fuzz.seeds import docs_examples_file
+from helpers.reporting import json_diff, write_summary
 
-ROOT = Path(__file__).resolve().parent.parent
 SURFACES = ("v1", "v1.unstable", "v2", "v2.unstable")
 
 

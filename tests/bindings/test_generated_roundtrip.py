@@ -1,7 +1,7 @@
 """Generated test data for every definition of every protocol surface (lsprotocol style).
 
 For each StructDef / UnionDef / EnumDef / AliasDef of the IR, hypothesis draws JSON values
-from `strategies.IRStrategies` and checks that each one
+from `helpers.strategies.IRStrategies` and checks that each one
 
 1. is valid under the vendored JSON Schema (so the strategies really follow the schema),
 2. decodes with the generated acp_schema type, and
@@ -21,7 +21,6 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -30,14 +29,15 @@ import msgspec
 import pytest
 from hypothesis import HealthCheck, find, given, settings
 from hypothesis.errors import NoSuchExample
-from strategies import OMIT, IRStrategies, json_diff, write_summary
 
 from acp_schema import UNSET, Codec, OpenVariant
 from codegen import ir
 from codegen.__main__ import load_modules
 from codegen.classify import type_refs
+from helpers.paths import ROOT
+from helpers.reporting import json_diff, write_summary
+from helpers.strategies import OMIT, IRStrategies
 
-ROOT = Path(__file__).resolve().parent.parent
 MAX_EXAMPLES = int(os.environ.get("HYPOTHESIS_EXAMPLES", "25"))
 
 # Union members the strategies leave out because a known generator bug breaks their round

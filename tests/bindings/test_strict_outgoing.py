@@ -13,7 +13,6 @@ from typing import Any
 import anyio
 import msgspec
 import pytest
-from conftest import PERMISSION_REQUEST, RawPeer, request
 
 import acp_schema.v1 as v1
 import acp_schema.v2 as v2
@@ -22,6 +21,8 @@ from acpwire._wire.connection import Connection
 from acpwire._wire.jsonrpc import _CHECKED, Call, JsonRpcCore
 from acpwire.errors import RpcError
 from acpwire.testing import memory_stream_pair
+from helpers.constants import PERMISSION_REQUEST
+from helpers.raw import RawPeer, request
 
 pytestmark = pytest.mark.usefixtures("loop")
 

@@ -7,8 +7,6 @@ import asyncio
 import subprocess
 import sys
 import typing
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +14,6 @@ import anyio
 import msgspec
 import pytest
 import trio
-from conftest import PERMISSION_REQUEST, RawPeer, request, response, until, wait_all_tasks_blocked
-from test_endpoints import INIT_V2, ClientV1, ClientV2, describe, python
-from test_faults import INIT_RESULT, PYTHONPATH, chunk_notification
 
 import acp_schema.v2 as v2
 from acpwire._groups import SingleException
@@ -26,23 +21,16 @@ from acpwire.client import ClientConnection, connect, open_agent
 from acpwire.client.connection import InitializeTimeout, NotInitialized
 from acpwire.errors import PeerExited, ProtocolMismatch
 from acpwire.testing import memory_stream_pair
-
-ROOT = Path(__file__).parents[1]
+from helpers.clients import ClientV1, ClientV2, describe
+from helpers.constants import INIT_V2, PERMISSION_REQUEST, RAW_INIT_V2
+from helpers.lines import chunk_notification
+from helpers.loops import until, wait_all_tasks_blocked
+from helpers.processes import PYTHONPATH, python
+from helpers.raw import RawPeer, request, response
+from helpers.serving import raw_agent
+from helpers.typecheck import mypy_strict_errors
 
 pytestmark = pytest.mark.usefixtures("loop")
-
-
-@asynccontextmanager
-async def raw_agent(client: Any = ClientV2) -> AsyncIterator[tuple[ClientConnection, RawPeer]]:
-    """A client connection (v2, initialized) whose agent is written in raw JSON lines."""
-    agent_end, client_end = memory_stream_pair()
-    peer = RawPeer(agent_end)
-    async with connect(client_end, v2=client) as conn, anyio.create_task_group() as nursery:
-        nursery.start_soon(conn.initialize, INIT_V2)
-        init = await peer.receive()
-        await peer.send(response(init["id"], INIT_RESULT))
-        await wait_all_tasks_blocked()
-        yield conn, peer
 
 
 def permission_line(request_id: int) -> dict[str, Any]:
@@ -67,7 +55,7 @@ class StreamReadingClient(v2.ClientBase):
 
 
 async def test_permission_reaches_the_handler_after_the_updates_before_it_were_read() -> None:
-    async with raw_agent(StreamReadingClient) as (conn, peer):
+    async with raw_agent(client=StreamReadingClient) as (conn, peer):
         async with conn.subscribe("sess_1") as updates:
             # three updates and a permission request, in one write
             lines = [chunk_notification("sess_1", str(i)) for i in range(3)]
@@ -89,7 +77,7 @@ async def test_permission_reaches_the_handler_after_the_updates_before_it_were_r
 
 
 async def test_each_request_waits_only_for_the_updates_before_it() -> None:
-    async with raw_agent(StreamReadingClient) as (conn, peer):
+    async with raw_agent(client=StreamReadingClient) as (conn, peer):
         async with conn.subscribe("sess_1") as updates:
             chunks = [chunk_notification("sess_1", str(i)) for i in range(3)]
             await peer.send(chunks[0], chunks[1], permission_line(1), chunks[2], permission_line(2))
@@ -103,7 +91,7 @@ async def test_each_request_waits_only_for_the_updates_before_it() -> None:
 
 
 async def test_a_request_held_for_a_subscriber_is_released_when_it_stops_reading() -> None:
-    async with raw_agent(StreamReadingClient) as (conn, peer):
+    async with raw_agent(client=StreamReadingClient) as (conn, peer):
         async with conn.subscribe("sess_1"):
             await peer.send(chunk_notification("sess_1", "unread"), permission_line(8))
             await wait_all_tasks_blocked()
@@ -113,7 +101,7 @@ async def test_a_request_held_for_a_subscriber_is_released_when_it_stops_reading
 
 
 async def test_a_request_of_another_session_is_not_held() -> None:
-    async with raw_agent(StreamReadingClient) as (conn, peer):
+    async with raw_agent(client=StreamReadingClient) as (conn, peer):
         async with conn.subscribe("sess_other"):
             await peer.send(chunk_notification("sess_other", "unread"), permission_line(9))
             assert (await peer.receive())["id"] == 9  # PERMISSION_REQUEST is for sess_1
@@ -208,7 +196,7 @@ def test_single_exception_prefers_keyboard_interrupt_and_keeps_a_lone_errors_con
 
 
 async def test_the_v2_view_gives_the_typed_answer_peer_and_updates() -> None:
-    async with raw_agent(StreamReadingClient) as (conn, peer):
+    async with raw_agent(client=StreamReadingClient) as (conn, peer):
         view = conn.v2
         assert view.initialize_response == v2.InitializeResponse(
             protocol_version=2, info=v2.Implementation(name="raw", version="0")
@@ -241,20 +229,6 @@ async def use(conn: ClientConnection) -> None:
         async for update1 in updates1:
             assert_type(update1, v1.SessionUpdate)
 """
-
-
-def mypy_strict_errors(code: str, tmp_path: Path) -> list[str]:
-    """The `mypy --strict` errors in `code`, a user's module importing acpwire/acp_schema;
-    each error line starts with the snippet's path, then `:LINE: error:`."""
-    snippet = tmp_path / "snippet.py"
-    snippet.write_text(code)
-    cache = f"--cache-dir={tmp_path / 'mypy_cache'}"  # a shared cache can be stale
-    mypy = [sys.executable, "-m", "mypy", "--strict", "--no-error-summary", cache, str(snippet)]
-    env = {"MYPYPATH": f"{ROOT / 'runtime'}:{ROOT / 'generated'}", "PATH": "/usr/bin:/bin"}
-    result = subprocess.run(mypy, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-    errors = [line for line in result.stdout.splitlines() if line.startswith(str(snippet))]
-    assert errors, result.stdout + result.stderr
-    return errors
 
 
 def test_a_client_using_the_views_is_checked_by_mypy_strict(tmp_path: Path) -> None:
@@ -306,7 +280,7 @@ CONNECTION_API = {
 
 
 async def test_the_connection_exposes_only_its_documented_api() -> None:
-    async with raw_agent() as (conn, peer):
+    async with raw_agent(client=ClientV2) as (conn, peer):
         assert {name for name in dir(conn) if not name.startswith("_")} == CONNECTION_API
         assert all(getattr(ClientConnection, name).__doc__ for name in CONNECTION_API)
         assert conn.peer == "the agent" and isinstance(conn.client, ClientV2)
@@ -325,7 +299,7 @@ async def test_the_client_before_initialize_says_to_initialize() -> None:
 
 
 async def test_the_v1_peer_on_a_v2_connection_says_to_use_v2() -> None:
-    async with raw_agent() as (conn, _):
+    async with raw_agent(client=ClientV2) as (conn, _):
         with pytest.raises(ProtocolMismatch, match=r"negotiated protocol version 2.*`conn\.v2`"):
             conn.v1_agent  # noqa: B018
 
@@ -359,7 +333,7 @@ async def test_a_factory_returning_something_else_fails_initialize() -> None:
 
             async def answer() -> None:
                 init = await peer.receive()
-                await peer.send(response(init["id"], INIT_RESULT))
+                await peer.send(response(init["id"], RAW_INIT_V2))
 
             nursery.start_soon(answer)
             with pytest.raises(
@@ -393,7 +367,7 @@ async def test_a_client_on_the_unstable_surface_is_served_its_draft_methods() ->
 
             async def answer() -> None:
                 init = await peer.receive()
-                await peer.send(response(init["id"], INIT_RESULT))
+                await peer.send(response(init["id"], RAW_INIT_V2))
 
             nursery.start_soon(answer)
             await conn.initialize(INIT_V2)

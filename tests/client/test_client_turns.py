@@ -4,113 +4,32 @@ JSON-line agents (each test states the wire) and the official SDK peers."""
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
 import msgspec
 import pytest
-from conftest import (
-    RawPeer,
-    error_response,
-    notification,
-    request,
-    response,
-    wait_all_tasks_blocked,
-)
-from test_endpoints import INIT_V1, INIT_V2
 
 from acp_schema import v1, v2
 from acpwire.client import (
-    AgentRequests,
-    ClientConnection,
     ElicitationRequested,
     PermissionRequested,
     SessionUpdateEvent,
-    connect,
     open_agent,
     prompt,
 )
 from acpwire.errors import PeerError
-from acpwire.testing import memory_stream_pair
-
-ROOT = Path(__file__).parents[1]
-SESSION = "sess_1"
+from helpers.clients import TurnClientV1, TurnClientV2
+from helpers.constants import INIT_V1, INIT_V2, PROMPT_V1, PROMPT_V2, SESSION
+from helpers.lines import state, update, user_message
+from helpers.paths import INTEROP, ROOT
+from helpers.raw import error_response, notification, request, response
+from helpers.serving import raw_agent
+from helpers.typecheck import mypy_strict_errors
 
 pytestmark = pytest.mark.usefixtures("loop")
-PROMPT_V2 = v2.PromptRequest(session_id=SESSION, prompt=[v2.TextContent(text="hi")])
-PROMPT_V1 = v1.PromptRequest(session_id=SESSION, prompt=[v1.TextContent(text="hi")])
-
-
-class TurnClientV2(v2.ClientBase):
-    def __init__(self, agent: Any) -> None:
-        self.requests = AgentRequests()
-
-    async def session_request_permission(
-        self, params: v2.RequestPermissionRequest
-    ) -> v2.RequestPermissionResponse:
-        return await self.requests.request_permission(params)
-
-    async def elicitation_create(
-        self, params: v2.CreateElicitationRequest
-    ) -> v2.CreateElicitationResponse:
-        return await self.requests.elicitation(params)
-
-
-class TurnClientV1(v1.ClientBase):
-    def __init__(self, agent: Any) -> None:
-        self.requests = AgentRequests()
-
-    async def session_request_permission(
-        self, params: v1.RequestPermissionRequest
-    ) -> v1.RequestPermissionResponse:
-        return await self.requests.request_permission(params)
-
-
-@asynccontextmanager
-async def raw_agent(
-    version: int = 2, client: Any = None, capabilities: dict[str, Any] | None = None
-) -> AsyncIterator[tuple[ClientConnection, RawPeer]]:
-    """A client connection (initialized) whose agent is written in raw JSON lines."""
-    agent_end, client_end = memory_stream_pair()
-    peer = RawPeer(agent_end)
-    factories: dict[str, Any] = (
-        {"v2": client or TurnClientV2} if version == 2 else {"v1": client or TurnClientV1}
-    )
-    init: Any = INIT_V2 if version == 2 else INIT_V1
-    result: dict[str, Any] = (
-        {"protocolVersion": 2, "info": {"name": "raw", "version": "0"}}
-        if version == 2
-        else {"protocolVersion": 1}
-    )
-    if capabilities is not None:
-        result["capabilities" if version == 2 else "agentCapabilities"] = capabilities
-    async with connect(client_end, **factories) as conn, anyio.create_task_group() as nursery:
-        nursery.start_soon(conn.initialize, init)
-        message = await peer.receive()
-        await peer.send(response(message["id"], result))
-        await wait_all_tasks_blocked()
-        yield conn, peer
-
-
-def update(body: dict[str, Any]) -> dict[str, Any]:
-    return notification("session/update", {"sessionId": SESSION, "update": body})
-
-
-def state(value: str, stop_reason: str | None = None) -> dict[str, Any]:
-    body: dict[str, Any] = {"sessionUpdate": "state_update", "state": value}
-    if stop_reason:
-        body["stopReason"] = stop_reason
-    return update(body)
-
-
-def user_message(message_id: str) -> dict[str, Any]:
-    text = {"type": "text", "text": "hi"}
-    return update({"sessionUpdate": "user_message", "messageId": message_id, "content": [text]})
 
 
 def chunk(text: str) -> dict[str, Any]:
@@ -350,21 +269,12 @@ async def use(conn: ClientConnection, requests: AgentRequests, params: v2.Prompt
 
 
 def test_a_turn_loop_is_checked_by_mypy_strict(tmp_path: Path) -> None:
-    snippet = tmp_path / "typed_turn.py"
-    snippet.write_text(TYPED_TURN)
-    cache = f"--cache-dir={tmp_path / 'mypy_cache'}"
-    mypy = [sys.executable, "-m", "mypy", "--strict", "--no-error-summary", cache, str(snippet)]
-    env = {"MYPYPATH": f"{ROOT / 'runtime'}:{ROOT / 'generated'}", "PATH": "/usr/bin:/bin"}
-    result = subprocess.run(mypy, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-    errors = [line for line in result.stdout.splitlines() if line.startswith(str(snippet))]
-    assert len(errors) == 1 and ":17: error:" in errors[0] and "no_such_field" in errors[0], (
-        result.stdout + result.stderr
-    )
+    errors = mypy_strict_errors(TYPED_TURN, tmp_path)
+    assert len(errors) == 1 and ":17: error:" in errors[0] and "no_such_field" in errors[0], errors
 
 
 # ------------------------------------------------------------------ the official SDK peers
 
-INTEROP = ROOT / "tests" / "interop"
 PEER_ENV = {
     "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
     "PYTHONPATH": os.pathsep.join(str(ROOT / p) for p in ("generated", "runtime")),

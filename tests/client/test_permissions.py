@@ -9,8 +9,6 @@ from typing import Any
 import anyio
 import msgspec
 import pytest
-from conftest import request, response
-from test_client_turns import PROMPT_V2, SESSION, TurnClientV2, raw_agent, state, user_message
 
 from acp_schema import v1, v2
 from acpwire.client import (
@@ -25,6 +23,11 @@ from acpwire.client import (
     rules,
 )
 from acpwire.client.permissions import context_of
+from helpers.clients import TurnClientV2
+from helpers.constants import PROMPT_V2, SESSION
+from helpers.lines import state, user_message
+from helpers.raw import request, response
+from helpers.serving import raw_agent
 
 pytestmark = pytest.mark.usefixtures("loop")
 

@@ -13,23 +13,24 @@ import os
 import subprocess
 import sys
 import typing
-from pathlib import Path
 from typing import Any
 
 import anyio
 import msgspec
 import pytest
-from conftest import error_response, response
-from test_client_turns import TurnClientV2, raw_agent
-from test_endpoints import INIT_V2
 
 from acp_schema import v1, v2
 from acpwire.client import SessionState, V1SessionState, authenticated, open_agent, open_session
 from acpwire.client.state import patch_meta
+from helpers.clients import TurnClientV2
+from helpers.constants import INIT_V2
+from helpers.paths import INTEROP, ROOT
+from helpers.raw import error_response, response
+from helpers.serving import raw_agent
 
 pytestmark = pytest.mark.usefixtures("loop")
 
-MAKE_STREAMS = Path(__file__).parent / "data" / "conformance" / "make_streams.py"
+MAKE_STREAMS = ROOT / "tests" / "data" / "conformance" / "make_streams.py"
 
 
 def decode(module: Any, update: dict[str, Any]) -> Any:
@@ -616,9 +617,8 @@ async def test_authenticated_retries_after_authentication_required() -> None:
 
 async def test_the_typescript_v2_agent_without_session_support_gets_a_new_session() -> None:
     command = ["node", "ts/agent_v2.mjs"]
-    interop = Path(__file__).parent / "interop"
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
-    async with open_agent(command, v2=TurnClientV2, cwd=str(interop), env=env) as conn:
+    async with open_agent(command, v2=TurnClientV2, cwd=str(INTEROP), env=env) as conn:
         await conn.initialize(INIT_V2)
-        opened = await open_session(conn.v2, cwd=str(interop), session_id="sess_gone")
+        opened = await open_session(conn.v2, cwd=str(INTEROP), session_id="sess_gone")
         assert opened.how == "new" and opened.session_id.startswith("sess_ts_v2_")

@@ -25,8 +25,8 @@ import pytest
 
 from codegen.lock import read_lock, sha256_of
 from codegen.render import oneline
+from helpers.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_DIR = ROOT / "schema"
 HEADER_TEMPLATE = ROOT / "codegen" / "templates" / "_header.j2"
 RUNTIME_SOURCE = ROOT / "generated" / "acp_schema" / "_runtime"

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import copy
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,8 +18,8 @@ from codegen.__main__ import load_modules
 from codegen.classify import ShapeError, classify
 from codegen.names import VARIANT_NAMES
 from codegen.vendor import CLASS_NAMES, UNPINNED, names_sections
+from helpers.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_DIR = ROOT / "schema"
 
 

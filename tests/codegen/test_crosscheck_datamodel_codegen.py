@@ -44,8 +44,8 @@ import pytest
 from codegen import ir
 from codegen.__main__ import load_modules
 from codegen.lock import read_lock
+from helpers.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_DIR = ROOT / "schema"
 # our module -> vendored schema file
 SURFACES = {

@@ -25,8 +25,8 @@ from codegen.release import (
     stage_runtime,
     stage_schema,
 )
+from helpers.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 DISTRIBUTIONS = ROOT / "distributions"
 # sha256 of https://www.apache.org/licenses/LICENSE-2.0.txt
 APACHE_2_0_SHA256 = "cfc7749b96f63bd31c3c42b5c471bf756814053e847c10f3eb003417bc523d30"

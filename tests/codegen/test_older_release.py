@@ -22,8 +22,8 @@ import pytest
 
 from codegen.lock import SCHEMA_FILES, verify_lock
 from codegen.release import BINDINGS_REVISION
+from helpers.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "@agentclientprotocol/sdk"
 RELEASES = ("2.0.0", "2.2.0")
 

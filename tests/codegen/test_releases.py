@@ -24,8 +24,8 @@ from codegen.__main__ import main as codegen_main
 from codegen.lock import SCHEMA_FILES, write_lock
 from codegen.patch_fields import FIRST_RELEASE, release_key
 from codegen.release import BINDINGS_REVISION
+from helpers.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "@agentclientprotocol/sdk"
 NEXT = "9.0.0"
 

@@ -8,17 +8,17 @@ import importlib.util
 import inspect
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import msgspec
 import pytest
-from conftest import RawPeer, error_response, request
-from test_endpoints import ClientV2
 
 import acpwire
 from acpwire._wire.connection import Connection
 from acpwire.testing import memory_stream_pair
+from helpers.clients import ClientV2
+from helpers.paths import ROOT
+from helpers.raw import RawPeer, error_response, request
 
 pytestmark = pytest.mark.usefixtures("loop")
 
@@ -64,7 +64,7 @@ def test_every_front_door_name_has_a_docstring_of_its_own() -> None:
 
 @functools.cache
 def _docs_build() -> Any:
-    path = Path(__file__).parents[1] / "docs" / "build.py"
+    path = ROOT / "docs" / "build.py"
     spec = importlib.util.spec_from_file_location("docs_build", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

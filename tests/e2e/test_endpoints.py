@@ -1,4 +1,4 @@
-"""Agent and client endpoints end to end: the example echo agents served by AgentEndpoint over
+"""Agent and client endpoints end to end: the example echo agents served by serve_agent over
 an in-memory stream, the typed client from acpwire.client.connect, and real subprocesses
 through acpwire.client.open_agent.
 """
@@ -6,213 +6,40 @@ through acpwire.client.open_agent.
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import anyio
 import msgspec
 import pytest
-from conftest import RawPeer, error_response, notification, request, response, until
 
-import acp_schema
 import acp_schema.v1 as v1
 import acp_schema.v2 as v2
 from acp_schema import UNSET
-from acpwire.agent import serve_agent
-from acpwire.agent.endpoint import AgentEndpoint
-from acpwire.client import ClientConnection, connect, open_agent
+from acpwire.client import open_agent
 from acpwire.errors import PeerExited, ProtocolMismatch, RpcError
 from acpwire.fixtures.echo_agent import EchoAgentV1, EchoAgentV2
-from acpwire.testing import MemoryStream, memory_stream_pair
-
-INIT_V2 = v2.InitializeRequest(protocol_version=2, info=v2.Implementation(name="t", version="0"))
-INIT_V1 = v1.InitializeRequest(
-    protocol_version=1, client_info=v1.Implementation(name="t", version="0")
+from helpers.clients import (
+    ClientV1,
+    ClientV2,
+    HoldingClientV1,
+    HoldingClientV2,
+    Recording,
+    describe,
+    new_v1_session,
+    new_v2_session,
+    prompt_v1,
+    prompt_v2,
+    until_idle,
+    until_state,
 )
-RAW_INIT_V2 = {"protocolVersion": 2, "info": {"name": "raw", "version": "0"}}
+from helpers.constants import INIT_V1, INIT_V2, RAW_INIT_V2
+from helpers.loops import until
+from helpers.processes import PYTHONPATH, python
+from helpers.raw import error_response, notification, request, response
+from helpers.serving import initialized_raw, messages, pair, raw_client
 
 pytestmark = pytest.mark.usefixtures("loop")
-
-
-# --------------------------------------------------------------------------- clients
-
-
-class Recording:
-    """A client that logs every session update and permission request, in arrival order.
-
-    It answers permission requests with `answer`, or never (None: it waits to be cancelled).
-    """
-
-    module: Any
-    answer: str | None = "allow"
-
-    def __init__(self, agent: Any) -> None:
-        self.agent = agent
-        self.log: list[Any] = []
-        self.asked = anyio.Event()
-
-    async def session_update(self, params: Any) -> None:
-        self.log.append(params.update)
-
-    async def session_request_permission(self, params: Any) -> Any:
-        self.log.append(params)
-        self.asked.set()
-        if self.answer is None:
-            await anyio.sleep_forever()
-        outcome = self.module.SelectedPermissionOutcome(option_id=self.answer)
-        return self.module.RequestPermissionResponse(outcome=outcome)
-
-
-class ClientV2(Recording, v2.ClientBase):
-    module = v2
-
-
-class ClientV1(Recording, v1.ClientBase):
-    module = v1
-
-
-class HoldingClientV2(ClientV2):
-    answer = None
-
-
-class HoldingClientV1(ClientV1):
-    answer = None
-
-
-def describe(item: Any) -> str:
-    """One short word for each logged update or permission request, for either version."""
-    match item:
-        case v2.UserMessage():
-            return "user_message"
-        case v2.SessionStateUpdate(state=state, stop_reason=reason):
-            return f"state {state}" + ("" if reason is UNSET else f" {reason}")
-        case (
-            v2.ToolCallProgress(status=status)
-            | v1.ToolCall(status=status)
-            | (v1.ToolCallProgress(status=status))
-        ):
-            return f"tool_call {status}"
-        case (
-            v2.AgentMessageChunk(content=v2.TextContent(text=text))
-            | v1.AgentMessageChunk(content=v1.TextContent(text=text))
-        ):
-            return f"chunk {text.strip()}"
-        case v2.ToolCallContentChunk():
-            return "tool_call_content"
-        case v2.RequestPermissionRequest() | v1.RequestPermissionRequest():
-            return "permission"
-    return type(item).__name__
-
-
-# --------------------------------------------------------------------------- harness
-
-
-class Tap:
-    """The client's stream, recording the bytes it sends and receives."""
-
-    def __init__(self, inner: MemoryStream) -> None:
-        self.inner = inner
-        self.sent = bytearray()
-        self.received = bytearray()
-
-    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
-        self.sent += data
-        await self.inner.send_all(data)
-
-    async def wait_send_all_might_not_block(self) -> None:
-        await self.inner.wait_send_all_might_not_block()
-
-    async def receive_some(self, max_bytes: int | None = None) -> bytes | bytearray:
-        data = await self.inner.receive_some(max_bytes)
-        self.received += data
-        return data
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
-
-
-def messages(data: bytearray) -> list[Any]:
-    return [msgspec.json.decode(line) for line in bytes(data).splitlines() if line.strip()]
-
-
-@dataclass
-class Pair:
-    conn: ClientConnection
-    endpoint: AgentEndpoint
-    wire: Tap
-
-    @property
-    def client(self) -> Any:
-        return self.conn.client
-
-
-@asynccontextmanager
-async def pair(
-    agent_v2: Callable[..., Any] | None = EchoAgentV2,
-    agent_v1: Callable[..., Any] | None = None,
-    *,
-    client_v2: Callable[..., Any] | None = ClientV2,
-    client_v1: Callable[..., Any] | None = None,
-) -> AsyncIterator[Pair]:
-    """An agent endpoint and a client connection over an in-memory stream."""
-    agent_end, client_end = memory_stream_pair()
-    factories = {v: f for v, f in ((2, agent_v2), (1, agent_v1)) if f is not None}
-    endpoint = AgentEndpoint(factories)
-    wire = Tap(client_end)
-    async with anyio.create_task_group() as nursery:
-        nursery.start_soon(endpoint.serve, agent_end)
-        async with connect(wire, v2=client_v2, v1=client_v1) as conn:
-            yield Pair(conn, endpoint, wire)
-        nursery.cancel_scope.cancel()
-
-
-@asynccontextmanager
-async def raw_client(agent: Callable[..., Any] = EchoAgentV2) -> AsyncIterator[RawPeer]:
-    """serve_agent over an in-memory stream, talked to in raw JSON lines."""
-    agent_end, client_end = memory_stream_pair()
-    async with anyio.create_task_group() as nursery:
-        nursery.start_soon(lambda: serve_agent(agent, stream=agent_end))
-        yield RawPeer(client_end)
-        nursery.cancel_scope.cancel()
-
-
-async def initialized_raw(peer: RawPeer) -> None:
-    reply = await peer.call("init", "initialize", RAW_INIT_V2)
-    assert reply["result"]["protocolVersion"] == 2
-
-
-async def new_v2_session(conn: ClientConnection) -> str:
-    await conn.initialize(INIT_V2)
-    return (await conn.v2_agent.session_new(v2.NewSessionRequest(cwd="/repo"))).session_id
-
-
-async def new_v1_session(conn: ClientConnection) -> str:
-    await conn.initialize(INIT_V1)
-    new = v1.NewSessionRequest(cwd="/repo", mcp_servers=[])
-    return (await conn.v1_agent.session_new(new)).session_id
-
-
-def prompt_v2(session_id: str, text: str) -> v2.PromptRequest:
-    return v2.PromptRequest(session_id=session_id, prompt=[v2.TextContent(text=text)])
-
-
-def prompt_v1(session_id: str, text: str) -> v1.PromptRequest:
-    return v1.PromptRequest(session_id=session_id, prompt=[v1.TextContent(text=text)])
-
-
-async def until_idle(updates: AsyncIterator[Any]) -> None:
-    await until_state(updates, "idle")
-
-
-async def until_state(updates: AsyncIterator[Any], state: str) -> None:
-    """Read the updates until the session is in `state` (its requests wait for the reader)."""
-    async for update in updates:
-        if isinstance(update, v2.SessionStateUpdate) and update.state == state:
-            return
-    raise AssertionError(f"the connection closed before the session was {state}")
 
 
 # --------------------------------------------------------------------------- version negotiation
@@ -448,10 +275,6 @@ async def test_v1_cancel_mid_turn_answers_the_prompt_cancelled(
 # --------------------------------------------------------------------------- subprocesses
 
 
-def python(code: str) -> list[str]:
-    return [sys.executable, "-c", code]
-
-
 CRASH_AT_ONCE = "import sys; sys.stderr.write('boom\\n'); sys.exit(3)"
 CRASH_ON_FIRST_LINE = "import sys; sys.stdin.readline(); sys.stderr.write('boom\\n'); sys.exit(3)"
 
@@ -510,12 +333,8 @@ async def test_agent_subprocess_keeps_the_callers_environment(
 
 
 async def test_echo_agent_subprocess_runs_a_v2_turn_over_stdio() -> None:
-    import acpwire
-
-    paths = [Path(acpwire.__file__).parents[1], Path(acp_schema.__file__).parents[1]]
-    env = {"PYTHONPATH": ":".join(str(p) for p in paths)}
     command = [sys.executable, "-m", "acpwire.fixtures.echo_agent"]
-    async with open_agent(command, v2=ClientV2, env=env) as conn:
+    async with open_agent(command, v2=ClientV2, env=PYTHONPATH) as conn:
         session_id = await new_v2_session(conn)
         async with conn.subscribe(session_id) as updates:
             await conn.v2_agent.session_prompt(prompt_v2(session_id, "over stdio"))

@@ -14,9 +14,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_faults import PYTHONPATH
 
-ROOT = Path(__file__).parents[1]
+from helpers.paths import ROOT
+from helpers.processes import PYTHONPATH
+
 README = (ROOT / "README.md").read_text()
 EXAMPLES = tuple(
     f"runtime/acpwire/examples/{name}.py"

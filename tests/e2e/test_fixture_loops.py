@@ -10,9 +10,9 @@ import sys
 from collections.abc import Callable
 
 import pytest
-from test_faults import PYTHONPATH
 
 from acpwire.fixtures import client, echo_agent
+from helpers.processes import PYTHONPATH
 
 CLIENT = [sys.executable, "-m", "acpwire.fixtures.client"]
 AGENT = [sys.executable, "-m", "acpwire.fixtures.echo_agent"]

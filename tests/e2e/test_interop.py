@@ -19,13 +19,12 @@ import shutil
 import signal
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-INTEROP = ROOT / "tests" / "interop"
+from helpers.paths import INTEROP, ROOT
+
 TIMEOUT = 60.0
 TAIL_LINES = 25
 PATHS = [ROOT / "generated", ROOT / "runtime", ROOT, os.environ.get("PYTHONPATH")]

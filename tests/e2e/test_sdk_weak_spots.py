@@ -11,38 +11,21 @@ from __future__ import annotations
 
 import tracemalloc
 import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import anyio
 import msgspec
 import pytest
-from conftest import (
-    RawPeer,
-    loop_script,
-    notification,
-    request,
-    response,
-    wait_all_tasks_blocked,
-)
-from test_endpoints import (
-    INIT_V2,
-    RAW_INIT_V2,
-    ClientV2,
-    initialized_raw,
-    python,
-    raw_client,
-)
 
-import acp_schema
 import acp_schema.v2 as v2
-import acpwire
-from acpwire.client import ClientConnection, connect, open_agent
+from acpwire.client import connect, open_agent
 from acpwire.fixtures.echo_agent import EchoAgentV2
 from acpwire.streams import spawn_agent
-from acpwire.testing import memory_stream_pair
+from helpers.clients import ClientV2
+from helpers.constants import INIT_V2
+from helpers.processes import SOURCE_PATH, loop_script, python
+from helpers.raw import notification, request, response
+from helpers.serving import initialized_raw, raw_agent, raw_client
 
 pytestmark = pytest.mark.usefixtures("loop")
 
@@ -54,19 +37,6 @@ def parse_error(message: Any) -> bool:
     if isinstance(message, list) and len(message) == 1:
         message = message[0]
     return message["id"] is None and message["error"]["code"] == PARSE_ERROR
-
-
-@asynccontextmanager
-async def raw_agent(client: Any = ClientV2) -> AsyncIterator[tuple[ClientConnection, RawPeer]]:
-    """A typed client connection whose agent is a raw JSON-lines peer (initialized, v2)."""
-    client_end, agent_end = memory_stream_pair()
-    peer = RawPeer(agent_end)
-    async with connect(client_end, v2=client) as conn, anyio.create_task_group() as nursery:
-        nursery.start_soon(conn.initialize, INIT_V2)
-        init = await peer.receive()
-        await peer.send(response(init["id"], {"protocolVersion": 2, "info": RAW_INIT_V2["info"]}))
-        await wait_all_tasks_blocked()
-        yield conn, peer
 
 
 def chunk(session_id: str, text: str, meta: Any = None) -> dict[str, Any]:
@@ -128,7 +98,7 @@ async def test_agent_answers_an_all_invalid_or_empty_batch_and_keeps_serving() -
 async def test_client_handles_a_batch_from_the_agent() -> None:
     """An update and a permission request in one batch: the update reaches the subscriber,
     the permission request is answered in an array of its own."""
-    async with raw_agent() as (conn, peer):
+    async with raw_agent(client=ClientV2) as (conn, peer):
         ask = request(
             "p1",
             "session/request_permission",
@@ -153,7 +123,7 @@ async def test_client_handles_a_batch_from_the_agent() -> None:
 
 
 async def test_client_takes_answers_to_its_requests_in_one_batch() -> None:
-    async with raw_agent() as (conn, peer):
+    async with raw_agent(client=ClientV2) as (conn, peer):
         results: dict[str, str] = {}
 
         async def new(cwd: str) -> None:
@@ -222,7 +192,7 @@ async def test_agent_answers_a_line_that_is_not_json_with_parse_error(line: byte
     ],
 )
 async def test_client_answers_a_line_that_is_not_json_with_parse_error(line: bytes) -> None:
-    async with raw_agent() as (conn, peer):
+    async with raw_agent(client=ClientV2) as (conn, peer):
         async with conn.subscribe("sess_1") as updates:
             await peer.send(line)
             with anyio.fail_after(2):
@@ -308,7 +278,7 @@ async def test_meta_session_id_does_not_stand_in_for_a_missing_one() -> None:
 
 
 async def test_client_routes_updates_by_their_session_id_not_by_meta() -> None:
-    async with raw_agent() as (conn, peer):
+    async with raw_agent(client=ClientV2) as (conn, peer):
         async with conn.subscribe("sess_1") as real, conn.subscribe("from-meta") as decoy:
             await peer.send(chunk("sess_1", "for sess_1", meta=COLLIDING))
             await peer.send(chunk("from-meta", "for from-meta"))
@@ -320,10 +290,6 @@ async def test_client_routes_updates_by_their_session_id_not_by_meta() -> None:
 
 
 # --------------------------------------------------------------------------- spawning
-
-PYTHONPATH = ":".join(
-    str(p) for p in (Path(acpwire.__file__).parents[1], Path(acp_schema.__file__).parents[1])
-)
 
 # A real acpwire agent (on the loop argv[1] names) that prints two variables to stderr and
 # reports them in its name.
@@ -352,7 +318,7 @@ async def test_spawned_agent_inherits_the_environment_and_env_overrides_it(
     unique = f"unique-{uuid.uuid4()}"
     monkeypatch.setenv("ACPWIRE_UNIQUE", unique)
     monkeypatch.setenv("ACPWIRE_OVERRIDDEN", "parent")
-    monkeypatch.setenv("PYTHONPATH", PYTHONPATH)  # the agent imports acpwire only if inherited
+    monkeypatch.setenv("PYTHONPATH", SOURCE_PATH)  # the agent imports acpwire only if inherited
     lines: list[str] = []
     async with spawn_agent([*python(ENV_AGENT), loop], forward_stderr=lines.append) as agent:
         async with connect(agent.stream, v2=ClientV2, closed_reason=agent.exited) as conn:

@@ -11,13 +11,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import request
-from test_client_turns import raw_agent
 
 import acpwire
+from helpers.paths import INTEROP, ROOT
+from helpers.raw import request
+from helpers.serving import raw_agent
 
-ROOT = Path(__file__).parents[1]
-INTEROP = ROOT / "tests" / "interop"
 ENV = {
     **os.environ,
     "PYTHONPATH": os.pathsep.join(str(ROOT / part) for part in ("generated", "runtime")),

@@ -1,131 +1,37 @@
 """The Connection, on every loop: one side is a Connection, the other a raw JSON-lines s.peer.
 
-The Connection uses the v2 agent codec and a test dispatch that routes `_`-prefixed
-extension methods (their params stay raw) to small behaviours: echo, fail, refuse with an
-RpcError, wait on a gate, ask the peer something back.
+The Connection (`helpers.connection.serving`) uses the v2 agent codec and a test dispatch that
+routes `_`-prefixed extension methods (their params stay raw) to small behaviours: echo, fail,
+refuse with an RpcError, wait on a gate, ask the peer something back.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from typing import Any
 
 import anyio
 import anyio.abc
 import msgspec
 import pytest
-from conftest import (
-    PERMISSION_REQUEST,
-    RawPeer,
-    error_response,
-    notification,
-    request,
-    response,
-    run_async,
-    until,
-    wait_all_tasks_blocked,
-)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import acp_schema.v2 as v2
 from acpwire._wire.connection import Connection
-from acpwire._wire.jsonrpc import Call
 from acpwire.errors import ConnectionClosed, RpcError
-from acpwire.testing import memory_stream_pair
+from helpers.connection import serving
+from helpers.constants import PERMISSION_REQUEST
+from helpers.loops import run_async, until, wait_all_tasks_blocked
+from helpers.raw import (
+    CANCELLED,
+    cancel_request,
+    error_response,
+    notification,
+    request,
+    response,
+)
 
 pytestmark = pytest.mark.usefixtures("loop")
-
-CANCELLED = error_response(None, -32800, "Request cancelled")["error"]
-
-
-class Handlers:
-    """The dispatch of the Connection under test, recording what its handlers saw."""
-
-    def __init__(self) -> None:
-        self.connection: Connection | None = None
-        self.gate = anyio.Event()
-        self.started: list[Any] = []
-        self.cancelled: list[Any] = []
-        self.notes: list[Any] = []
-        self.running = 0
-        self.peak = 0
-
-    async def __call__(self, call: Call) -> Any:
-        params = msgspec.json.decode(call.params) if isinstance(call.params, msgspec.Raw) else None
-        match call.method:
-            case "_echo":
-                return params
-            case "_fail":
-                raise ValueError("kaboom")
-            case "_pretty":  # a raw result with a newline in it cannot go on one line
-                return msgspec.Raw(b'{\n  "pretty": true\n}')
-            case "_refuse":
-                raise RpcError(-32002, "Resource not found", {"uri": "file:///nope"})
-            case "_wait":
-                return await self._wait(call.id)
-            case "_ask":
-                assert self.connection is not None
-                answer = await self.connection.request(
-                    v2.SESSION_REQUEST_PERMISSION, PERMISSION_REQUEST
-                )
-                return msgspec.to_builtins(answer)
-            case "_note":
-                for _ in range(params["seq"] % 3):
-                    await anyio.sleep(0)
-                self.notes.append(params["seq"])
-            case "_note_fail":
-                raise ValueError("notification handler failed")
-            case _:
-                raise RpcError.method_not_found(call.method)
-        return None
-
-    async def _wait(self, id: Any) -> str:
-        self.started.append(id)
-        self.running += 1
-        self.peak = max(self.peak, self.running)
-        try:
-            await self.gate.wait()
-            return "released"
-        except anyio.get_cancelled_exc_class():
-            self.cancelled.append(id)
-            raise
-        finally:
-            self.running -= 1
-
-
-@dataclass
-class Served:
-    connection: Connection
-    peer: RawPeer
-    handlers: Handlers
-    nursery: anyio.abc.TaskGroup
-    stopped: anyio.Event  # set when run() returns (it raising fails the test)
-
-
-@asynccontextmanager
-async def serving(**options: Any) -> AsyncIterator[Served]:
-    """A running Connection (with its handlers) and the raw peer at the other end."""
-    ours, theirs = memory_stream_pair()
-    handlers = Handlers()
-    connection = Connection(ours, v2.AGENT_CODEC, handlers, **options)
-    handlers.connection = connection
-    stopped = anyio.Event()
-
-    async def run(task_status: anyio.abc.TaskStatus[None]) -> None:
-        await connection.run(task_status=task_status)
-        stopped.set()
-
-    async with anyio.create_task_group() as nursery:
-        await nursery.start(run)
-        yield Served(connection, RawPeer(theirs), handlers, nursery, stopped)
-        nursery.cancel_scope.cancel()
-
-
-def cancel_request(id: Any) -> dict[str, Any]:
-    return notification("$/cancel_request", {"requestId": id})
 
 
 # --------------------------------------------------------------------------- handlers

@@ -13,22 +13,16 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import anyio
 import anyio.abc
 import msgspec
 import pytest
-from conftest import PERMISSION_REQUEST, RawPeer, error_response, request, response, until
 
-import acp_schema
 import acp_schema.v1 as v1
 import acp_schema.v2 as v2
-import acpwire
-from acp_schema import MessageCodec
 from acpwire._wire.connection import Connection
 from acpwire._wire.dispatch import handler_dispatch
 from acpwire._wire.jsonrpc import Call
@@ -38,41 +32,13 @@ from acpwire.client.connection import PERMISSION
 from acpwire.errors import ConnectionClosed, InvalidResponse, PeerError, RpcError
 from acpwire.fixtures.echo_agent import EchoAgentV1, EchoAgentV2
 from acpwire.testing import memory_stream_pair
-
-WORKTREE_PATH = os.pathsep.join(
-    str(Path(path).parents[1]) for path in (acpwire.__file__, acp_schema.__file__)
-)
+from helpers.connection import Served, serving
+from helpers.constants import PERMISSION_REQUEST
+from helpers.loops import until
+from helpers.processes import SOURCE_PATH
+from helpers.raw import RawPeer, error_response, request, response
 
 pytestmark = pytest.mark.usefixtures("loop")
-
-
-@dataclass
-class Served:
-    connection: Connection
-    peer: RawPeer
-    stopped: anyio.Event  # set when run() returns
-
-
-@asynccontextmanager
-async def serving(
-    dispatch: Callable[[Connection], Callable[[Call], Awaitable[Any] | None]],
-    codec: MessageCodec = v2.AGENT_CODEC,
-    **options: Any,
-) -> AsyncIterator[Served]:
-    """A running Connection whose dispatch is `dispatch(connection)`, and the raw peer."""
-    ours, theirs = memory_stream_pair()
-    connection = Connection(ours, codec, lambda call: None, **options)
-    connection.dispatch = dispatch(connection)
-    stopped = anyio.Event()
-
-    async def run(task_status: anyio.abc.TaskStatus[None]) -> None:
-        await connection.run(task_status=task_status)
-        stopped.set()
-
-    async with anyio.create_task_group() as nursery:
-        await nursery.start(run)
-        yield Served(connection, RawPeer(theirs), stopped)
-        nursery.cancel_scope.cancel()
 
 
 class Gated:
@@ -177,7 +143,7 @@ def run_echo_agent(stdin: bytes) -> list[Any]:
         input=stdin,
         capture_output=True,
         timeout=20,
-        env={**os.environ, "PYTHONPATH": WORKTREE_PATH},
+        env={**os.environ, "PYTHONPATH": SOURCE_PATH},
         check=True,
     )
     return [msgspec.json.decode(line) for line in done.stdout.splitlines()]
@@ -221,7 +187,7 @@ async def test_a_prompt_whose_permission_request_comes_after_the_input_ended_is_
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=None,
-        env={**os.environ, "PYTHONPATH": WORKTREE_PATH},
+        env={**os.environ, "PYTHONPATH": SOURCE_PATH},
     )
     assert process.stdin is not None and process.stdout is not None
     peer = RawPeer(Pipes(process.stdin, process.stdout))

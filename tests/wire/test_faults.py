@@ -1,8 +1,9 @@
 """Faults: peers that exit mid-stream, broken pipes, agents crashing mid-turn, cancellation
 storms, cancels at awkward moments, and many sessions at once on one connection.
 
-Complements test_connection.py / test_endpoints.py (which cover the single, in-memory cases
-of each): here the peers are real subprocesses and sockets, and the cases are the messy ones.
+Complements wire/test_connection.py / e2e/test_endpoints.py (which cover the single,
+in-memory cases of each): here the peers are real subprocesses and sockets, and the cases are
+the messy ones.
 """
 
 from __future__ import annotations
@@ -12,68 +13,41 @@ import os
 import random
 import signal
 import socket
-from pathlib import Path
 from typing import Any
 
 import anyio
 import anyio.abc
 import pytest
-from conftest import PERMISSION_REQUEST as PERMISSION
-from conftest import (
-    RawPeer,
-    loop_script,
-    notification,
-    request,
-    response,
-    until,
-    wait_all_tasks_blocked,
-)
-from test_connection import CANCELLED, cancel_request, serving
-from test_endpoints import (
-    INIT_V2,
-    ClientV1,
-    ClientV2,
-    HoldingClientV2,
-    describe,
-    messages,
-    new_v1_session,
-    new_v2_session,
-    pair,
-    prompt_v1,
-    prompt_v2,
-    python,
-    until_idle,
-    until_state,
-)
 
-import acp_schema
 import acp_schema.v2 as v2
-import acpwire
 from acpwire._wire.connection import Connection
 from acpwire.agent import serve_agent
+from acpwire.agent.endpoint import AgentEndpoint
 from acpwire.client import connect, open_agent
 from acpwire.errors import ConnectionClosed, PeerExited
 from acpwire.fixtures.echo_agent import EchoAgentV2
 from acpwire.streams import spawn_agent
 from acpwire.testing import memory_stream_pair
-
-PYTHONPATH = {
-    "PYTHONPATH": ":".join(
-        str(p) for p in (Path(acpwire.__file__).parents[1], Path(acp_schema.__file__).parents[1])
-    )
-}
-
-
-def chunk_notification(session_id: str, text: str) -> dict[str, Any]:
-    update = {
-        "sessionUpdate": "agent_message_chunk",
-        "messageId": "msg_1",
-        "content": {"type": "text", "text": text},
-    }
-    return notification("session/update", {"sessionId": session_id, "update": update})
-
-
-INIT_RESULT = {"protocolVersion": 2, "info": {"name": "raw", "version": "0"}}
+from helpers.clients import (
+    ClientV1,
+    ClientV2,
+    HoldingClientV2,
+    describe,
+    new_v1_session,
+    new_v2_session,
+    prompt_v1,
+    prompt_v2,
+    until_idle,
+    until_state,
+)
+from helpers.connection import serving
+from helpers.constants import INIT_V2, RAW_INIT_V2
+from helpers.constants import PERMISSION_REQUEST as PERMISSION
+from helpers.lines import chunk_notification
+from helpers.loops import until, wait_all_tasks_blocked
+from helpers.processes import PYTHONPATH, loop_script, python
+from helpers.raw import CANCELLED, RawPeer, cancel_request, notification, request, response
+from helpers.serving import messages, pair
 
 pytestmark = pytest.mark.usefixtures("loop")
 
@@ -85,7 +59,7 @@ EXITS_MID_STREAM = f"""
 import json, sys
 def send(text): sys.stdout.write(text); sys.stdout.flush()
 init = json.loads(sys.stdin.readline())
-send(json.dumps({{"jsonrpc": "2.0", "id": init["id"], "result": {INIT_RESULT!r}}}) + "\\n")
+send(json.dumps({{"jsonrpc": "2.0", "id": init["id"], "result": {RAW_INIT_V2!r}}}) + "\\n")
 for _ in range(int(sys.argv[1])):
     sys.stdin.readline()
 for i in range(3):
@@ -134,7 +108,7 @@ async def test_agent_exiting_mid_stream_fails_every_pending_request_and_ends_upd
 FLOODS_AND_DIES = f"""
 import json, sys
 init = json.loads(sys.stdin.readline())
-print(json.dumps({{"jsonrpc": "2.0", "id": init["id"], "result": {INIT_RESULT!r}}}), flush=True)
+print(json.dumps({{"jsonrpc": "2.0", "id": init["id"], "result": {RAW_INIT_V2!r}}}), flush=True)
 update = json.dumps({chunk_notification("sess_1", "x")!r})
 sys.stdout.write((update + "\\n") * 1300)
 sys.stdout.flush()
@@ -170,7 +144,7 @@ async def test_client_vanishing_mid_turn_ends_serve_agent_cleanly(moment: str) -
 
     async with anyio.create_task_group() as nursery:
         nursery.start_soon(agent)
-        await peer.call(0, "initialize", {"protocolVersion": 2, "info": INIT_RESULT["info"]})
+        await peer.call(0, "initialize", {"protocolVersion": 2, "info": RAW_INIT_V2["info"]})
         session = (await peer.call(1, "session/new", {"cwd": "/"}))["result"]["sessionId"]
         text = "hello" if moment == "waiting-for-permission" else "stream 100000"
         prompt = {"sessionId": session, "prompt": [{"type": "text", "text": text}]}
@@ -197,7 +171,7 @@ async def test_client_vanishing_mid_turn_ends_serve_agent_cleanly(moment: str) -
 CLOSES_STDIN = f"""
 import json, os, sys, time
 init = json.loads(sys.stdin.readline())
-print(json.dumps({{"jsonrpc": "2.0", "id": init["id"], "result": {INIT_RESULT!r}}}), flush=True)
+print(json.dumps({{"jsonrpc": "2.0", "id": init["id"], "result": {RAW_INIT_V2!r}}}), flush=True)
 os.close(0)
 print("stdin closed", file=sys.stderr, flush=True)
 time.sleep(0.5)
@@ -538,7 +512,13 @@ class GatedClientV2(ClientV2):
 @pytest.mark.parametrize("first", ["allow", "cancel"])
 async def test_v2_cancel_racing_the_permission_answer_ends_the_turn_once(first: str) -> None:
     """The user allows at the very moment they cancel: one answer, one idle, nothing stuck."""
-    async with pair(client_v2=GatedClientV2) as p:
+    endpoints: list[AgentEndpoint] = []
+
+    async def serve(agent: Any, *, v1: Any, stream: Any) -> None:
+        endpoints.append(AgentEndpoint({2: agent}))
+        await endpoints[-1].serve(stream)
+
+    async with pair(client_v2=GatedClientV2, serve=serve) as p:
         session_id = await new_v2_session(p.conn)
         async with p.conn.subscribe(session_id) as updates:
             await p.conn.v2_agent.session_prompt(prompt_v2(session_id, "slow hello"))
@@ -560,9 +540,10 @@ async def test_v2_cancel_racing_the_permission_answer_ends_the_turn_once(first: 
         answers = [m for m in messages(p.wire.sent) if "method" not in m and m["id"] == asked["id"]]
         assert len(answers) == 1
         assert p.conn._connection.core.in_flight == frozenset()
-        assert p.endpoint.connection is not None
-        assert p.endpoint.connection.core.in_flight == frozenset()
-        assert p.endpoint.connection._waiting == {}
+        (endpoint,) = endpoints
+        assert endpoint.connection is not None
+        assert endpoint.connection.core.in_flight == frozenset()
+        assert endpoint.connection._waiting == {}
 
 
 # --------------------------------------------------------------------------- many sessions

@@ -64,17 +64,14 @@ from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import anyio
 import msgspec
 import pytest
-from conftest import RawPeer, notification, request, response, run_async, wait_all_tasks_blocked
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from hypothesis.control import currently_in_test_context
-from strategies import IRStrategies, write_summary
 
 import acp_schema.v1 as v1
 import acp_schema.v2 as v2
@@ -88,8 +85,11 @@ from acpwire.testing import memory_stream_pair
 from codegen import ir
 from codegen.__main__ import load_modules
 from fuzz.seeds import corpus, docs_messages, fuzzed_codecs
-
-ROOT = Path(__file__).resolve().parent.parent
+from helpers.loops import run_async, wait_all_tasks_blocked
+from helpers.paths import ROOT
+from helpers.raw import RawPeer, notification, request, response
+from helpers.reporting import write_summary
+from helpers.strategies import IRStrategies
 
 _ENV_EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "0") or 0)
 

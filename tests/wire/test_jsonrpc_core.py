@@ -13,7 +13,6 @@ from typing import Any
 
 import msgspec
 import pytest
-from conftest import PERMISSION_REQUEST, error_response, notification, request, response
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,6 +21,8 @@ from acpwire._wire.dispatch import handler_dispatch
 from acpwire._wire.jsonrpc import Answer, Call, JsonRpcCore, Reply
 from acpwire._wire.versions import bootstrap_codec
 from acpwire.errors import InvalidResponse, PeerError, RpcError
+from helpers.constants import PERMISSION_REQUEST
+from helpers.raw import error_response, notification, request, response
 
 CWD = {"cwd": "/repo"}
 

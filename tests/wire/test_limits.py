@@ -28,9 +28,6 @@ import msgspec
 import pytest
 import sniffio
 import trio.lowlevel
-from conftest import PERMISSION_REQUEST as PERMISSION
-from conftest import RawPeer, notification, request, response, run_async, wait_all_tasks_blocked
-from test_connection import serving
 
 import acp_schema.v2 as v2
 from acpwire._wire.connection import READ_CHUNK, Connection
@@ -39,6 +36,10 @@ from acpwire._wire.jsonrpc import Call
 from acpwire._wire.outbox import DEFAULT_MAX_BUFFERED_BYTES
 from acpwire.client import connect
 from acpwire.client.connection import UPDATE_BUFFER
+from helpers.connection import serving
+from helpers.constants import PERMISSION_REQUEST as PERMISSION
+from helpers.loops import run_async, wait_all_tasks_blocked
+from helpers.raw import RawPeer, notification, request, response
 
 MB = 1024 * 1024
 

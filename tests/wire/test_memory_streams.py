@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import anyio
 import pytest
-from conftest import run_async, wait_all_tasks_blocked
 
 from acpwire.testing import memory_stream_pair
+from helpers.loops import run_async, wait_all_tasks_blocked
 
 pytestmark = pytest.mark.usefixtures("loop")
 

@@ -14,13 +14,15 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import RawPeer, loop_script, request, until
-from test_endpoints import RAW_INIT_V2, ClientV2, python
-from test_faults import PYTHONPATH
 
 from acpwire import errors
 from acpwire.client import open_agent
 from acpwire.streams import AgentProcess, agent_process, spawn_agent
+from helpers.clients import ClientV2
+from helpers.constants import RAW_INIT_V2
+from helpers.loops import until
+from helpers.processes import PYTHONPATH, loop_script, python
+from helpers.raw import RawPeer, request
 
 GRACE = 0.2  # both grace periods in these tests
 LEAVE_BOUND = (
