@@ -51,7 +51,7 @@ TOOLS = {
         *("pytest", "hypothesis", "jsonschema", "datamodel-code-generator", "trio", "anyio"),
         "packaging",
         "mypy",  # tests type-check user code against the public API (mypy --strict)
-        "pdoc",  # tests/test_docs.py checks docstrings with the docs build's own rules
+        "pdoc",  # tests/e2e/test_docs.py checks docstrings with the docs build's own rules
     ),
     "bench": ("msgspec", "trio", "anyio", "uvloop", "orjson", "agent-client-protocol"),
     "lint": (*CODEGEN, "mypy", "trio", "anyio", "pytest", "hypothesis", "jsonschema"),
@@ -168,7 +168,7 @@ def bench(session: nox.Session) -> None:
 
 @nox.session
 def fuzz(session: nox.Session) -> None:
-    """Fuzz for longer than CI: tests/test_fuzz.py with FUZZ_EXAMPLES examples (default 20000,
+    """Fuzz for longer than CI: tests/wire/test_fuzz.py with FUZZ_EXAMPLES examples (default 20000,
     ~20 min), then atheris (libFuzzer) on the decode entry points for a bounded time.
 
     `nox -s fuzz -- -max_total_time=600` passes libFuzzer flags (default -max_total_time=120);
@@ -185,7 +185,12 @@ def fuzz(session: nox.Session) -> None:
     examples = os.environ.get("FUZZ_EXAMPLES", "20000")
     if examples != "0":
         session.run(
-            "python", "-m", "pytest", "-q", "tests/test_fuzz.py", env={"FUZZ_EXAMPLES": examples}
+            "python",
+            "-m",
+            "pytest",
+            "-q",
+            "tests/wire/test_fuzz.py",
+            env={"FUZZ_EXAMPLES": examples},
         )
     corpus = ROOT / "fuzz" / "corpus"
     session.run("python", "fuzz/seeds.py", "--out", str(corpus / "seeds"))
