@@ -73,7 +73,7 @@ GATES: dict[int, dict[str, Path]] = {
 }
 """Which field of the `initialize` response (wire names, from the response down) advertises
 each optional agent method, per version; a surface uses the entries of methods it has. The
-schema says this only in prose (field descriptions): tests/test_agent_endpoint.py checks
+schema says this only in prose (field descriptions): tests/agent/test_agent_endpoint.py checks
 this table against those descriptions in every schema file."""
 
 
