@@ -86,13 +86,13 @@ def test_full_message_replaces_chunks_null_clears_omitted_keeps() -> None:
         chunk("agent_message_chunk", "m1", "draft"),
         {"sessionUpdate": "agent_message", "messageId": "m1", "content": [text("final")]},
     )
-    assert state.messages["m1"].text() == "final"
+    assert state.messages["agent", "m1"].text() == "final"
     state.apply(decode(v2, {"sessionUpdate": "agent_message", "messageId": "m1"}))
-    assert state.messages["m1"].text() == "final"  # omitted: unchanged
+    assert state.messages["agent", "m1"].text() == "final"  # omitted: unchanged
     state.apply(decode(v2, chunk("agent_message_chunk", "m1", "!")))
-    assert state.messages["m1"].text() == "final!"  # chunks append to the replacement
+    assert state.messages["agent", "m1"].text() == "final!"  # chunks append to the replacement
     state.apply(decode(v2, {"sessionUpdate": "agent_message", "messageId": "m1", "content": None}))
-    assert state.messages["m1"].content == []
+    assert state.messages["agent", "m1"].content == []
 
 
 def test_message_meta_patches_by_key() -> None:
@@ -100,9 +100,9 @@ def test_message_meta_patches_by_key() -> None:
         {"sessionUpdate": "user_message", "messageId": "u", "_meta": {"a": 1, "b": {"x": 1}}},
         {"sessionUpdate": "user_message", "messageId": "u", "_meta": {"a": None, "b": {"y": 2}}},
     )
-    assert state.messages["u"].meta == {"b": {"y": 2}}
+    assert state.messages["user", "u"].meta == {"b": {"y": 2}}
     state.apply(decode(v2, {"sessionUpdate": "user_message", "messageId": "u", "_meta": None}))
-    assert state.messages["u"].meta is None
+    assert state.messages["user", "u"].meta is None
 
 
 def test_patch_meta_rules() -> None:
@@ -315,7 +315,7 @@ def test_unknown_variants_are_kept_in_order() -> None:
         "UnknownSessionUpdate",
         "PlanUpdate",
     ]
-    assert state.messages["m"].text() == "x"
+    assert state.messages["agent", "m"].text() == "x"
 
 
 # ------------------------------------------------------------------ snapshots
@@ -342,11 +342,11 @@ def test_snapshot_is_not_changed_by_later_updates() -> None:
         state.apply(decode(v2, update))
     middle = state.snapshot()
     state.apply(decode(v2, chunk("agent_message_chunk", "m", "c")))
-    assert before.messages["m"].text() == "a" and "m2" not in before.messages
+    assert before.messages["agent", "m"].text() == "a" and ("agent", "m2") not in before.messages
     assert before.tool_calls["c"].status == "in_progress" and before.tool_calls["c"].content == []
     assert [n.title for n in before.notices] == ["n1"]
-    assert middle.messages["m"].text() == "ab"
-    assert state.messages["m"].text() == "abc" and state.tool_calls["c"].status == "completed"
+    assert middle.messages["agent", "m"].text() == "ab"
+    assert state.messages["agent", "m"].text() == "abc" and state.tool_calls["c"].status == "completed"
 
 
 # ------------------------------------------------------------------ v1
@@ -444,7 +444,7 @@ def test_every_v2_variant_of_a_recorded_stream_folds_like_the_reference() -> Non
     state = fold(*updates)
     assert not state.unknown
     texts, calls = reference_fold(updates)
-    agent = {k: m.text() for k, m in state.messages.items() if m.role == "agent"}
+    agent = {m.message_id: m.text() for m in state.messages.values() if m.role == "agent"}
     assert agent == texts
     ours = {
         k: {"title": c.title, "kind": c.kind, "status": c.status, "n": len(c.content)}
@@ -524,7 +524,11 @@ async def test_v2_resume_replays_the_history_into_the_state_before_returning() -
             opened = await open_session(conn.v2, cwd="/w", session_id="sess_1")
         assert (opened.how, opened.session_id) == ("resumed", "sess_1")
         texts = {k: m.text() for k, m in opened.state.messages.items()}
-        assert texts == {"u": "q", "a": "0123456789" * 150, "b": "B"}
+        assert texts == {
+            ("user", "u"): "q",
+            ("agent", "a"): "0123456789" * 150,
+            ("agent", "b"): "B",
+        }
 
 
 @pytest.mark.parametrize(
