@@ -346,7 +346,9 @@ def test_snapshot_is_not_changed_by_later_updates() -> None:
     assert before.tool_calls["c"].status == "in_progress" and before.tool_calls["c"].content == []
     assert [n.title for n in before.notices] == ["n1"]
     assert middle.messages["agent", "m"].text() == "ab"
-    assert state.messages["agent", "m"].text() == "abc" and state.tool_calls["c"].status == "completed"
+    assert (
+        state.messages["agent", "m"].text() == "abc" and state.tool_calls["c"].status == "completed"
+    )
 
 
 # ------------------------------------------------------------------ v1
