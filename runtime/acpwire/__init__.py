@@ -17,7 +17,8 @@ Everything an agent or a client needs is importable from here:
   folded), `prompt` (one turn as a typed event stream: `SessionUpdateEvent`,
   `PermissionRequested`, `ElicitationRequested`), `AgentRequests` with `TurnClient` /
   `V1TurnClient`, `Permissions` and the policies `approve_all`, `approve_reads`, `deny_all`,
-  `ask_user`, `rules`, the folded `SessionState` / `V1SessionState`, `authenticated`;
+  `ask_user`, `rules`, the folded `SessionState` / `V1SessionState`, `authenticated`,
+  `V1UnknownSessionUpdate` (a v1 update of a type these bindings do not know);
 - errors (`acpwire.errors`): `RpcError` (answer a request with a JSON-RPC error), `PeerError`
   (the peer answered one), `InvalidResponse`, `ConnectionClosed` / `PeerExited`,
   `ProtocolMismatch`, `InitializeTimeout`, `NotInitialized`, `AgentNotFound` /
@@ -57,6 +58,7 @@ from .client import (
     TurnClient,
     V1SessionState,
     V1TurnClient,
+    V1UnknownSessionUpdate,
     approve_all,
     approve_reads,
     ask_user,
@@ -121,6 +123,7 @@ __all__ = [  # noqa: RUF022 (grouped by side, sorted within a group)
     "TurnClient",
     "V1SessionState",
     "V1TurnClient",
+    "V1UnknownSessionUpdate",
     "approve_all",
     "approve_reads",
     "ask_user",

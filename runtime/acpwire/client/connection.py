@@ -58,6 +58,7 @@ from ..errors import (
 from ..streams.agent_process import GRACE_PERIOD, TERMINATE_GRACE_PERIOD, spawn_agent
 from ..streams.byte_stream import AnyByteStream
 from .permissions import cancelled_permission
+from .unknown_updates import V1UnknownSessionUpdate, open_session_updates
 
 V2Factory = Callable[[v2.AgentPeer], v2.ClientBase]
 V1Factory = Callable[[v1.AgentPeer], v1.ClientBase]
@@ -219,7 +220,9 @@ class Negotiated(Generic[Peer, Initialized, Update]):
 
 
 V2Connection = Negotiated[v2.AgentPeer, v2.InitializeResponse, v2.SessionUpdate]
-V1Connection = Negotiated[v1.AgentPeer, v1.InitializeResponse, v1.SessionUpdate]
+V1Connection = Negotiated[
+    v1.AgentPeer, v1.InitializeResponse, v1.SessionUpdate | V1UnknownSessionUpdate
+]
 
 
 class ClientConnection:
@@ -336,8 +339,9 @@ class ClientConnection:
         self._negotiated = Negotiated(self, agent, initialize_response)
         self._dispatch = handler_dispatch(client, surface.client_base)
         self._handles_updates = implemented(client, surface.client_base, "session_update")
-        self._update_spec = surface.client_codec.inbound[SESSION_UPDATE]
-        self._connection.core.codec = surface.client_codec
+        codec = open_session_updates(surface.client_codec, self._peer)  # v1: unknown tags kept
+        self._update_spec = codec.inbound[SESSION_UPDATE]
+        self._connection.core.codec = codec
         self._connection.dispatch = self._route
 
     @property
