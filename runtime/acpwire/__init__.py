@@ -24,7 +24,9 @@ Everything an agent or a client needs is importable from here:
   `ProtocolMismatch`, `InitializeTimeout`, `NotInitialized`, `AgentNotFound` /
   `AgentNotExecutable` / `AgentLaunchError`;
 - what a connection runs over: `acpwire.streams` (`stdio_stream`, `ByteStream`, ...), and
-  in-process pairs for tests in `acpwire.testing`.
+  in-process pairs for tests in `acpwire.testing`;
+- forwarding (a proxy, a recorder): `Verbatim`, a received line kept byte for byte with its
+  typed view (re-encoding a decoded message drops the fields these bindings do not know).
 
 Import from `acpwire` or from those public packages; the modules inside them are
 implementation detail.
@@ -84,6 +86,7 @@ from .errors import (
     RpcError,
 )
 from .streams import stdio_stream
+from .verbatim import Verbatim
 
 StopReason: TypeAlias = _agent.StopReason
 """ACP's stop reasons, the values of `acp_schema.v2.SessionStateUpdate.stop_reason`: what a turn's
@@ -146,6 +149,8 @@ __all__ = [  # noqa: RUF022 (grouped by side, sorted within a group)
     "PeerExited",
     "ProtocolMismatch",
     "RpcError",
+    # forwarding
+    "Verbatim",
 ]
 
 _moved.install()
