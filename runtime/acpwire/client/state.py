@@ -463,11 +463,14 @@ class SessionState(_Fold[v2.SessionUpdate, v2.ContentBlock]):
 
     def _tool_call_update(self, update: v2.ToolCallProgress | v2.ToolCallUpdate) -> None:
         """An upsert (the schema: a new id starts at the protocol defaults)."""
-        call = self._tool_call(update.tool_call_id)
+        call = self.tool_calls.get(update.tool_call_id)
+        if call is None or call._generation != self._generation:  # new, or shared: the slow path
+            call = self._tool_call(update.tool_call_id)
         _patch_v2(call, update)
         if update.content is not UNSET:
             call._replace(update.content)
-        call.meta = patch_meta(call.meta, update.meta)
+        if update.meta is not UNSET:
+            call.meta = patch_meta(call.meta, update.meta)
 
     def _tool_call_chunk(self, update: v2.ToolCallContentChunk) -> None:
         self._tool_call(update.tool_call_id)._append(update.content)
