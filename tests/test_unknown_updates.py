@@ -110,3 +110,19 @@ async def test_the_folds_keep_unknown_updates_in_unknown(version: int) -> None:
         state.apply(item)
     assert [u.tag for u in state.unknown] == ["_vendor_progress", "turn_summary"]
     assert [m.text() for m in state.messages.values()] == ["hi"]
+
+
+def test_the_codec_opens_every_closed_update_union_and_leaves_open_ones_as_they_are() -> None:
+    """Keyed by what a surface's codec holds, not by stable classes: v1.unstable is opened
+    too, and the v2 surfaces (open already) keep their own codec."""
+    import json
+
+    import acp_schema.v1.unstable as v1_unstable
+    import acp_schema.v2.unstable as v2_unstable
+    from acpwire.client.unknown_updates import open_session_updates
+
+    line = json.dumps(update(VENDOR)).encode()
+    opened = open_session_updates(v1_unstable.CLIENT_CODEC, "agent")
+    assert opened.decode(line).params.update == VENDOR  # type: ignore[union-attr]
+    for module in (v2, v2_unstable):
+        assert open_session_updates(module.CLIENT_CODEC, "agent") is module.CLIENT_CODEC
