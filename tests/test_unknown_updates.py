@@ -5,6 +5,7 @@ v1 logs a WARNING once per type."""
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any, ClassVar
 
@@ -13,10 +14,13 @@ from conftest import wait_all_tasks_blocked
 from test_client_turns import SESSION, TurnClientV1, TurnClientV2, raw_agent, update
 
 import acp_schema.v1 as v1
+import acp_schema.v1.unstable as v1_unstable
 import acp_schema.v2 as v2
+import acp_schema.v2.unstable as v2_unstable
 from acp_schema import OpenVariant
 from acpwire import V1UnknownSessionUpdate
 from acpwire.client import SessionState, V1SessionState
+from acpwire.client.unknown_updates import open_session_updates
 
 pytestmark = pytest.mark.usefixtures("loop")
 
@@ -115,12 +119,6 @@ async def test_the_folds_keep_unknown_updates_in_unknown(version: int) -> None:
 def test_the_codec_opens_every_closed_update_union_and_leaves_open_ones_as_they_are() -> None:
     """Keyed by what a surface's codec holds, not by stable classes: v1.unstable is opened
     too, and the v2 surfaces (open already) keep their own codec."""
-    import json
-
-    import acp_schema.v1.unstable as v1_unstable
-    import acp_schema.v2.unstable as v2_unstable
-    from acpwire.client.unknown_updates import open_session_updates
-
     line = json.dumps(update(VENDOR)).encode()
     opened = open_session_updates(v1_unstable.CLIENT_CODEC, "agent")
     assert opened.decode(line).params.update == VENDOR  # type: ignore[union-attr]
