@@ -20,10 +20,11 @@ import msgspec
 import pytest
 
 from acp_schema import v1, v2
-from acpwire.client import SessionState, V1SessionState, authenticated, open_agent, open_session
+from acpwire.client import SessionState, authenticated, open_agent, open_session
 from acpwire.client.state import patch_meta
 from helpers.clients import TurnClientV2
 from helpers.constants import INIT_V2
+from helpers.folds import chunk, decode, fold, fold_v1, text
 from helpers.paths import INTEROP, ROOT
 from helpers.raw import error_response, response
 from helpers.serving import raw_agent
@@ -31,37 +32,6 @@ from helpers.serving import raw_agent
 pytestmark = pytest.mark.usefixtures("loop")
 
 MAKE_STREAMS = ROOT / "tests" / "data" / "conformance" / "make_streams.py"
-
-
-def decode(module: Any, update: dict[str, Any]) -> Any:
-    line = {
-        "jsonrpc": "2.0",
-        "method": "session/update",
-        "params": {"sessionId": "s1", "update": update},
-    }
-    return module.CLIENT_CODEC.decode(json.dumps(line).encode()).params.update
-
-
-def fold(*updates: dict[str, Any]) -> SessionState:
-    state = SessionState()
-    for update in updates:
-        state.apply(decode(v2, update))
-    return state
-
-
-def fold_v1(*updates: dict[str, Any]) -> V1SessionState:
-    state = V1SessionState()
-    for update in updates:
-        state.apply(decode(v1, update))
-    return state
-
-
-def text(value: str) -> dict[str, Any]:
-    return {"type": "text", "text": value}
-
-
-def chunk(tag: str, message_id: str, value: str) -> dict[str, Any]:
-    return {"sessionUpdate": tag, "messageId": message_id, "content": text(value)}
 
 
 # ------------------------------------------------------------------ messages

@@ -10,8 +10,6 @@ import logging
 from typing import Any, ClassVar
 
 import pytest
-from conftest import wait_all_tasks_blocked
-from test_client_turns import SESSION, TurnClientV1, TurnClientV2, raw_agent, update
 
 import acp_schema.v1 as v1
 import acp_schema.v1.unstable as v1_unstable
@@ -21,6 +19,11 @@ from acp_schema import OpenVariant
 from acpwire import V1UnknownSessionUpdate
 from acpwire.client import SessionState, V1SessionState
 from acpwire.client.unknown_updates import open_session_updates
+from helpers.clients import TurnClientV1, TurnClientV2
+from helpers.constants import SESSION
+from helpers.lines import update
+from helpers.loops import wait_all_tasks_blocked
+from helpers.serving import raw_agent
 
 pytestmark = pytest.mark.usefixtures("loop")
 

@@ -8,11 +8,11 @@ from typing import Any
 
 import msgspec
 import pytest
-from test_session_state import chunk, decode, fold, fold_v1, text
 
 from acp_schema import OpenVariant, v1, v2
 from acpwire.client import SessionState, V1SessionState
 from acpwire.client.state import TOOL_CALL_FIELDS
+from helpers.folds import chunk, decode, fold, fold_v1, text
 
 # ------------------------------------------------------------------ message ID spaces
 
