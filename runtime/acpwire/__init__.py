@@ -23,13 +23,16 @@ importable from here:
   `PermissionRequested`, `ElicitationRequested`), `AgentRequests` with `TurnClient` /
   `V1TurnClient`, `Permissions` and the policies (`Policy`, deciding a `Decision`; a
   `Verdict` once decided) `approve_all`, `approve_reads`, `deny_all`, `ask_user`, `rules`,
-  the folded `SessionState` / `V1SessionState`, `authenticated`;
+  the folded `SessionState` / `V1SessionState`, `authenticated`, `V1UnknownSessionUpdate` (a
+  v1 update of a type these bindings do not know);
 - errors (`acpwire.errors`): `RpcError` (answer a request with a JSON-RPC error), `PeerError`
   (the peer answered one), `InvalidResponse`, `ConnectionClosed` / `PeerExited`,
   `ProtocolMismatch`, `InitializeTimeout`, `NotInitialized`, `AgentNotFound` /
   `AgentNotExecutable` / `AgentLaunchError`;
 - what a connection runs over: `acpwire.streams` (`stdio_stream`, `ByteStream`, ...), and
-  in-process pairs for tests in `acpwire.testing`.
+  in-process pairs for tests in `acpwire.testing`;
+- forwarding (a proxy, a recorder): `Verbatim`, a received line kept byte for byte with its
+  typed view (re-encoding a decoded message drops the fields these bindings do not know).
 
 Import from `acpwire` or from those public packages; the modules inside them are
 implementation detail.
@@ -80,6 +83,7 @@ from .client import (
     V1SessionState,
     V1TurnClient,
     V1TurnEvents,
+    V1UnknownSessionUpdate,
     V2Connection,
     V2Event,
     V2TurnEvents,
@@ -109,6 +113,7 @@ from .errors import (
     RpcError,
 )
 from .streams import stdio_stream
+from .verbatim import Verbatim
 
 __all__ = [  # noqa: RUF022 (grouped by side, sorted within a group)
     "__version__",
@@ -155,6 +160,7 @@ __all__ = [  # noqa: RUF022 (grouped by side, sorted within a group)
     "V1SessionState",
     "V1TurnClient",
     "V1TurnEvents",
+    "V1UnknownSessionUpdate",
     "V2Connection",
     "V2Event",
     "V2TurnEvents",
@@ -181,6 +187,8 @@ __all__ = [  # noqa: RUF022 (grouped by side, sorted within a group)
     "PeerExited",
     "ProtocolMismatch",
     "RpcError",
+    # forwarding
+    "Verbatim",
 ]
 
 _moved.install()

@@ -212,7 +212,7 @@ TYPED_CLIENT = """
 from typing import assert_type
 import acp_schema.v1 as v1
 import acp_schema.v2 as v2
-from acpwire.client import ClientConnection
+from acpwire.client import ClientConnection, V1UnknownSessionUpdate
 
 async def use(conn: ClientConnection) -> None:
     init = await conn.initialize(v2.InitializeRequest(protocol_version=2, info=v2.Implementation(name="t", version="0")))
@@ -227,7 +227,7 @@ async def use(conn: ClientConnection) -> None:
             update.no_such_field
     async with conn.v1.subscribe("s") as updates1:
         async for update1 in updates1:
-            assert_type(update1, v1.SessionUpdate)
+            assert_type(update1, v1.SessionUpdate | V1UnknownSessionUpdate)
 """
 
 

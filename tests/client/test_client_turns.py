@@ -103,7 +103,7 @@ async def test_a_v2_turn_gives_updates_and_permission_in_wire_order_until_idle()
             "state idle",
         ]
         assert turn.ended and turn.stop_reason == "end_turn"
-        assert turn.state.messages["m"].text() == "abcdefghij"
+        assert turn.state.messages["agent", "m"].text() == "abcdefghij"
         assert turn.prompt_response == v2.PromptResponse(message_id="u1")
 
 

@@ -20,10 +20,11 @@ import msgspec
 import pytest
 
 from acp_schema import v1, v2
-from acpwire.client import SessionState, V1SessionState, authenticated, open_agent, open_session
+from acpwire.client import SessionState, authenticated, open_agent, open_session
 from acpwire.client.state import patch_meta
 from helpers.clients import TurnClientV2
 from helpers.constants import INIT_V2
+from helpers.folds import chunk, decode, fold, fold_v1, text
 from helpers.paths import INTEROP, ROOT
 from helpers.raw import error_response, response
 from helpers.serving import raw_agent
@@ -31,37 +32,6 @@ from helpers.serving import raw_agent
 pytestmark = pytest.mark.usefixtures("loop")
 
 MAKE_STREAMS = ROOT / "tests" / "data" / "conformance" / "make_streams.py"
-
-
-def decode(module: Any, update: dict[str, Any]) -> Any:
-    line = {
-        "jsonrpc": "2.0",
-        "method": "session/update",
-        "params": {"sessionId": "s1", "update": update},
-    }
-    return module.CLIENT_CODEC.decode(json.dumps(line).encode()).params.update
-
-
-def fold(*updates: dict[str, Any]) -> SessionState:
-    state = SessionState()
-    for update in updates:
-        state.apply(decode(v2, update))
-    return state
-
-
-def fold_v1(*updates: dict[str, Any]) -> V1SessionState:
-    state = V1SessionState()
-    for update in updates:
-        state.apply(decode(v1, update))
-    return state
-
-
-def text(value: str) -> dict[str, Any]:
-    return {"type": "text", "text": value}
-
-
-def chunk(tag: str, message_id: str, value: str) -> dict[str, Any]:
-    return {"sessionUpdate": tag, "messageId": message_id, "content": text(value)}
 
 
 # ------------------------------------------------------------------ messages
@@ -86,13 +56,13 @@ def test_full_message_replaces_chunks_null_clears_omitted_keeps() -> None:
         chunk("agent_message_chunk", "m1", "draft"),
         {"sessionUpdate": "agent_message", "messageId": "m1", "content": [text("final")]},
     )
-    assert state.messages["m1"].text() == "final"
+    assert state.messages["agent", "m1"].text() == "final"
     state.apply(decode(v2, {"sessionUpdate": "agent_message", "messageId": "m1"}))
-    assert state.messages["m1"].text() == "final"  # omitted: unchanged
+    assert state.messages["agent", "m1"].text() == "final"  # omitted: unchanged
     state.apply(decode(v2, chunk("agent_message_chunk", "m1", "!")))
-    assert state.messages["m1"].text() == "final!"  # chunks append to the replacement
+    assert state.messages["agent", "m1"].text() == "final!"  # chunks append to the replacement
     state.apply(decode(v2, {"sessionUpdate": "agent_message", "messageId": "m1", "content": None}))
-    assert state.messages["m1"].content == []
+    assert state.messages["agent", "m1"].content == []
 
 
 def test_message_meta_patches_by_key() -> None:
@@ -100,9 +70,9 @@ def test_message_meta_patches_by_key() -> None:
         {"sessionUpdate": "user_message", "messageId": "u", "_meta": {"a": 1, "b": {"x": 1}}},
         {"sessionUpdate": "user_message", "messageId": "u", "_meta": {"a": None, "b": {"y": 2}}},
     )
-    assert state.messages["u"].meta == {"b": {"y": 2}}
+    assert state.messages["user", "u"].meta == {"b": {"y": 2}}
     state.apply(decode(v2, {"sessionUpdate": "user_message", "messageId": "u", "_meta": None}))
-    assert state.messages["u"].meta is None
+    assert state.messages["user", "u"].meta is None
 
 
 def test_patch_meta_rules() -> None:
@@ -315,7 +285,7 @@ def test_unknown_variants_are_kept_in_order() -> None:
         "UnknownSessionUpdate",
         "PlanUpdate",
     ]
-    assert state.messages["m"].text() == "x"
+    assert state.messages["agent", "m"].text() == "x"
 
 
 # ------------------------------------------------------------------ snapshots
@@ -342,11 +312,13 @@ def test_snapshot_is_not_changed_by_later_updates() -> None:
         state.apply(decode(v2, update))
     middle = state.snapshot()
     state.apply(decode(v2, chunk("agent_message_chunk", "m", "c")))
-    assert before.messages["m"].text() == "a" and "m2" not in before.messages
+    assert before.messages["agent", "m"].text() == "a" and ("agent", "m2") not in before.messages
     assert before.tool_calls["c"].status == "in_progress" and before.tool_calls["c"].content == []
     assert [n.title for n in before.notices] == ["n1"]
-    assert middle.messages["m"].text() == "ab"
-    assert state.messages["m"].text() == "abc" and state.tool_calls["c"].status == "completed"
+    assert middle.messages["agent", "m"].text() == "ab"
+    assert (
+        state.messages["agent", "m"].text() == "abc" and state.tool_calls["c"].status == "completed"
+    )
 
 
 # ------------------------------------------------------------------ v1
@@ -444,7 +416,7 @@ def test_every_v2_variant_of_a_recorded_stream_folds_like_the_reference() -> Non
     state = fold(*updates)
     assert not state.unknown
     texts, calls = reference_fold(updates)
-    agent = {k: m.text() for k, m in state.messages.items() if m.role == "agent"}
+    agent = {m.message_id: m.text() for m in state.messages.values() if m.role == "agent"}
     assert agent == texts
     ours = {
         k: {"title": c.title, "kind": c.kind, "status": c.status, "n": len(c.content)}
@@ -524,7 +496,11 @@ async def test_v2_resume_replays_the_history_into_the_state_before_returning() -
             opened = await open_session(conn.v2, cwd="/w", session_id="sess_1")
         assert (opened.how, opened.session_id) == ("resumed", "sess_1")
         texts = {k: m.text() for k, m in opened.state.messages.items()}
-        assert texts == {"u": "q", "a": "0123456789" * 150, "b": "B"}
+        assert texts == {
+            ("user", "u"): "q",
+            ("agent", "a"): "0123456789" * 150,
+            ("agent", "b"): "B",
+        }
 
 
 @pytest.mark.parametrize(

@@ -30,8 +30,9 @@ ALLOWED: dict[str, set[str]] = {
     "_wire": {"streams", "errors", "_loop", "_groups"},
     "agent": {"_wire", "streams", "errors", "_loop", "_groups", "_version"},
     "client": {"_wire", "streams", "errors", "_loop", "_groups", "_version"},
-    "front door": {"agent", "client", "streams", "errors", "_version", "_moved"},
+    "front door": {"agent", "client", "streams", "errors", "_version", "_moved", "verbatim"},
     "_moved": set(),
+    "verbatim": set(),
 }
 """What each part of the runtime may import of the others (itself aside)."""
 

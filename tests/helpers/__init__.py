@@ -6,6 +6,7 @@
 - `helpers.raw`: `RawPeer`, the far end of a connection in raw JSON lines, and the JSON-RPC
   builders (`request`, `notification`, `response`, `error_response`, `cancel_request`).
 - `helpers.lines`: ACP lines as raw JSON (session updates, prompts, their answers).
+- `helpers.folds`: session updates as raw JSON, decoded and folded into a session state.
 - `helpers.constants`: shared messages, typed (`INIT_V2`, `PERMISSION_REQUEST`, ...) and raw
   (`RAW_INIT_V2`, ...).
 - `helpers.clients`: typed test clients (`ClientV2` logs what the agent sends, `TurnClientV2`

@@ -75,6 +75,7 @@ from .turns import (
     Work,
     _RecordingTurn,
     _RecordingV1Turn,
+    is_stop_reason,
 )
 
 log = logging.getLogger("acpwire.agent")
@@ -276,7 +277,7 @@ async def _outcome(turn: Turn, work: Work) -> tuple[StopReason | CustomStopReaso
             return "error", f"{type(exc).__name__}: {exc}"
         if turn._scope.cancel_called:
             return "cancelled", None  # cancellation ended the work, whatever it returned
-        if not _valid_stop_reason(stop_reason):
+        if not is_stop_reason(stop_reason):
             problem = (
                 f"the turn's work returned the stop reason {stop_reason!r}: it must be one of "
                 f"{sorted(KNOWN_STOP_REASONS)} or begin with '_' (CustomStopReason)"
@@ -285,10 +286,6 @@ async def _outcome(turn: Turn, work: Work) -> tuple[StopReason | CustomStopReaso
             return "error", problem
         return stop_reason, None
     return "cancelled", None  # the scope caught the cancellation
-
-
-def _valid_stop_reason(value: object) -> bool:
-    return isinstance(value, str) and (value in KNOWN_STOP_REASONS or value.startswith("_"))
 
 
 def _content_type(block: acp.ContentBlock) -> str:

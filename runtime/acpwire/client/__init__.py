@@ -49,6 +49,7 @@ from .turns import (
     V2TurnEvents,
     prompt,
 )
+from .unknown_updates import V1UnknownSessionUpdate
 
 __all__ = [
     "AgentRequests",
@@ -77,6 +78,7 @@ __all__ = [
     "V1SessionState",
     "V1TurnClient",
     "V1TurnEvents",
+    "V1UnknownSessionUpdate",
     "V2Connection",
     "V2Event",
     "V2Factory",

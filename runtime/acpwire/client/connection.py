@@ -58,6 +58,7 @@ from ..errors import (
 from ..streams.agent_process import GRACE_PERIOD, TERMINATE_GRACE_PERIOD, spawn_agent
 from ..streams.byte_stream import AnyByteStream
 from .permissions import cancelled_permission
+from .unknown_updates import V1UnknownSessionUpdate, open_session_updates
 
 V2Factory = Callable[[v2.AgentPeer], v2.ClientBase]
 """What `open_agent(v2=...)` / `connect(v2=...)` take: builds the v2 client from the agent's
@@ -228,8 +229,11 @@ class Negotiated(Generic[Peer, Initialized, Update]):
 
 V2Connection = Negotiated[v2.AgentPeer, v2.InitializeResponse, v2.SessionUpdate]
 """`conn.v2`: the connection typed for protocol version 2."""
-V1Connection = Negotiated[v1.AgentPeer, v1.InitializeResponse, v1.SessionUpdate]
-"""`conn.v1`: the connection typed for protocol version 1."""
+V1Connection = Negotiated[
+    v1.AgentPeer, v1.InitializeResponse, v1.SessionUpdate | V1UnknownSessionUpdate
+]
+"""`conn.v1`: the connection typed for protocol version 1 (an update of a type these bindings
+do not know arrives as a `V1UnknownSessionUpdate`)."""
 
 
 class ClientConnection:
@@ -346,8 +350,9 @@ class ClientConnection:
         self._negotiated = Negotiated(self, agent, initialize_response)
         self._dispatch = handler_dispatch(client, surface.client_base)
         self._handles_updates = implemented(client, surface.client_base, "session_update")
-        self._update_spec = surface.client_codec.inbound[SESSION_UPDATE]
-        self._connection.core.codec = surface.client_codec
+        codec = open_session_updates(surface.client_codec, self._peer)  # v1: unknown tags kept
+        self._update_spec = codec.inbound[SESSION_UPDATE]
+        self._connection.core.codec = codec
         self._connection.dispatch = self._route
 
     @property
