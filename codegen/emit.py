@@ -20,11 +20,17 @@ TEMPLATES = Path(__file__).parent / "templates"
 # on every field (a `_meta` field with a different description keeps its own).
 METADATA = "Metadata"
 METADATA_TYPE = "dict[str, Any]"
+# The markers of an open enum's values by its base (acp_schema._runtime.schema).
+OPEN_LITERAL = {"str": "OpenLiteral", "int": "OpenIntLiteral"}
 HANDLER_SIDES = ("agent", "client")  # sides with handler base classes and peer proxies
 # The hand-written subpackage of acp_schema (generated/acp_schema/_runtime): the generator never
 # writes or deletes it; `copy_runtime` puts it into packages generated elsewhere.
 RUNTIME = "_runtime"
 RUNTIME_SOURCE = Path(__file__).resolve().parent.parent / "generated" / "acp_schema" / RUNTIME
+# The leniency a field has when its struct's `__acp_lenient__` does not name it, by wire name:
+# the runtime's rule (acp_schema._runtime.schema.LENIENT_BY_DEFAULT), so a struct lists only
+# the fields that differ from it.
+LENIENT_BY_DEFAULT = {"_meta": ir.Leniency(default_on_error=True)}
 
 
 @dataclass(frozen=True)
@@ -79,7 +85,9 @@ class UnionView:
     name: str
     doc: str
     static: str  # the annotation type checkers see: every member, unknown variant included
-    runtime: str  # what msgspec decodes, with the fallback rules attached
+    runtime: str  # what msgspec decodes, with the fallback rules attached (== static: plain)
+    # (private name, `Union[...]`) of the tagged variants, when both annotations use them
+    variants: tuple[str, str] | None = None
 
 
 def _leniency_flags(leniency: ir.Leniency) -> str:
@@ -92,7 +100,16 @@ def _leniency_flags(leniency: ir.Leniency) -> str:
         )
         if on
     ]
-    return " | ".join(flags)
+    return " | ".join(flags) or "0"
+
+
+def _lenient_entries(s: ir.StructDef) -> list[tuple[str, str]]:
+    """The `__acp_lenient__` entries of a struct: its fields whose leniency is not the default."""
+    return [
+        (f.attr, _leniency_flags(f.leniency))
+        for f in s.fields
+        if f.leniency != LENIENT_BY_DEFAULT.get(f.wire, ir.Leniency())
+    ]
 
 
 def _field_doc(f: ir.Field) -> str:
@@ -145,7 +162,7 @@ class ModuleEmitter:
         bases = "msgspec.Struct, kw_only=True, gc=False"
         if s.tag_field is not None:
             bases += f", tag_field={literal(s.tag_field)}, tag={literal(s.tag_value)}"
-        lenient = [(f.attr, _leniency_flags(f.leniency)) for f in s.fields if f.leniency]
+        lenient = _lenient_entries(s)
         checks = []
         for check in s.merged:
             alternatives = ", ".join(
@@ -169,14 +186,20 @@ class ModuleEmitter:
         )
 
     def _union(self, u: ir.UnionDef) -> UnionView:
-        static_members = [self.types.annotation(m) for m in u.members]
+        all_members = [self.types.annotation(m) for m in u.members]
         if u.unknown is not None:
-            static_members.append(u.unknown.name)
+            all_members.append(u.unknown.name)
+        doc = docstring(u.doc or "One of " + ", ".join(f"`{m}`" for m in all_members) + ".")
         native = [self.types.annotation(m) for m in self.types.native_members(u)]
-        static = f"Union[{', '.join(static_members)}]"
-        doc = docstring(u.doc or "One of " + ", ".join(f"`{m}`" for m in static_members) + ".")
         if len(native) == len(u.members) and u.unknown is None and u.tag_field is None:
-            return UnionView(u.name, doc, static, static)
+            plain = f"Union[{', '.join(all_members)}]"
+            return UnionView(u.name, doc, plain, plain)
+        # the tagged variants lead both member lists: written once, as a private alias
+        variants = None
+        if len(u.variants) > 1:
+            variants = (f"_{u.name}Variants", f"Union[{', '.join(u.variants)}]")
+            shared = len(u.variants)
+            all_members[:shared] = native[:shared] = [variants[0]]
         alternatives = "".join(self.types.annotation(m) + ", " for m in u.untagged)
         defaults = ", ".join(f"{literal(title)}: {v}" for title, v in u.named_defaults)
         info = (
@@ -186,8 +209,9 @@ class ModuleEmitter:
         if len(u.variants) == 1:
             # msgspec makes the tag of a lone tagged struct optional; a second member makes it required.
             native.append(f"tag_guard({literal(u.tag_field)})")
+        static = all_members[0] if len(all_members) == 1 else f"Union[{', '.join(all_members)}]"
         inner = native[0] if len(native) == 1 else f"Union[{', '.join(native)}]"
-        return UnionView(u.name, doc, static, f"Annotated[{inner}, {info}]")
+        return UnionView(u.name, doc, static, f"Annotated[{inner}, {info}]", variants)
 
     def render_types(self) -> str:
         items: list[tuple[str, object]] = []
@@ -229,9 +253,8 @@ class ModuleEmitter:
         annotation = f"Literal[{values}]"
         # Open enums: type checkers see `Literal[...] | str`; msgspec decodes the closed Literal
         # (its values are shared strings, no allocation) and the fallback path takes the rest.
-        runtime = f"Annotated[{annotation}, OpenEnum({e.base})]" if e.open else ""
         if e.open:
-            annotation += f" | {e.base}"
+            annotation = f"{OPEN_LITERAL[e.base]}[{annotation}]"
         doc = e.doc + "".join(
             f"\n\n- `{v.value}`: {v.doc}" if v.doc else f"\n\n- `{v.value}`" for v in e.values
         )
@@ -250,7 +273,6 @@ class ModuleEmitter:
         return {
             "name": e.name,
             "annotation": annotation,
-            "runtime": runtime,
             "doc": docstring(doc, ""),
             "constants": constants,
         }

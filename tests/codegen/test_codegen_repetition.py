@@ -1,17 +1,56 @@
 """The generated modules say a shared fact once: the standard `_meta` description lives on the
-`Metadata` alias (a `_meta` with its own description keeps it on the field), and a union's
-fallback metadata does not repeat the tags its variants declare."""
+`Metadata` alias (a `_meta` with its own description keeps it on the field), a union's
+fallback metadata does not repeat the tags its variants declare, a union's variants are
+listed once, `_meta`'s usual leniency is the runtime's default (a struct lists only the
+leniency particular to it) and method-table rows name their values."""
 
 from __future__ import annotations
 
+import importlib
 import inspect
+import re
 import typing
+from pathlib import Path
+from types import ModuleType
+from typing import Any
 
+import msgspec
 import pytest
 
 import acp_schema.v1.types as v1_types
+import acp_schema.v2.methods as v2_methods
 import acp_schema.v2.types as v2_types
-from acp_schema._runtime.schema import UnionInfo, variants_by_tag
+from acp_schema._runtime.fallback import convert
+from acp_schema._runtime.schema import (
+    ON_ERROR,
+    ON_NULL,
+    SKIP_INVALID,
+    UnionInfo,
+    lenient_flags,
+    variants_by_tag,
+)
+from codegen import ir
+from codegen.__main__ import load_modules
+from codegen.classify import classify
+from codegen.emit import ModuleEmitter, _environment
+from helpers.paths import ROOT
+
+SCHEMA_DIR = ROOT / "schema"
+MODULES = load_modules(SCHEMA_DIR)
+
+
+def flags_of(leniency: ir.Leniency) -> int:
+    return (
+        ON_ERROR * leniency.default_on_error
+        | ON_NULL * leniency.default_on_null
+        | SKIP_INVALID * leniency.skip_invalid_items
+    )
+
+
+def types_module(module: ir.Module) -> ModuleType:
+    return importlib.import_module(
+        f"acp_schema.{module.version}{'.unstable' if module.unstable else ''}.types"
+    )
 
 PATCH_META = "Omitted leaves the stored metadata unchanged."
 
@@ -42,3 +81,90 @@ def test_union_metadata_takes_the_tags_from_the_variants() -> None:
     assert len(variants) == len(typing.get_args(members))
     source = inspect.getsource(v2_types)
     assert '"tool_call_update": ToolCallProgress' not in source
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: f"{m.version}{'u' * m.unstable}")
+def test_every_fields_leniency_is_the_schemas(module: ir.Module) -> None:
+    """What the fallback applies (a struct's own entries, else the `_meta` default) is exactly
+    each field's x-deserialize-* annotations, for every field of every schema struct."""
+    generated = types_module(module)
+    checked = 0
+    for struct in module.structs:
+        cls = getattr(generated, struct.name)
+        fields = {f.name: f for f in msgspec.structs.fields(cls)}
+        for field in struct.fields:
+            assert lenient_flags(cls, fields[field.attr]) == flags_of(field.leniency), (
+                f"{struct.name}.{field.attr}"
+            )
+            checked += 1
+    assert checked > 400
+
+
+def test_a_struct_lists_only_its_particular_leniency() -> None:
+    source = inspect.getsource(v2_types)
+    assert '"meta": ON_ERROR' not in source
+    assert not hasattr(v2_types.AgentMessageChunk, "__acp_lenient__")  # `_meta` was its only one
+    assert v2_types.AgentMessage.__acp_lenient__ == {"content": ON_ERROR | SKIP_INVALID}
+
+
+def meta_schema(meta: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "$defs": {
+            "Thing": {
+                "type": "object",
+                "properties": {"name": {"type": "string"}, "_meta": meta},
+                "required": ["name"],
+            }
+        }
+    }
+
+
+@pytest.mark.parametrize(
+    ("annotations", "lenient"),
+    [
+        ({"x-deserialize-default-on-error": True}, False),
+        ({}, True),  # a `_meta` the schema does not make lenient says so: strict
+        ({"x-deserialize-default-on-null": True}, True),
+    ],
+)
+def test_a_meta_unlike_the_default_gets_its_own_entry(
+    annotations: dict[str, bool], lenient: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    meta = {"type": ["object", "null"], "additionalProperties": True, **annotations}
+    module = classify(meta_schema(meta), version="v9", unstable=False, source="x", sha256="0")
+    source = ModuleEmitter(module, _environment()).render_types()
+    assert ("__acp_lenient__" in source) == lenient
+    name = f"v9_types_{len(annotations)}_{lenient}"
+    (tmp_path / f"{name}.py").write_text(source)
+    monkeypatch.syspath_prepend(tmp_path)
+    thing = importlib.import_module(name).Thing
+    if annotations.get("x-deserialize-default-on-error"):
+        assert convert({"name": "n", "_meta": 42}, thing) == thing(name="n")
+    else:
+        with pytest.raises(msgspec.ValidationError, match=r"\$\._meta"):
+            convert({"name": "n", "_meta": 42}, thing)
+    expected = {"meta": ON_NULL if annotations else 0} if lenient else {}
+    assert getattr(thing, "__acp_lenient__", {}) == expected
+
+
+def test_a_unions_variants_are_listed_once() -> None:
+    source = inspect.getsource(v2_types)
+    variants = "TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource"
+    assert len(re.findall(re.escape(variants), source)) == 1
+    members, info = typing.get_args(v2_types.ContentBlock)
+    assert typing.get_args(members) == (
+        v2_types.TextContent,
+        v2_types.ImageContent,
+        v2_types.AudioContent,
+        v2_types.ResourceLink,
+        v2_types.EmbeddedResource,
+    )
+    assert info.unknown is v2_types.UnknownContentBlock
+
+
+def test_method_table_rows_name_their_values() -> None:
+    source = inspect.getsource(v2_methods)
+    row = source[source.index("SESSION_CANCEL: Final") :]
+    row = row[: row.index(")\n") + 1]
+    for name in ("name", "side", "kind", "params", "result", "message", "handler"):
+        assert f"    {name}=" in row, row

@@ -8,7 +8,9 @@ cannot express:
   and re-encode unchanged;
 - untagged alternatives (and default variants without a tag) are tried in schema order;
 - fields marked `x-deserialize-default-on-error` / `-default-on-null` fall back to
-  "omitted", lists marked `x-deserialize-skip-invalid-items` drop bad items.
+  "omitted", lists marked `x-deserialize-skip-invalid-items` drop bad items (a type's
+  `__acp_lenient__` names its fields' flags; a `_meta` it does not name is lenient on error,
+  see `schema.lenient_flags`).
 
 Valid input never reaches it, so leniency costs nothing there. Anything still invalid raises
 `msgspec.ValidationError` naming the JSON path that failed. The same walk, strict, checks
@@ -25,7 +27,15 @@ from typing import Any, Union
 import msgspec
 from msgspec import UnsetType
 
-from .schema import ON_ERROR, ON_NULL, SKIP_INVALID, OpenEnum, UnionInfo, variants_by_tag
+from .schema import (
+    ON_ERROR,
+    ON_NULL,
+    SKIP_INVALID,
+    OpenEnum,
+    UnionInfo,
+    lenient_flags,
+    variants_by_tag,
+)
 
 __all__ = ["convert", "rebase", "repair"]
 
@@ -101,10 +111,7 @@ class _Target:
                 min_length = next((n for n in lengths if n is not None), None)
                 self.args, self.repair = (_target(inner, strict), min_length), self._bounded_list
         elif isinstance(tp, type) and issubclass(tp, msgspec.Struct):
-            fields = [
-                (f, getattr(tp, "__acp_lenient__", {}).get(f.name, 0))
-                for f in msgspec.structs.fields(tp)
-            ]
+            fields = [(f, lenient_flags(tp, f)) for f in msgspec.structs.fields(tp)]
             self.args, self.repair = tuple(fields), self._struct
         elif origin is Union or origin is types.UnionType:
             members = typing.get_args(tp)

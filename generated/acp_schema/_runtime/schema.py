@@ -13,14 +13,17 @@ import msgspec
 from msgspec import UNSET
 
 __all__ = [
+    "LENIENT_BY_DEFAULT",
     "ON_ERROR",
     "ON_NULL",
     "SKIP_INVALID",
     "OpenEnum",
+    "OpenIntLiteral",
     "OpenLiteral",
     "OpenVariant",
     "UnionInfo",
     "check_alternatives",
+    "lenient_flags",
     "tag_guard",
     "variants_by_tag",
 ]
@@ -29,6 +32,19 @@ __all__ = [
 ON_ERROR = 1
 ON_NULL = 2
 SKIP_INVALID = 4
+
+LENIENT_BY_DEFAULT: Mapping[str, int] = {"_meta": ON_ERROR}
+"""The flags of a field by its wire name when its type's `__acp_lenient__` does not name it:
+every `_meta` of the schema is `x-deserialize-default-on-error`, so the generated types list
+only what differs (codegen.emit.LENIENT_BY_DEFAULT is the generator's copy of this rule)."""
+
+
+def lenient_flags(struct: type, field: msgspec.structs.FieldInfo) -> int:
+    """The leniency flags of one field of a generated struct: its type's `__acp_lenient__`
+    entry (by attribute name), else the default for its wire name."""
+    lenient: Mapping[str, int] = getattr(struct, "__acp_lenient__", {})
+    flags = lenient.get(field.name)
+    return LENIENT_BY_DEFAULT.get(field.encode_name, 0) if flags is None else flags
 
 
 class OpenVariant(dict[str, Any]):
@@ -62,6 +78,7 @@ _Values = TypeVar("_Values")
 
 if typing.TYPE_CHECKING:
     OpenLiteral: typing.TypeAlias = _Values | str
+    OpenIntLiteral: typing.TypeAlias = _Values | int
 else:
 
     class OpenLiteral:
@@ -71,6 +88,13 @@ else:
 
         def __class_getitem__(cls, values: Any) -> Any:
             return typing.Annotated[values, OpenEnum(str)]
+
+    class OpenIntLiteral:
+        """`OpenIntLiteral[Literal[...]]`: `OpenLiteral` of integers (type checkers see
+        `Literal[...] | int`; the fallback path accepts any other integer)."""
+
+        def __class_getitem__(cls, values: Any) -> Any:
+            return typing.Annotated[values, OpenEnum(int)]
 
 
 # Hashed by identity: typing hashes Annotated metadata, and `named_defaults` is a dict.

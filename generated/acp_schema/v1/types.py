@@ -14,7 +14,7 @@ from acp_schema._runtime.schema import (
     SKIP_INVALID,
     OpenVariant,
     UnionInfo,
-    OpenEnum,
+    OpenIntLiteral,
     OpenLiteral,
     check_alternatives,
     tag_guard,
@@ -222,22 +222,13 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
 """
 
 
-if TYPE_CHECKING:
-    ElicitationContentValue: TypeAlias = Union[
-        str,
-        Annotated[int, Meta(ge=-9223372036854775808, le=9223372036854775807)],
-        float,
-        bool,
-        list[str],
-    ]
-else:
-    ElicitationContentValue = Union[
-        str,
-        Annotated[int, Meta(ge=-9223372036854775808, le=9223372036854775807)],
-        float,
-        bool,
-        list[str],
-    ]
+ElicitationContentValue: TypeAlias = Union[
+    str,
+    Annotated[int, Meta(ge=-9223372036854775808, le=9223372036854775807)],
+    float,
+    bool,
+    list[str],
+]
 """Allowed wire representations for `ElicitationContentValue`."""
 
 
@@ -260,10 +251,6 @@ class AcceptElicitationResponse(
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class LogoutCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -274,10 +261,6 @@ class LogoutCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class AgentAuthCapabilities(msgspec.Struct, kw_only=True, gc=False):
@@ -296,7 +279,6 @@ class AgentAuthCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "logout": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -347,7 +329,6 @@ class PromptCapabilities(msgspec.Struct, kw_only=True, gc=False):
         "image": ON_ERROR,
         "audio": ON_ERROR,
         "embedded_context": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -374,7 +355,6 @@ class McpCapabilities(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "http": ON_ERROR,
         "sse": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -388,10 +368,6 @@ class SessionListCapabilities(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class SessionDeleteCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -402,10 +378,6 @@ class SessionDeleteCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class SessionAdditionalDirectoriesCapabilities(msgspec.Struct, kw_only=True, gc=False):
@@ -421,10 +393,6 @@ class SessionAdditionalDirectoriesCapabilities(msgspec.Struct, kw_only=True, gc=
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class SessionResumeCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -436,10 +404,6 @@ class SessionResumeCapabilities(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class SessionCloseCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -450,10 +414,6 @@ class SessionCloseCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class SessionCapabilities(msgspec.Struct, kw_only=True, gc=False):
@@ -525,7 +485,6 @@ class SessionCapabilities(msgspec.Struct, kw_only=True, gc=False):
         "additional_directories": ON_ERROR,
         "resume": ON_ERROR,
         "close": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -581,7 +540,6 @@ class AgentCapabilities(msgspec.Struct, kw_only=True, gc=False):
         "mcp_capabilities": ON_ERROR,
         "session_capabilities": ON_ERROR,
         "auth": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -614,7 +572,6 @@ class Annotations(msgspec.Struct, kw_only=True, gc=False):
         "audience": ON_ERROR | SKIP_INVALID,
         "last_modified": ON_ERROR,
         "priority": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -637,7 +594,6 @@ class TextContent(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag=
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "annotations": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -666,7 +622,6 @@ class ImageContent(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "annotations": ON_ERROR,
         "uri": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -691,7 +646,6 @@ class AudioContent(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "annotations": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -734,7 +688,6 @@ class ResourceLink(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
         "mime_type": ON_ERROR,
         "size": ON_ERROR,
         "title": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -755,7 +708,6 @@ class TextResourceContents(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "mime_type": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -776,7 +728,6 @@ class BlobResourceContents(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "mime_type": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -818,19 +769,16 @@ class EmbeddedResource(msgspec.Struct, kw_only=True, gc=False, tag_field="type",
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "annotations": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
+_ContentBlockVariants: TypeAlias = Union[
+    TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource
+]
 if TYPE_CHECKING:
-    ContentBlock: TypeAlias = Union[
-        TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource
-    ]
+    ContentBlock: TypeAlias = _ContentBlockVariants
 else:
-    ContentBlock = Annotated[
-        Union[TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource],
-        UnionInfo("ContentBlock", "type", (), None),
-    ]
+    ContentBlock = Annotated[_ContentBlockVariants, UnionInfo("ContentBlock", "type", (), None)]
 """
 Content blocks represent displayable information in the Agent Client Protocol.
 
@@ -871,7 +819,6 @@ class AgentMessageChunk(
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "message_id": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -896,7 +843,6 @@ class AgentThoughtChunk(
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "message_id": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -925,7 +871,6 @@ class AuthCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "terminal": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -964,7 +909,6 @@ class AuthMethodTerminal(msgspec.Struct, kw_only=True, gc=False, tag_field="type
         "description": ON_ERROR,
         "args": ON_NULL,
         "env": ON_NULL,
-        "meta": ON_ERROR,
     }
 
 
@@ -989,7 +933,6 @@ class AuthMethodAgent(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1037,20 +980,12 @@ class AuthenticateRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class AuthenticateResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to the `authenticate` method."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class UnstructuredCommandInput(msgspec.Struct, kw_only=True, gc=False):
@@ -1062,15 +997,8 @@ class UnstructuredCommandInput(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
-
-if TYPE_CHECKING:
-    AvailableCommandInput: TypeAlias = Union[UnstructuredCommandInput]
-else:
-    AvailableCommandInput = Union[UnstructuredCommandInput]
+AvailableCommandInput: TypeAlias = Union[UnstructuredCommandInput]
 """The input specification for a command."""
 
 
@@ -1091,7 +1019,6 @@ class AvailableCommand(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "input": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1112,7 +1039,6 @@ class AvailableCommandsUpdate(
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "available_commands": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -1125,10 +1051,6 @@ class BooleanConfigOptionCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class BooleanPropertySchema(
@@ -1172,7 +1094,6 @@ class BooleanPropertySchema(
         "title": ON_ERROR,
         "description": ON_ERROR,
         "default": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1208,10 +1129,6 @@ class BooleanSetSessionConfigOptionRequest(
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class CancelElicitationResponse(
     msgspec.Struct, kw_only=True, gc=False, tag_field="action", tag="cancel"
@@ -1229,10 +1146,6 @@ class CancelElicitationResponse(
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class CancelNotification(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -1247,19 +1160,10 @@ class CancelNotification(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
-
-if TYPE_CHECKING:
-    RequestId: TypeAlias = Union[
-        None, Annotated[int, Meta(ge=-9223372036854775808, le=9223372036854775807)], str
-    ]
-else:
-    RequestId = Union[
-        None, Annotated[int, Meta(ge=-9223372036854775808, le=9223372036854775807)], str
-    ]
+RequestId: TypeAlias = Union[
+    None, Annotated[int, Meta(ge=-9223372036854775808, le=9223372036854775807)], str
+]
 """
 JSON RPC Request Id
 
@@ -1285,10 +1189,6 @@ class CancelRequestNotification(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class CancelledPermissionOutcome(
@@ -1332,7 +1232,6 @@ class FileSystemCapabilities(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "read_text_file": ON_ERROR,
         "write_text_file": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1358,7 +1257,6 @@ class SessionConfigOptionsCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "boolean": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1400,7 +1298,6 @@ class ClientSessionCapabilities(msgspec.Struct, kw_only=True, gc=False):
         "compaction": ON_ERROR,
         "config_options": ON_ERROR,
         "notices": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1422,10 +1319,6 @@ class ElicitationFormCapabilities(msgspec.Struct, kw_only=True, gc=False):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class ElicitationUrlCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -1444,10 +1337,6 @@ class ElicitationUrlCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class ElicitationCapabilities(msgspec.Struct, kw_only=True, gc=False):
@@ -1483,7 +1372,6 @@ class ElicitationCapabilities(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "form": ON_ERROR,
         "url": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1547,7 +1435,6 @@ class ClientCapabilities(msgspec.Struct, kw_only=True, gc=False):
         "session": ON_ERROR,
         "auth": ON_ERROR,
         "elicitation": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1568,10 +1455,6 @@ class CloseSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class CloseSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response from closing a session."""
@@ -1579,21 +1462,14 @@ class CloseSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 CompactionId: TypeAlias = str
 """Unique identifier for a context compaction within a session."""
 
 
-if TYPE_CHECKING:
-    CompactionStatus: TypeAlias = Literal["in_progress", "completed", "failed", "cancelled"] | str
-else:
-    CompactionStatus = Annotated[
-        Literal["in_progress", "completed", "failed", "cancelled"], OpenEnum(str)
-    ]
+CompactionStatus: TypeAlias = OpenLiteral[
+    Literal["in_progress", "completed", "failed", "cancelled"]
+]
 """
 Lifecycle state of a context compaction.
 
@@ -1629,10 +1505,6 @@ class CompactionSummaryChunk(
 
     meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """Metadata scoped to this chunk. Omission and `null` both mean absent."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class CompactionUpdate(
@@ -1675,7 +1547,6 @@ class CompactionUpdate(
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "summary": ON_ERROR | SKIP_INVALID,
         "error": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1700,10 +1571,6 @@ class CompleteElicitationNotification(msgspec.Struct, kw_only=True, gc=False):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 SessionConfigValueId: TypeAlias = str
 """Unique identifier for a session configuration option value."""
@@ -1726,7 +1593,6 @@ class SessionConfigSelectOption(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1751,7 +1617,6 @@ class SessionConfigSelectGroup(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "options": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -1775,14 +1640,9 @@ else:
 """Possible values for a session configuration option."""
 
 
-if TYPE_CHECKING:
-    SessionConfigOptionCategory: TypeAlias = (
-        Literal["mode", "model", "model_config", "thought_level"] | str
-    )
-else:
-    SessionConfigOptionCategory = Annotated[
-        Literal["mode", "model", "model_config", "thought_level"], OpenEnum(str)
-    ]
+SessionConfigOptionCategory: TypeAlias = OpenLiteral[
+    Literal["mode", "model", "model_config", "thought_level"]
+]
 """
 Semantic category for a session configuration option.
 
@@ -1831,7 +1691,6 @@ class SessionConfigSelect(msgspec.Struct, kw_only=True, gc=False, tag_field="typ
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
         "category": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1859,16 +1718,15 @@ class SessionConfigBoolean(msgspec.Struct, kw_only=True, gc=False, tag_field="ty
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
         "category": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
+_SessionConfigOptionVariants: TypeAlias = Union[SessionConfigSelect, SessionConfigBoolean]
 if TYPE_CHECKING:
-    SessionConfigOption: TypeAlias = Union[SessionConfigSelect, SessionConfigBoolean]
+    SessionConfigOption: TypeAlias = _SessionConfigOptionVariants
 else:
     SessionConfigOption = Annotated[
-        Union[SessionConfigSelect, SessionConfigBoolean],
-        UnionInfo("SessionConfigOption", "type", (), None),
+        _SessionConfigOptionVariants, UnionInfo("SessionConfigOption", "type", (), None)
     ]
 """A session configuration option selector and its current state."""
 
@@ -1886,7 +1744,6 @@ class ConfigOptionUpdate(
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "config_options": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -1898,10 +1755,6 @@ class Content(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="con
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class Cost(msgspec.Struct, kw_only=True, gc=False):
@@ -1918,10 +1771,6 @@ class Cost(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 ElicitationSchemaType: TypeAlias = Literal["object"]
@@ -1975,7 +1824,6 @@ class EnumOption(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -2064,7 +1912,6 @@ class StringPropertySchema(msgspec.Struct, kw_only=True, gc=False, tag_field="ty
         "title": ON_ERROR,
         "description": ON_ERROR,
         "default": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -2121,7 +1968,6 @@ class NumberPropertySchema(msgspec.Struct, kw_only=True, gc=False, tag_field="ty
         "title": ON_ERROR,
         "description": ON_ERROR,
         "default": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -2186,7 +2032,6 @@ class IntegerPropertySchema(
         "title": ON_ERROR,
         "description": ON_ERROR,
         "default": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -2209,10 +2054,6 @@ class StringMultiSelectItems(
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class TitledMultiSelectItems(msgspec.Struct, kw_only=True, gc=False):
     """Items definition for titled multi-select enum properties."""
@@ -2230,10 +2071,6 @@ class TitledMultiSelectItems(msgspec.Struct, kw_only=True, gc=False):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class UnknownMultiSelectItems(OpenVariant):
@@ -2317,7 +2154,6 @@ class MultiSelectPropertySchema(
         "title": ON_ERROR,
         "description": ON_ERROR,
         "default": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -2338,24 +2174,20 @@ class UnknownElicitationPropertySchema(OpenVariant):
     """The wire field naming the variant, `type`."""
 
 
+_ElicitationPropertySchemaVariants: TypeAlias = Union[
+    StringPropertySchema,
+    NumberPropertySchema,
+    IntegerPropertySchema,
+    BooleanPropertySchema,
+    MultiSelectPropertySchema,
+]
 if TYPE_CHECKING:
     ElicitationPropertySchema: TypeAlias = Union[
-        StringPropertySchema,
-        NumberPropertySchema,
-        IntegerPropertySchema,
-        BooleanPropertySchema,
-        MultiSelectPropertySchema,
-        UnknownElicitationPropertySchema,
+        _ElicitationPropertySchemaVariants, UnknownElicitationPropertySchema
     ]
 else:
     ElicitationPropertySchema = Annotated[
-        Union[
-            StringPropertySchema,
-            NumberPropertySchema,
-            IntegerPropertySchema,
-            BooleanPropertySchema,
-            MultiSelectPropertySchema,
-        ],
+        _ElicitationPropertySchemaVariants,
         UnionInfo("ElicitationPropertySchema", "type", (), UnknownElicitationPropertySchema),
     ]
 """
@@ -2421,7 +2253,6 @@ class ElicitationSchema(msgspec.Struct, kw_only=True, gc=False):
         "type": ON_ERROR,
         "title": ON_ERROR,
         "description": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -2465,7 +2296,6 @@ class ElicitationFormMode(msgspec.Struct, kw_only=True, gc=False, tag_field="mod
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "tool_call_id": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
     def __post_init__(self) -> None:
@@ -2518,7 +2348,6 @@ class ElicitationUrlMode(msgspec.Struct, kw_only=True, gc=False, tag_field="mode
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "tool_call_id": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
     def __post_init__(self) -> None:
@@ -2549,13 +2378,14 @@ class UnknownCreateElicitationRequest(OpenVariant):
     """The wire field naming the variant, `mode`."""
 
 
+_CreateElicitationRequestVariants: TypeAlias = Union[ElicitationFormMode, ElicitationUrlMode]
 if TYPE_CHECKING:
     CreateElicitationRequest: TypeAlias = Union[
-        ElicitationFormMode, ElicitationUrlMode, UnknownCreateElicitationRequest
+        _CreateElicitationRequestVariants, UnknownCreateElicitationRequest
     ]
 else:
     CreateElicitationRequest = Annotated[
-        Union[ElicitationFormMode, ElicitationUrlMode],
+        _CreateElicitationRequestVariants,
         UnionInfo("CreateElicitationRequest", "mode", (), UnknownCreateElicitationRequest),
     ]
 """
@@ -2583,10 +2413,6 @@ class DeclineElicitationResponse(
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class UnknownCreateElicitationResponse(OpenVariant):
     """
@@ -2605,16 +2431,16 @@ class UnknownCreateElicitationResponse(OpenVariant):
     """The wire field naming the variant, `action`."""
 
 
+_CreateElicitationResponseVariants: TypeAlias = Union[
+    AcceptElicitationResponse, DeclineElicitationResponse, CancelElicitationResponse
+]
 if TYPE_CHECKING:
     CreateElicitationResponse: TypeAlias = Union[
-        AcceptElicitationResponse,
-        DeclineElicitationResponse,
-        CancelElicitationResponse,
-        UnknownCreateElicitationResponse,
+        _CreateElicitationResponseVariants, UnknownCreateElicitationResponse
     ]
 else:
     CreateElicitationResponse = Annotated[
-        Union[AcceptElicitationResponse, DeclineElicitationResponse, CancelElicitationResponse],
+        _CreateElicitationResponseVariants,
         UnionInfo("CreateElicitationResponse", "action", (), UnknownCreateElicitationResponse),
     ]
 """Response from the client to an elicitation request."""
@@ -2631,10 +2457,6 @@ class EnvVariable(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class CreateTerminalRequest(msgspec.Struct, kw_only=True, gc=False):
@@ -2675,7 +2497,6 @@ class CreateTerminalRequest(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "args": ON_NULL,
         "env": ON_NULL,
-        "meta": ON_ERROR,
     }
 
 
@@ -2691,10 +2512,6 @@ class CreateTerminalResponse(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 SessionModeId: TypeAlias = str
@@ -2716,10 +2533,6 @@ class CurrentModeUpdate(
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class DeleteSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -2734,20 +2547,12 @@ class DeleteSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class DeleteSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response from deleting a session."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class Diff(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="diff"):
@@ -2767,18 +2572,12 @@ class Diff(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="diff")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "old_text": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
-if TYPE_CHECKING:
-    ErrorCode: TypeAlias = (
-        Literal[-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002] | int
-    )
-else:
-    ErrorCode = Annotated[
-        Literal[-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002], OpenEnum(int)
-    ]
+ErrorCode: TypeAlias = OpenIntLiteral[
+    Literal[-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002]
+]
 """
 Predefined error codes for common JSON-RPC and ACP-specific errors.
 
@@ -2908,10 +2707,6 @@ class HttpHeader(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class Implementation(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -2945,7 +2740,6 @@ class Implementation(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -2992,7 +2786,6 @@ class InitializeRequest(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "client_capabilities": ON_ERROR,
         "client_info": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -3043,7 +2836,6 @@ class InitializeResponse(msgspec.Struct, kw_only=True, gc=False):
         "agent_capabilities": ON_ERROR,
         "auth_methods": ON_ERROR | SKIP_INVALID,
         "agent_info": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -3059,20 +2851,12 @@ class KillTerminalRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class KillTerminalResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to `terminal/kill` method"""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class ListSessionsRequest(msgspec.Struct, kw_only=True, gc=False):
@@ -3090,10 +2874,6 @@ class ListSessionsRequest(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class SessionInfo(msgspec.Struct, kw_only=True, gc=False):
@@ -3129,7 +2909,6 @@ class SessionInfo(msgspec.Struct, kw_only=True, gc=False):
         "additional_directories": ON_ERROR | SKIP_INVALID,
         "title": ON_ERROR,
         "updated_at": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -3151,7 +2930,6 @@ class ListSessionsResponse(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "sessions": ON_ERROR | SKIP_INVALID,
         "next_cursor": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -3176,7 +2954,6 @@ class McpServerHttp(msgspec.Struct, kw_only=True, gc=False, tag_field="type", ta
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "headers": ON_NULL,
-        "meta": ON_ERROR,
     }
 
 
@@ -3201,7 +2978,6 @@ class McpServerSse(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "headers": ON_NULL,
-        "meta": ON_ERROR,
     }
 
 
@@ -3226,7 +3002,6 @@ class McpServerStdio(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "args": ON_NULL,
         "env": ON_NULL,
-        "meta": ON_ERROR,
     }
 
 
@@ -3241,11 +3016,12 @@ class UnknownMcpServer(OpenVariant):
     """The wire field naming the variant, `type`."""
 
 
+_McpServerVariants: TypeAlias = Union[McpServerHttp, McpServerSse]
 if TYPE_CHECKING:
-    McpServer: TypeAlias = Union[McpServerHttp, McpServerSse, McpServerStdio, UnknownMcpServer]
+    McpServer: TypeAlias = Union[_McpServerVariants, McpServerStdio, UnknownMcpServer]
 else:
     McpServer = Annotated[
-        Union[McpServerHttp, McpServerSse],
+        _McpServerVariants,
         UnionInfo(
             "McpServer", "type", (McpServerStdio,), UnknownMcpServer, {"stdio": McpServerStdio}
         ),
@@ -3296,7 +3072,6 @@ class LoadSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "mcp_servers": ON_NULL,
         "additional_directories": ON_NULL,
-        "meta": ON_ERROR,
     }
 
 
@@ -3321,7 +3096,6 @@ class SessionMode(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -3339,7 +3113,6 @@ class SessionModeState(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "available_modes": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -3364,7 +3137,6 @@ class LoadSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "modes": ON_ERROR,
         "config_options": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -3378,20 +3150,12 @@ class LogoutRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class LogoutResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to the `logout` method."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class NewSessionRequest(msgspec.Struct, kw_only=True, gc=False):
@@ -3424,7 +3188,6 @@ class NewSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "additional_directories": ON_NULL,
         "mcp_servers": ON_NULL,
-        "meta": ON_ERROR,
     }
 
 
@@ -3460,14 +3223,10 @@ class NewSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "modes": ON_ERROR,
         "config_options": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
-if TYPE_CHECKING:
-    NoticeSeverity: TypeAlias = Literal["info", "warning", "error"] | str
-else:
-    NoticeSeverity = Annotated[Literal["info", "warning", "error"], OpenEnum(str)]
+NoticeSeverity: TypeAlias = OpenLiteral[Literal["info", "warning", "error"]]
 """
 Severity hint for a session notice.
 
@@ -3509,7 +3268,6 @@ class Notice(msgspec.Struct, kw_only=True, gc=False, tag_field="sessionUpdate", 
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -3549,10 +3307,6 @@ class PermissionOption(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 PlanEntryPriority: TypeAlias = Literal["high", "medium", "low"]
@@ -3610,10 +3364,6 @@ class PlanEntry(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class Plan(msgspec.Struct, kw_only=True, gc=False, tag_field="sessionUpdate", tag="plan"):
     """
@@ -3634,7 +3384,6 @@ class Plan(msgspec.Struct, kw_only=True, gc=False, tag_field="sessionUpdate", ta
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "entries": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -3669,10 +3418,6 @@ class PromptRequest(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 StopReason: TypeAlias = Literal[
@@ -3716,10 +3461,6 @@ class PromptResponse(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class ReadTextFileRequest(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -3743,10 +3484,6 @@ class ReadTextFileRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class ReadTextFileResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response containing the contents of a text file."""
@@ -3756,10 +3493,6 @@ class ReadTextFileResponse(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class ReleaseTerminalRequest(msgspec.Struct, kw_only=True, gc=False):
@@ -3774,20 +3507,12 @@ class ReleaseTerminalRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class ReleaseTerminalResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to terminal/release method"""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class SelectedPermissionOutcome(
@@ -3801,18 +3526,15 @@ class SelectedPermissionOutcome(
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
-
+_RequestPermissionOutcomeVariants: TypeAlias = Union[
+    CancelledPermissionOutcome, SelectedPermissionOutcome
+]
 if TYPE_CHECKING:
-    RequestPermissionOutcome: TypeAlias = Union[
-        CancelledPermissionOutcome, SelectedPermissionOutcome
-    ]
+    RequestPermissionOutcome: TypeAlias = _RequestPermissionOutcomeVariants
 else:
     RequestPermissionOutcome = Annotated[
-        Union[CancelledPermissionOutcome, SelectedPermissionOutcome],
+        _RequestPermissionOutcomeVariants,
         UnionInfo("RequestPermissionOutcome", "outcome", (), None),
     ]
 """The outcome of a permission request."""
@@ -3885,16 +3607,13 @@ class Terminal(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="te
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
-
+_ToolCallContentVariants: TypeAlias = Union[Content, Diff, Terminal]
 if TYPE_CHECKING:
-    ToolCallContent: TypeAlias = Union[Content, Diff, Terminal]
+    ToolCallContent: TypeAlias = _ToolCallContentVariants
 else:
     ToolCallContent = Annotated[
-        Union[Content, Diff, Terminal], UnionInfo("ToolCallContent", "type", (), None)
+        _ToolCallContentVariants, UnionInfo("ToolCallContent", "type", (), None)
     ]
 """
 Content produced by a tool call.
@@ -3927,7 +3646,6 @@ class ToolCallLocation(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "line": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -3985,7 +3703,6 @@ class ToolCallUpdate(msgspec.Struct, kw_only=True, gc=False):
         "locations": ON_ERROR | SKIP_INVALID,
         "raw_input": ON_ERROR,
         "raw_output": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -4010,10 +3727,6 @@ class RequestPermissionRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class RequestPermissionResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to a permission request."""
@@ -4023,10 +3736,6 @@ class RequestPermissionResponse(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class ResumeSessionRequest(msgspec.Struct, kw_only=True, gc=False):
@@ -4066,7 +3775,6 @@ class ResumeSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "additional_directories": ON_NULL,
         "mcp_servers": ON_NULL,
-        "meta": ON_ERROR,
     }
 
 
@@ -4091,7 +3799,6 @@ class ResumeSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "modes": ON_ERROR,
         "config_options": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -4120,7 +3827,6 @@ class SessionInfoUpdate(
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
         "updated_at": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -4145,7 +3851,6 @@ class UserMessageChunk(
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "message_id": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -4201,7 +3906,6 @@ class ToolCall(msgspec.Struct, kw_only=True, gc=False, tag_field="sessionUpdate"
         "locations": ON_ERROR | SKIP_INVALID,
         "raw_input": ON_ERROR,
         "raw_output": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -4254,7 +3958,6 @@ class ToolCallProgress(
         "locations": ON_ERROR | SKIP_INVALID,
         "raw_input": ON_ERROR,
         "raw_output": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -4277,46 +3980,30 @@ class UsageUpdate(
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "cost": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
+_SessionUpdateVariants: TypeAlias = Union[
+    UserMessageChunk,
+    AgentMessageChunk,
+    AgentThoughtChunk,
+    ToolCall,
+    ToolCallProgress,
+    Plan,
+    AvailableCommandsUpdate,
+    CurrentModeUpdate,
+    ConfigOptionUpdate,
+    SessionInfoUpdate,
+    UsageUpdate,
+    Notice,
+    CompactionUpdate,
+    CompactionSummaryChunk,
+]
 if TYPE_CHECKING:
-    SessionUpdate: TypeAlias = Union[
-        UserMessageChunk,
-        AgentMessageChunk,
-        AgentThoughtChunk,
-        ToolCall,
-        ToolCallProgress,
-        Plan,
-        AvailableCommandsUpdate,
-        CurrentModeUpdate,
-        ConfigOptionUpdate,
-        SessionInfoUpdate,
-        UsageUpdate,
-        Notice,
-        CompactionUpdate,
-        CompactionSummaryChunk,
-    ]
+    SessionUpdate: TypeAlias = _SessionUpdateVariants
 else:
     SessionUpdate = Annotated[
-        Union[
-            UserMessageChunk,
-            AgentMessageChunk,
-            AgentThoughtChunk,
-            ToolCall,
-            ToolCallProgress,
-            Plan,
-            AvailableCommandsUpdate,
-            CurrentModeUpdate,
-            ConfigOptionUpdate,
-            SessionInfoUpdate,
-            UsageUpdate,
-            Notice,
-            CompactionUpdate,
-            CompactionSummaryChunk,
-        ],
-        UnionInfo("SessionUpdate", "sessionUpdate", (), None),
+        _SessionUpdateVariants, UnionInfo("SessionUpdate", "sessionUpdate", (), None)
     ]
 """
 Different types of updates that can be sent during session processing.
@@ -4345,10 +4032,6 @@ class SessionNotification(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class ValueIdSetSessionConfigOptionRequest(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -4370,10 +4053,6 @@ class ValueIdSetSessionConfigOptionRequest(msgspec.Struct, kw_only=True, gc=Fals
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 if TYPE_CHECKING:
@@ -4401,7 +4080,6 @@ class SetSessionConfigOptionResponse(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "config_options": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -4417,20 +4095,12 @@ class SetSessionModeRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class SetSessionModeResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to `session/set_mode` method."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class TerminalExitStatus(msgspec.Struct, kw_only=True, gc=False):
@@ -4450,7 +4120,6 @@ class TerminalExitStatus(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "exit_code": ON_ERROR,
         "signal": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -4465,10 +4134,6 @@ class TerminalOutputRequest(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class TerminalOutputResponse(msgspec.Struct, kw_only=True, gc=False):
@@ -4490,7 +4155,6 @@ class TerminalOutputResponse(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "exit_status": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -4505,10 +4169,6 @@ class WaitForTerminalExitRequest(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class WaitForTerminalExitResponse(msgspec.Struct, kw_only=True, gc=False):
@@ -4528,7 +4188,6 @@ class WaitForTerminalExitResponse(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "exit_code": ON_ERROR,
         "signal": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -4551,17 +4210,9 @@ class WriteTextFileRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class WriteTextFileResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to `fs/write_text_file`"""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }

@@ -440,208 +440,208 @@ class CancelRequestMessage(MethodMessage, tag="$/cancel_request"):
 
 
 AUTH_LOGIN: Final[MethodSpec[LoginAuthRequest, LoginAuthResponse]] = MethodSpec(
-    "auth/login",
-    "agent",
-    "request",
-    Codec[LoginAuthRequest](LoginAuthRequest),
-    Codec[LoginAuthResponse](LoginAuthResponse),
-    AuthLoginMessage,
-    "auth_login",
+    name="auth/login",
+    side="agent",
+    kind="request",
+    params=Codec[LoginAuthRequest](LoginAuthRequest),
+    result=Codec[LoginAuthResponse](LoginAuthResponse),
+    message=AuthLoginMessage,
+    handler="auth_login",
 )
-"""`auth/login`'s row of the method table: params and result codecs, side, kind, handler `auth_login`."""
+"""The `auth/login` row of the method table."""
 
 AUTH_LOGOUT: Final[MethodSpec[LogoutAuthRequest, LogoutAuthResponse]] = MethodSpec(
-    "auth/logout",
-    "agent",
-    "request",
-    Codec[LogoutAuthRequest](LogoutAuthRequest),
-    Codec[LogoutAuthResponse](LogoutAuthResponse),
-    AuthLogoutMessage,
-    "auth_logout",
+    name="auth/logout",
+    side="agent",
+    kind="request",
+    params=Codec[LogoutAuthRequest](LogoutAuthRequest),
+    result=Codec[LogoutAuthResponse](LogoutAuthResponse),
+    message=AuthLogoutMessage,
+    handler="auth_logout",
 )
-"""`auth/logout`'s row of the method table: params and result codecs, side, kind, handler `auth_logout`."""
+"""The `auth/logout` row of the method table."""
 
 INITIALIZE: Final[MethodSpec[InitializeRequest, InitializeResponse]] = MethodSpec(
-    "initialize",
-    "agent",
-    "request",
-    Codec[InitializeRequest](InitializeRequest),
-    Codec[InitializeResponse](InitializeResponse),
-    InitializeMessage,
-    "initialize",
+    name="initialize",
+    side="agent",
+    kind="request",
+    params=Codec[InitializeRequest](InitializeRequest),
+    result=Codec[InitializeResponse](InitializeResponse),
+    message=InitializeMessage,
+    handler="initialize",
 )
-"""`initialize`'s row of the method table: params and result codecs, side, kind, handler `initialize`."""
+"""The `initialize` row of the method table."""
 
 SESSION_CANCEL: Final[MethodSpec[CancelSessionNotification, None]] = MethodSpec(
-    "session/cancel",
-    "agent",
-    "notification",
-    Codec[CancelSessionNotification](CancelSessionNotification),
-    None,
-    SessionCancelMessage,
-    "session_cancel",
+    name="session/cancel",
+    side="agent",
+    kind="notification",
+    params=Codec[CancelSessionNotification](CancelSessionNotification),
+    result=None,
+    message=SessionCancelMessage,
+    handler="session_cancel",
 )
-"""`session/cancel`'s row of the method table: params codec, side, kind, handler `session_cancel`."""
+"""The `session/cancel` row of the method table."""
 
 SESSION_CLOSE: Final[MethodSpec[CloseSessionRequest, CloseSessionResponse]] = MethodSpec(
-    "session/close",
-    "agent",
-    "request",
-    Codec[CloseSessionRequest](CloseSessionRequest),
-    Codec[CloseSessionResponse](CloseSessionResponse),
-    SessionCloseMessage,
-    "session_close",
+    name="session/close",
+    side="agent",
+    kind="request",
+    params=Codec[CloseSessionRequest](CloseSessionRequest),
+    result=Codec[CloseSessionResponse](CloseSessionResponse),
+    message=SessionCloseMessage,
+    handler="session_close",
 )
-"""`session/close`'s row of the method table: params and result codecs, side, kind, handler `session_close`."""
+"""The `session/close` row of the method table."""
 
 SESSION_DELETE: Final[MethodSpec[DeleteSessionRequest, DeleteSessionResponse]] = MethodSpec(
-    "session/delete",
-    "agent",
-    "request",
-    Codec[DeleteSessionRequest](DeleteSessionRequest),
-    Codec[DeleteSessionResponse](DeleteSessionResponse),
-    SessionDeleteMessage,
-    "session_delete",
+    name="session/delete",
+    side="agent",
+    kind="request",
+    params=Codec[DeleteSessionRequest](DeleteSessionRequest),
+    result=Codec[DeleteSessionResponse](DeleteSessionResponse),
+    message=SessionDeleteMessage,
+    handler="session_delete",
 )
-"""`session/delete`'s row of the method table: params and result codecs, side, kind, handler `session_delete`."""
+"""The `session/delete` row of the method table."""
 
 SESSION_LIST: Final[MethodSpec[ListSessionsRequest, ListSessionsResponse]] = MethodSpec(
-    "session/list",
-    "agent",
-    "request",
-    Codec[ListSessionsRequest](ListSessionsRequest),
-    Codec[ListSessionsResponse](ListSessionsResponse),
-    SessionListMessage,
-    "session_list",
+    name="session/list",
+    side="agent",
+    kind="request",
+    params=Codec[ListSessionsRequest](ListSessionsRequest),
+    result=Codec[ListSessionsResponse](ListSessionsResponse),
+    message=SessionListMessage,
+    handler="session_list",
 )
-"""`session/list`'s row of the method table: params and result codecs, side, kind, handler `session_list`."""
+"""The `session/list` row of the method table."""
 
 SESSION_NEW: Final[MethodSpec[NewSessionRequest, NewSessionResponse]] = MethodSpec(
-    "session/new",
-    "agent",
-    "request",
-    Codec[NewSessionRequest](NewSessionRequest),
-    Codec[NewSessionResponse](NewSessionResponse),
-    SessionNewMessage,
-    "session_new",
+    name="session/new",
+    side="agent",
+    kind="request",
+    params=Codec[NewSessionRequest](NewSessionRequest),
+    result=Codec[NewSessionResponse](NewSessionResponse),
+    message=SessionNewMessage,
+    handler="session_new",
 )
-"""`session/new`'s row of the method table: params and result codecs, side, kind, handler `session_new`."""
+"""The `session/new` row of the method table."""
 
 SESSION_PROMPT: Final[MethodSpec[PromptRequest, PromptResponse]] = MethodSpec(
-    "session/prompt",
-    "agent",
-    "request",
-    Codec[PromptRequest](PromptRequest),
-    Codec[PromptResponse](PromptResponse),
-    SessionPromptMessage,
-    "session_prompt",
+    name="session/prompt",
+    side="agent",
+    kind="request",
+    params=Codec[PromptRequest](PromptRequest),
+    result=Codec[PromptResponse](PromptResponse),
+    message=SessionPromptMessage,
+    handler="session_prompt",
 )
-"""`session/prompt`'s row of the method table: params and result codecs, side, kind, handler `session_prompt`."""
+"""The `session/prompt` row of the method table."""
 
 SESSION_RESUME: Final[MethodSpec[ResumeSessionRequest, ResumeSessionResponse]] = MethodSpec(
-    "session/resume",
-    "agent",
-    "request",
-    Codec[ResumeSessionRequest](ResumeSessionRequest),
-    Codec[ResumeSessionResponse](ResumeSessionResponse),
-    SessionResumeMessage,
-    "session_resume",
+    name="session/resume",
+    side="agent",
+    kind="request",
+    params=Codec[ResumeSessionRequest](ResumeSessionRequest),
+    result=Codec[ResumeSessionResponse](ResumeSessionResponse),
+    message=SessionResumeMessage,
+    handler="session_resume",
 )
-"""`session/resume`'s row of the method table: params and result codecs, side, kind, handler `session_resume`."""
+"""The `session/resume` row of the method table."""
 
 SESSION_SET_CONFIG_OPTION: Final[
     MethodSpec[SetSessionConfigOptionRequest, SetSessionConfigOptionResponse]
 ] = MethodSpec(
-    "session/set_config_option",
-    "agent",
-    "request",
-    Codec[SetSessionConfigOptionRequest](SetSessionConfigOptionRequest),
-    Codec[SetSessionConfigOptionResponse](SetSessionConfigOptionResponse),
-    SessionSetConfigOptionMessage,
-    "session_set_config_option",
+    name="session/set_config_option",
+    side="agent",
+    kind="request",
+    params=Codec[SetSessionConfigOptionRequest](SetSessionConfigOptionRequest),
+    result=Codec[SetSessionConfigOptionResponse](SetSessionConfigOptionResponse),
+    message=SessionSetConfigOptionMessage,
+    handler="session_set_config_option",
 )
-"""`session/set_config_option`'s row of the method table: params and result codecs, side, kind, handler `session_set_config_option`."""
+"""The `session/set_config_option` row of the method table."""
 
 TERMINAL_CANCEL: Final[MethodSpec[CancelTerminalRequest, CancelTerminalResponse]] = MethodSpec(
-    "terminal/cancel",
-    "agent",
-    "request",
-    Codec[CancelTerminalRequest](CancelTerminalRequest),
-    Codec[CancelTerminalResponse](CancelTerminalResponse),
-    TerminalCancelMessage,
-    "terminal_cancel",
+    name="terminal/cancel",
+    side="agent",
+    kind="request",
+    params=Codec[CancelTerminalRequest](CancelTerminalRequest),
+    result=Codec[CancelTerminalResponse](CancelTerminalResponse),
+    message=TerminalCancelMessage,
+    handler="terminal_cancel",
 )
-"""`terminal/cancel`'s row of the method table: params and result codecs, side, kind, handler `terminal_cancel`."""
+"""The `terminal/cancel` row of the method table."""
 
 TOOL_CALL_CANCEL: Final[MethodSpec[CancelToolCallRequest, CancelToolCallResponse]] = MethodSpec(
-    "tool_call/cancel",
-    "agent",
-    "request",
-    Codec[CancelToolCallRequest](CancelToolCallRequest),
-    Codec[CancelToolCallResponse](CancelToolCallResponse),
-    ToolCallCancelMessage,
-    "tool_call_cancel",
+    name="tool_call/cancel",
+    side="agent",
+    kind="request",
+    params=Codec[CancelToolCallRequest](CancelToolCallRequest),
+    result=Codec[CancelToolCallResponse](CancelToolCallResponse),
+    message=ToolCallCancelMessage,
+    handler="tool_call_cancel",
 )
-"""`tool_call/cancel`'s row of the method table: params and result codecs, side, kind, handler `tool_call_cancel`."""
+"""The `tool_call/cancel` row of the method table."""
 
 ELICITATION_COMPLETE: Final[MethodSpec[CompleteElicitationNotification, None]] = MethodSpec(
-    "elicitation/complete",
-    "client",
-    "notification",
-    Codec[CompleteElicitationNotification](CompleteElicitationNotification),
-    None,
-    ElicitationCompleteMessage,
-    "elicitation_complete",
+    name="elicitation/complete",
+    side="client",
+    kind="notification",
+    params=Codec[CompleteElicitationNotification](CompleteElicitationNotification),
+    result=None,
+    message=ElicitationCompleteMessage,
+    handler="elicitation_complete",
 )
-"""`elicitation/complete`'s row of the method table: params codec, side, kind, handler `elicitation_complete`."""
+"""The `elicitation/complete` row of the method table."""
 
 ELICITATION_CREATE: Final[MethodSpec[CreateElicitationRequest, CreateElicitationResponse]] = (
     MethodSpec(
-        "elicitation/create",
-        "client",
-        "request",
-        Codec[CreateElicitationRequest](CreateElicitationRequest),
-        Codec[CreateElicitationResponse](CreateElicitationResponse),
-        ElicitationCreateMessage,
-        "elicitation_create",
+        name="elicitation/create",
+        side="client",
+        kind="request",
+        params=Codec[CreateElicitationRequest](CreateElicitationRequest),
+        result=Codec[CreateElicitationResponse](CreateElicitationResponse),
+        message=ElicitationCreateMessage,
+        handler="elicitation_create",
     )
 )
-"""`elicitation/create`'s row of the method table: params and result codecs, side, kind, handler `elicitation_create`."""
+"""The `elicitation/create` row of the method table."""
 
 SESSION_REQUEST_PERMISSION: Final[
     MethodSpec[RequestPermissionRequest, RequestPermissionResponse]
 ] = MethodSpec(
-    "session/request_permission",
-    "client",
-    "request",
-    Codec[RequestPermissionRequest](RequestPermissionRequest),
-    Codec[RequestPermissionResponse](RequestPermissionResponse),
-    SessionRequestPermissionMessage,
-    "session_request_permission",
+    name="session/request_permission",
+    side="client",
+    kind="request",
+    params=Codec[RequestPermissionRequest](RequestPermissionRequest),
+    result=Codec[RequestPermissionResponse](RequestPermissionResponse),
+    message=SessionRequestPermissionMessage,
+    handler="session_request_permission",
 )
-"""`session/request_permission`'s row of the method table: params and result codecs, side, kind, handler `session_request_permission`."""
+"""The `session/request_permission` row of the method table."""
 
 SESSION_UPDATE: Final[MethodSpec[UpdateSessionNotification, None]] = MethodSpec(
-    "session/update",
-    "client",
-    "notification",
-    Codec[UpdateSessionNotification](UpdateSessionNotification),
-    None,
-    SessionUpdateMessage,
-    "session_update",
+    name="session/update",
+    side="client",
+    kind="notification",
+    params=Codec[UpdateSessionNotification](UpdateSessionNotification),
+    result=None,
+    message=SessionUpdateMessage,
+    handler="session_update",
 )
-"""`session/update`'s row of the method table: params codec, side, kind, handler `session_update`."""
+"""The `session/update` row of the method table."""
 
 CANCEL_REQUEST: Final[MethodSpec[CancelRequestNotification, None]] = MethodSpec(
-    "$/cancel_request",
-    "protocol",
-    "notification",
-    Codec[CancelRequestNotification](CancelRequestNotification),
-    None,
-    CancelRequestMessage,
-    "cancel_request",
+    name="$/cancel_request",
+    side="protocol",
+    kind="notification",
+    params=Codec[CancelRequestNotification](CancelRequestNotification),
+    result=None,
+    message=CancelRequestMessage,
+    handler="cancel_request",
 )
-"""`$/cancel_request`'s row of the method table: params codec, side, kind, handler `cancel_request`."""
+"""The `$/cancel_request` row of the method table."""
 
 AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
     "auth/login": AUTH_LOGIN,

@@ -14,7 +14,7 @@ from acp_schema._runtime.schema import (
     SKIP_INVALID,
     OpenVariant,
     UnionInfo,
-    OpenEnum,
+    OpenIntLiteral,
     OpenLiteral,
     check_alternatives,
     tag_guard,
@@ -311,15 +311,8 @@ class AcceptElicitationResponse(
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
-
-if TYPE_CHECKING:
-    DiffFileType: TypeAlias = Literal["text", "binary", "directory", "symlink"] | str
-else:
-    DiffFileType = Annotated[Literal["text", "binary", "directory", "symlink"], OpenEnum(str)]
+DiffFileType: TypeAlias = OpenLiteral[Literal["text", "binary", "directory", "symlink"]]
 """
 Kind of file content represented by a diff change.
 
@@ -363,7 +356,6 @@ class AddDiffChange(msgspec.Struct, kw_only=True, gc=False, tag_field="operation
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "file_type": ON_ERROR,
         "mime_type": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -379,10 +371,6 @@ class AgentAuthCapabilities(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class PromptImageCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -393,10 +381,6 @@ class PromptImageCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class PromptAudioCapabilities(msgspec.Struct, kw_only=True, gc=False):
@@ -409,10 +393,6 @@ class PromptAudioCapabilities(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class PromptEmbeddedContextCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -423,10 +403,6 @@ class PromptEmbeddedContextCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class PromptCapabilities(msgspec.Struct, kw_only=True, gc=False):
@@ -481,7 +457,6 @@ class PromptCapabilities(msgspec.Struct, kw_only=True, gc=False):
         "image": ON_ERROR,
         "audio": ON_ERROR,
         "embedded_context": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -495,10 +470,6 @@ class McpStdioCapabilities(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class McpHttpCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -509,10 +480,6 @@ class McpHttpCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class McpCapabilities(msgspec.Struct, kw_only=True, gc=False):
@@ -540,7 +507,6 @@ class McpCapabilities(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "stdio": ON_ERROR,
         "http": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -553,10 +519,6 @@ class SessionDeleteCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class SessionAdditionalDirectoriesCapabilities(msgspec.Struct, kw_only=True, gc=False):
@@ -571,10 +533,6 @@ class SessionAdditionalDirectoriesCapabilities(msgspec.Struct, kw_only=True, gc=
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class SessionCapabilities(msgspec.Struct, kw_only=True, gc=False):
@@ -639,7 +597,6 @@ class SessionCapabilities(msgspec.Struct, kw_only=True, gc=False):
         "mcp": ON_ERROR,
         "delete": ON_ERROR,
         "additional_directories": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -680,7 +637,6 @@ class AgentCapabilities(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "session": ON_ERROR,
         "auth": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -694,10 +650,7 @@ distinct messages.
 """
 
 
-if TYPE_CHECKING:
-    Role: TypeAlias = Literal["assistant", "user"] | str
-else:
-    Role = Annotated[Literal["assistant", "user"], OpenEnum(str)]
+Role: TypeAlias = OpenLiteral[Literal["assistant", "user"]]
 """
 The sender or recipient of messages and data in a conversation.
 
@@ -741,7 +694,6 @@ class Annotations(msgspec.Struct, kw_only=True, gc=False):
         "audience": ON_ERROR | SKIP_INVALID,
         "last_modified": ON_ERROR,
         "priority": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -769,7 +721,6 @@ class TextContent(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag=
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "annotations": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -806,7 +757,6 @@ class ImageContent(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "uri": ON_ERROR,
         "annotations": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -835,14 +785,10 @@ class AudioContent(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "annotations": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
-if TYPE_CHECKING:
-    IconTheme: TypeAlias = Literal["light", "dark"] | str
-else:
-    IconTheme = Annotated[Literal["light", "dark"], OpenEnum(str)]
+IconTheme: TypeAlias = OpenLiteral[Literal["light", "dark"]]
 """
 Theme an icon is designed for.
 
@@ -894,7 +840,6 @@ class Icon(msgspec.Struct, kw_only=True, gc=False):
         "mime_type": ON_ERROR,
         "sizes": ON_ERROR | SKIP_INVALID,
         "theme": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -963,7 +908,6 @@ class ResourceLink(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
         "mime_type": ON_ERROR,
         "size": ON_ERROR,
         "annotations": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -988,7 +932,6 @@ class TextResourceContents(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "mime_type": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1013,7 +956,6 @@ class BlobResourceContents(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "mime_type": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1059,7 +1001,6 @@ class EmbeddedResource(msgspec.Struct, kw_only=True, gc=False, tag_field="type",
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "annotations": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1082,14 +1023,14 @@ class UnknownContentBlock(OpenVariant):
     """The wire field naming the variant, `type`."""
 
 
+_ContentBlockVariants: TypeAlias = Union[
+    TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource
+]
 if TYPE_CHECKING:
-    ContentBlock: TypeAlias = Union[
-        TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource, UnknownContentBlock
-    ]
+    ContentBlock: TypeAlias = Union[_ContentBlockVariants, UnknownContentBlock]
 else:
     ContentBlock = Annotated[
-        Union[TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource],
-        UnionInfo("ContentBlock", "type", (), UnknownContentBlock),
+        _ContentBlockVariants, UnionInfo("ContentBlock", "type", (), UnknownContentBlock)
     ]
 """
 Content blocks represent displayable information in the Agent Client Protocol.
@@ -1144,7 +1085,6 @@ class AgentMessage(
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "content": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -1173,10 +1113,6 @@ class AgentMessageChunk(
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class AgentThought(
@@ -1216,7 +1152,6 @@ class AgentThought(
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "content": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -1246,10 +1181,6 @@ class AgentThoughtChunk(
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 AuthMethodId: TypeAlias = str
 """Typed identifier used for auth method values on the wire."""
@@ -1266,10 +1197,6 @@ class EnvVariable(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class AuthMethodTerminal(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="terminal"):
@@ -1308,7 +1235,6 @@ class AuthMethodTerminal(msgspec.Struct, kw_only=True, gc=False, tag_field="type
         "description": ON_ERROR,
         "args": ON_NULL,
         "env": ON_NULL,
-        "meta": ON_ERROR,
     }
 
 
@@ -1337,7 +1263,6 @@ class AuthMethodAgent(msgspec.Struct, kw_only=True, gc=False, tag_field="type", 
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1358,12 +1283,12 @@ class UnknownAuthMethod(OpenVariant):
     """The wire field naming the variant, `type`."""
 
 
+_AuthMethodVariants: TypeAlias = Union[AuthMethodTerminal, AuthMethodAgent]
 if TYPE_CHECKING:
-    AuthMethod: TypeAlias = Union[AuthMethodTerminal, AuthMethodAgent, UnknownAuthMethod]
+    AuthMethod: TypeAlias = Union[_AuthMethodVariants, UnknownAuthMethod]
 else:
     AuthMethod = Annotated[
-        Union[AuthMethodTerminal, AuthMethodAgent],
-        UnionInfo("AuthMethod", "type", (), UnknownAuthMethod),
+        _AuthMethodVariants, UnionInfo("AuthMethod", "type", (), UnknownAuthMethod)
     ]
 """
 Describes an available authentication method.
@@ -1380,10 +1305,6 @@ class TextCommandInput(msgspec.Struct, kw_only=True, gc=False, tag_field="type",
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class UnknownAvailableCommandInput(OpenVariant):
@@ -1439,7 +1360,6 @@ class Command(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="com
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "input": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1492,7 +1412,6 @@ class AvailableCommandsUpdate(
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "available_commands": SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -1512,10 +1431,6 @@ class BackgroundTerminal(msgspec.Struct, kw_only=True, gc=False, tag_field="type
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 ToolCallId: TypeAlias = str
 """Unique identifier for a tool call within a session."""
@@ -1534,10 +1449,6 @@ class BackgroundToolCall(msgspec.Struct, kw_only=True, gc=False, tag_field="type
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class UnknownBackgroundWork(OpenVariant):
     """
@@ -1555,12 +1466,12 @@ class UnknownBackgroundWork(OpenVariant):
     """The wire field naming the variant, `type`."""
 
 
+_BackgroundWorkVariants: TypeAlias = Union[BackgroundTerminal, BackgroundToolCall]
 if TYPE_CHECKING:
-    BackgroundWork: TypeAlias = Union[BackgroundTerminal, BackgroundToolCall, UnknownBackgroundWork]
+    BackgroundWork: TypeAlias = Union[_BackgroundWorkVariants, UnknownBackgroundWork]
 else:
     BackgroundWork = Annotated[
-        Union[BackgroundTerminal, BackgroundToolCall],
-        UnionInfo("BackgroundWork", "type", (), UnknownBackgroundWork),
+        _BackgroundWorkVariants, UnionInfo("BackgroundWork", "type", (), UnknownBackgroundWork)
     ]
 """
 One piece of work running independently of the session's foreground work.
@@ -1607,7 +1518,6 @@ class BooleanPropertySchema(
         "title": ON_ERROR,
         "description": ON_ERROR,
         "default": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1643,10 +1553,6 @@ class BooleanSetSessionConfigOptionRequest(
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class CancelElicitationResponse(
     msgspec.Struct, kw_only=True, gc=False, tag_field="action", tag="cancel"
@@ -1656,17 +1562,10 @@ class CancelElicitationResponse(
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
-
-if TYPE_CHECKING:
-    RequestId: TypeAlias = Union[
-        Annotated[int, Meta(ge=-9223372036854775808, le=9223372036854775807)], str
-    ]
-else:
-    RequestId = Union[Annotated[int, Meta(ge=-9223372036854775808, le=9223372036854775807)], str]
+RequestId: TypeAlias = Union[
+    Annotated[int, Meta(ge=-9223372036854775808, le=9223372036854775807)], str
+]
 """
 A JSON-RPC request ID: a string or an integer. Unlike base JSON-RPC, it MUST NOT be `null`.
 
@@ -1692,10 +1591,6 @@ class CancelRequestNotification(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class CancelSessionNotification(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -1709,10 +1604,6 @@ class CancelSessionNotification(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class CancelTerminalRequest(msgspec.Struct, kw_only=True, gc=False):
@@ -1741,20 +1632,12 @@ class CancelTerminalRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class CancelTerminalResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response from cancelling a terminal."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class CancelToolCallRequest(msgspec.Struct, kw_only=True, gc=False):
@@ -1782,20 +1665,12 @@ class CancelToolCallRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class CancelToolCallResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response from cancelling a tool call."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class CancelledPermissionOutcome(
@@ -1817,10 +1692,6 @@ class CancelledPermissionOutcome(
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class TerminalAuthCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -1833,10 +1704,6 @@ class TerminalAuthCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class ClientAuthCapabilities(msgspec.Struct, kw_only=True, gc=False):
@@ -1863,7 +1730,6 @@ class ClientAuthCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "terminal": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1877,10 +1743,6 @@ class ElicitationFormCapabilities(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class ElicitationUrlCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -1891,10 +1753,6 @@ class ElicitationUrlCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class ElicitationCapabilities(msgspec.Struct, kw_only=True, gc=False):
@@ -1922,7 +1780,6 @@ class ElicitationCapabilities(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "form": ON_ERROR,
         "url": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1961,7 +1818,6 @@ class ClientCapabilities(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "auth": ON_ERROR,
         "elicitation": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1995,20 +1851,12 @@ class CloseSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class CloseSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response from closing a session."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class CommandPermissionSubject(
@@ -2034,7 +1882,6 @@ class CommandPermissionSubject(
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "tool_call_id": ON_ERROR,
         "terminal_id": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -2042,12 +1889,9 @@ CompactionId: TypeAlias = str
 """Unique identifier for a context compaction within a session."""
 
 
-if TYPE_CHECKING:
-    CompactionStatus: TypeAlias = Literal["in_progress", "completed", "failed", "cancelled"] | str
-else:
-    CompactionStatus = Annotated[
-        Literal["in_progress", "completed", "failed", "cancelled"], OpenEnum(str)
-    ]
+CompactionStatus: TypeAlias = OpenLiteral[
+    Literal["in_progress", "completed", "failed", "cancelled"]
+]
 """
 Lifecycle state of a context compaction.
 
@@ -2085,10 +1929,6 @@ class CompactionSummaryChunk(
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class CompactionUpdate(
@@ -2133,7 +1973,6 @@ class CompactionUpdate(
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "summary": ON_ERROR | SKIP_INVALID,
         "error": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -2153,10 +1992,6 @@ class CompleteElicitationNotification(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 SessionConfigValueId: TypeAlias = str
@@ -2184,7 +2019,6 @@ class SessionConfigSelectOption(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -2209,7 +2043,6 @@ class SessionConfigSelectGroup(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "options": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -2234,14 +2067,9 @@ else:
 """Possible values for a session configuration option."""
 
 
-if TYPE_CHECKING:
-    SessionConfigOptionCategory: TypeAlias = (
-        Literal["mode", "model", "model_config", "thought_level"] | str
-    )
-else:
-    SessionConfigOptionCategory = Annotated[
-        Literal["mode", "model", "model_config", "thought_level"], OpenEnum(str)
-    ]
+SessionConfigOptionCategory: TypeAlias = OpenLiteral[
+    Literal["mode", "model", "model_config", "thought_level"]
+]
 """
 Semantic category for a session configuration option.
 
@@ -2301,7 +2129,6 @@ class SessionConfigSelect(msgspec.Struct, kw_only=True, gc=False, tag_field="typ
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
         "category": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -2337,7 +2164,6 @@ class SessionConfigBoolean(msgspec.Struct, kw_only=True, gc=False, tag_field="ty
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
         "category": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -2358,13 +2184,12 @@ class UnknownSessionConfigOption(OpenVariant):
     """The wire field naming the variant, `type`."""
 
 
+_SessionConfigOptionVariants: TypeAlias = Union[SessionConfigSelect, SessionConfigBoolean]
 if TYPE_CHECKING:
-    SessionConfigOption: TypeAlias = Union[
-        SessionConfigSelect, SessionConfigBoolean, UnknownSessionConfigOption
-    ]
+    SessionConfigOption: TypeAlias = Union[_SessionConfigOptionVariants, UnknownSessionConfigOption]
 else:
     SessionConfigOption = Annotated[
-        Union[SessionConfigSelect, SessionConfigBoolean],
+        _SessionConfigOptionVariants,
         UnionInfo("SessionConfigOption", "type", (), UnknownSessionConfigOption),
     ]
 """A session configuration option selector and its current state."""
@@ -2383,7 +2208,6 @@ class ConfigOptionUpdate(
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "config_options": SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -2395,10 +2219,6 @@ class Content(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="con
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class CopyDiffChange(msgspec.Struct, kw_only=True, gc=False, tag_field="operation", tag="copy"):
@@ -2430,7 +2250,6 @@ class CopyDiffChange(msgspec.Struct, kw_only=True, gc=False, tag_field="operatio
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "file_type": ON_ERROR,
         "mime_type": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -2449,10 +2268,6 @@ class Cost(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 ElicitationSchemaType: TypeAlias = Literal["object"]
 """
@@ -2462,10 +2277,7 @@ Type discriminator for elicitation schemas.
 """
 
 
-if TYPE_CHECKING:
-    StringFormat: TypeAlias = Literal["email", "uri", "date", "date-time"] | str
-else:
-    StringFormat = Annotated[Literal["email", "uri", "date", "date-time"], OpenEnum(str)]
+StringFormat: TypeAlias = OpenLiteral[Literal["email", "uri", "date", "date-time"]]
 """
 String format types for string properties in elicitation schemas.
 
@@ -2500,7 +2312,6 @@ class EnumOption(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -2585,7 +2396,6 @@ class StringPropertySchema(msgspec.Struct, kw_only=True, gc=False, tag_field="ty
         "title": ON_ERROR,
         "description": ON_ERROR,
         "default": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -2634,7 +2444,6 @@ class NumberPropertySchema(msgspec.Struct, kw_only=True, gc=False, tag_field="ty
         "title": ON_ERROR,
         "description": ON_ERROR,
         "default": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -2691,7 +2500,6 @@ class IntegerPropertySchema(
         "title": ON_ERROR,
         "description": ON_ERROR,
         "default": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -2706,10 +2514,6 @@ class StringMultiSelectItems(
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class TitledMultiSelectItems(msgspec.Struct, kw_only=True, gc=False):
     """Items definition for titled multi-select enum properties."""
@@ -2719,10 +2523,6 @@ class TitledMultiSelectItems(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class UnknownMultiSelectItems(OpenVariant):
@@ -2798,7 +2598,6 @@ class MultiSelectPropertySchema(
         "title": ON_ERROR,
         "description": ON_ERROR,
         "default": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -2819,24 +2618,20 @@ class UnknownElicitationPropertySchema(OpenVariant):
     """The wire field naming the variant, `type`."""
 
 
+_ElicitationPropertySchemaVariants: TypeAlias = Union[
+    StringPropertySchema,
+    NumberPropertySchema,
+    IntegerPropertySchema,
+    BooleanPropertySchema,
+    MultiSelectPropertySchema,
+]
 if TYPE_CHECKING:
     ElicitationPropertySchema: TypeAlias = Union[
-        StringPropertySchema,
-        NumberPropertySchema,
-        IntegerPropertySchema,
-        BooleanPropertySchema,
-        MultiSelectPropertySchema,
-        UnknownElicitationPropertySchema,
+        _ElicitationPropertySchemaVariants, UnknownElicitationPropertySchema
     ]
 else:
     ElicitationPropertySchema = Annotated[
-        Union[
-            StringPropertySchema,
-            NumberPropertySchema,
-            IntegerPropertySchema,
-            BooleanPropertySchema,
-            MultiSelectPropertySchema,
-        ],
+        _ElicitationPropertySchemaVariants,
         UnionInfo("ElicitationPropertySchema", "type", (), UnknownElicitationPropertySchema),
     ]
 """
@@ -2889,7 +2684,6 @@ class ElicitationSchema(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
         "description": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -2921,7 +2715,6 @@ class ElicitationFormMode(msgspec.Struct, kw_only=True, gc=False, tag_field="mod
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "tool_call_id": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
     def __post_init__(self) -> None:
@@ -2967,7 +2760,6 @@ class ElicitationUrlMode(msgspec.Struct, kw_only=True, gc=False, tag_field="mode
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "tool_call_id": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
     def __post_init__(self) -> None:
@@ -2999,13 +2791,14 @@ class UnknownCreateElicitationRequest(OpenVariant):
     """The wire field naming the variant, `mode`."""
 
 
+_CreateElicitationRequestVariants: TypeAlias = Union[ElicitationFormMode, ElicitationUrlMode]
 if TYPE_CHECKING:
     CreateElicitationRequest: TypeAlias = Union[
-        ElicitationFormMode, ElicitationUrlMode, UnknownCreateElicitationRequest
+        _CreateElicitationRequestVariants, UnknownCreateElicitationRequest
     ]
 else:
     CreateElicitationRequest = Annotated[
-        Union[ElicitationFormMode, ElicitationUrlMode],
+        _CreateElicitationRequestVariants,
         UnionInfo("CreateElicitationRequest", "mode", (), UnknownCreateElicitationRequest),
     ]
 """
@@ -3037,10 +2830,6 @@ class DeclineElicitationResponse(
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class UnknownCreateElicitationResponse(OpenVariant):
     """
@@ -3059,16 +2848,16 @@ class UnknownCreateElicitationResponse(OpenVariant):
     """The wire field naming the variant, `action`."""
 
 
+_CreateElicitationResponseVariants: TypeAlias = Union[
+    AcceptElicitationResponse, DeclineElicitationResponse, CancelElicitationResponse
+]
 if TYPE_CHECKING:
     CreateElicitationResponse: TypeAlias = Union[
-        AcceptElicitationResponse,
-        DeclineElicitationResponse,
-        CancelElicitationResponse,
-        UnknownCreateElicitationResponse,
+        _CreateElicitationResponseVariants, UnknownCreateElicitationResponse
     ]
 else:
     CreateElicitationResponse = Annotated[
-        Union[AcceptElicitationResponse, DeclineElicitationResponse, CancelElicitationResponse],
+        _CreateElicitationResponseVariants,
         UnionInfo("CreateElicitationResponse", "action", (), UnknownCreateElicitationResponse),
     ]
 """Response from the client to an elicitation request."""
@@ -3100,7 +2889,6 @@ class DeleteDiffChange(msgspec.Struct, kw_only=True, gc=False, tag_field="operat
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "file_type": ON_ERROR,
         "mime_type": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -3117,20 +2905,12 @@ class DeleteSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class DeleteSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response from deleting a session."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class ModifyDiffChange(msgspec.Struct, kw_only=True, gc=False, tag_field="operation", tag="modify"):
@@ -3159,7 +2939,6 @@ class ModifyDiffChange(msgspec.Struct, kw_only=True, gc=False, tag_field="operat
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "file_type": ON_ERROR,
         "mime_type": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -3192,7 +2971,6 @@ class MoveDiffChange(msgspec.Struct, kw_only=True, gc=False, tag_field="operatio
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "file_type": ON_ERROR,
         "mime_type": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -3209,19 +2987,14 @@ class UnknownDiffChange(OpenVariant):
     """The wire field naming the variant, `operation`."""
 
 
+_DiffChangeVariants: TypeAlias = Union[
+    AddDiffChange, DeleteDiffChange, ModifyDiffChange, MoveDiffChange, CopyDiffChange
+]
 if TYPE_CHECKING:
-    DiffChange: TypeAlias = Union[
-        AddDiffChange,
-        DeleteDiffChange,
-        ModifyDiffChange,
-        MoveDiffChange,
-        CopyDiffChange,
-        UnknownDiffChange,
-    ]
+    DiffChange: TypeAlias = Union[_DiffChangeVariants, UnknownDiffChange]
 else:
     DiffChange = Annotated[
-        Union[AddDiffChange, DeleteDiffChange, ModifyDiffChange, MoveDiffChange, CopyDiffChange],
-        UnionInfo("DiffChange", "operation", (), UnknownDiffChange),
+        _DiffChangeVariants, UnionInfo("DiffChange", "operation", (), UnknownDiffChange)
     ]
 """
 One file-level change described by a `Diff`.
@@ -3231,10 +3004,7 @@ operations without parsing the text patch.
 """
 
 
-if TYPE_CHECKING:
-    DiffPatchFormat: TypeAlias = Literal["git_patch"] | str
-else:
-    DiffPatchFormat = Annotated[Literal["git_patch"], OpenEnum(str)]
+DiffPatchFormat: TypeAlias = OpenLiteral[Literal["git_patch"]]
 """
 Text patch format used by `DiffPatch`.
 
@@ -3264,10 +3034,6 @@ class DiffPatch(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class Diff(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="diff"):
     """File modification shown as a diff."""
@@ -3293,19 +3059,12 @@ class Diff(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="diff")
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "changes": SKIP_INVALID,
         "patch": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
-if TYPE_CHECKING:
-    ErrorCode: TypeAlias = (
-        Literal[-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002, -32022] | int
-    )
-else:
-    ErrorCode = Annotated[
-        Literal[-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002, -32022],
-        OpenEnum(int),
-    ]
+ErrorCode: TypeAlias = OpenIntLiteral[
+    Literal[-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002, -32022]
+]
 """
 Predefined error codes for common JSON-RPC and ACP-specific errors.
 
@@ -3393,10 +3152,6 @@ class UnsupportedProtocolVersionErrorData(msgspec.Struct, kw_only=True, gc=False
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class SessionNotFoundErrorData(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -3411,10 +3166,6 @@ class SessionNotFoundErrorData(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 if TYPE_CHECKING:
@@ -3515,10 +3266,6 @@ class HttpHeader(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class IdSetSessionConfigOptionRequest(
     msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="id"
@@ -3536,10 +3283,6 @@ class IdSetSessionConfigOptionRequest(
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class Implementation(msgspec.Struct, kw_only=True, gc=False):
@@ -3576,7 +3319,6 @@ class Implementation(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -3603,7 +3345,6 @@ class InitializeRequest(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "capabilities": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -3647,7 +3388,6 @@ class InitializeResponse(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "capabilities": ON_ERROR,
         "auth_methods": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -3677,10 +3417,6 @@ class ListSessionsRequest(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class SessionInfo(msgspec.Struct, kw_only=True, gc=False):
@@ -3724,7 +3460,6 @@ class SessionInfo(msgspec.Struct, kw_only=True, gc=False):
         "additional_directories": ON_NULL,
         "title": ON_ERROR,
         "updated_at": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -3748,7 +3483,6 @@ class ListSessionsResponse(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "sessions": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -3772,20 +3506,12 @@ class LoginAuthRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class LoginAuthResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to the `auth/login` method."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class LogoutAuthRequest(msgspec.Struct, kw_only=True, gc=False):
@@ -3802,20 +3528,12 @@ class LogoutAuthRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class LogoutAuthResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to the `auth/logout` method."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class McpServerHttp(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="http"):
@@ -3842,7 +3560,6 @@ class McpServerHttp(msgspec.Struct, kw_only=True, gc=False, tag_field="type", ta
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "headers": ON_NULL,
-        "meta": ON_ERROR,
     }
 
 
@@ -3874,7 +3591,6 @@ class McpServerStdio(msgspec.Struct, kw_only=True, gc=False, tag_field="type", t
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "args": ON_NULL,
         "env": ON_NULL,
-        "meta": ON_ERROR,
     }
 
 
@@ -3896,12 +3612,11 @@ class UnknownMcpServer(OpenVariant):
     """The wire field naming the variant, `type`."""
 
 
+_McpServerVariants: TypeAlias = Union[McpServerHttp, McpServerStdio]
 if TYPE_CHECKING:
-    McpServer: TypeAlias = Union[McpServerHttp, McpServerStdio, UnknownMcpServer]
+    McpServer: TypeAlias = Union[_McpServerVariants, UnknownMcpServer]
 else:
-    McpServer = Annotated[
-        Union[McpServerHttp, McpServerStdio], UnionInfo("McpServer", "type", (), UnknownMcpServer)
-    ]
+    McpServer = Annotated[_McpServerVariants, UnionInfo("McpServer", "type", (), UnknownMcpServer)]
 """
 Configuration for connecting to an MCP (Model Context Protocol) server.
 
@@ -3942,7 +3657,6 @@ class NewSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "additional_directories": ON_NULL,
         "mcp_servers": ON_NULL,
-        "meta": ON_ERROR,
     }
 
 
@@ -3992,14 +3706,10 @@ class NewSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "config_options": ON_ERROR | SKIP_INVALID,
         "available_commands": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
-if TYPE_CHECKING:
-    NoticeSeverity: TypeAlias = Literal["info", "warning", "error"] | str
-else:
-    NoticeSeverity = Annotated[Literal["info", "warning", "error"], OpenEnum(str)]
+NoticeSeverity: TypeAlias = OpenLiteral[Literal["info", "warning", "error"]]
 """
 Severity hint for a session notice.
 
@@ -4037,7 +3747,6 @@ class Notice(msgspec.Struct, kw_only=True, gc=False, tag_field="sessionUpdate", 
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -4045,14 +3754,9 @@ PermissionOptionId: TypeAlias = str
 """Unique identifier for a permission option."""
 
 
-if TYPE_CHECKING:
-    PermissionOptionKind: TypeAlias = (
-        Literal["allow_once", "allow_always", "reject_once", "reject_always"] | str
-    )
-else:
-    PermissionOptionKind = Annotated[
-        Literal["allow_once", "allow_always", "reject_once", "reject_always"], OpenEnum(str)
-    ]
+PermissionOptionKind: TypeAlias = OpenLiteral[
+    Literal["allow_once", "allow_always", "reject_once", "reject_always"]
+]
 """
 The type of permission option being presented to the user.
 
@@ -4083,15 +3787,8 @@ class PermissionOption(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
-
-if TYPE_CHECKING:
-    PlanEntryPriority: TypeAlias = Literal["high", "medium", "low"] | str
-else:
-    PlanEntryPriority = Annotated[Literal["high", "medium", "low"], OpenEnum(str)]
+PlanEntryPriority: TypeAlias = OpenLiteral[Literal["high", "medium", "low"]]
 """
 Priority levels for plan entries.
 
@@ -4107,12 +3804,9 @@ See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v2/ag
 """
 
 
-if TYPE_CHECKING:
-    PlanEntryStatus: TypeAlias = Literal["pending", "in_progress", "completed", "cancelled"] | str
-else:
-    PlanEntryStatus = Annotated[
-        Literal["pending", "in_progress", "completed", "cancelled"], OpenEnum(str)
-    ]
+PlanEntryStatus: TypeAlias = OpenLiteral[
+    Literal["pending", "in_progress", "completed", "cancelled"]
+]
 """
 Status of a plan entry in the execution flow.
 
@@ -4153,10 +3847,6 @@ class PlanEntry(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 PlanId: TypeAlias = str
 """Unique identifier for a plan within a session."""
@@ -4181,7 +3871,6 @@ class PlanItems(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="i
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "entries": SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -4227,10 +3916,6 @@ class PlanUpdate(
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class PromptRequest(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -4267,10 +3952,6 @@ class PromptRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class PromptResponse(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -4300,20 +3981,12 @@ class PromptResponse(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class ReplayFromStart(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="start"):
     """Replay all retained conversation history from its first replayable entry."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class UnknownReplayFrom(OpenVariant):
@@ -4364,10 +4037,6 @@ class SelectedPermissionOutcome(
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class UnknownRequestPermissionOutcome(OpenVariant):
     """
@@ -4387,50 +4056,35 @@ class UnknownRequestPermissionOutcome(OpenVariant):
     """The wire field naming the variant, `outcome`."""
 
 
+_RequestPermissionOutcomeVariants: TypeAlias = Union[
+    CancelledPermissionOutcome, SelectedPermissionOutcome
+]
 if TYPE_CHECKING:
     RequestPermissionOutcome: TypeAlias = Union[
-        CancelledPermissionOutcome, SelectedPermissionOutcome, UnknownRequestPermissionOutcome
+        _RequestPermissionOutcomeVariants, UnknownRequestPermissionOutcome
     ]
 else:
     RequestPermissionOutcome = Annotated[
-        Union[CancelledPermissionOutcome, SelectedPermissionOutcome],
+        _RequestPermissionOutcomeVariants,
         UnionInfo("RequestPermissionOutcome", "outcome", (), UnknownRequestPermissionOutcome),
     ]
 """The outcome of a permission request."""
 
 
-if TYPE_CHECKING:
-    ToolKind: TypeAlias = (
-        Literal[
-            "read",
-            "edit",
-            "delete",
-            "move",
-            "search",
-            "execute",
-            "think",
-            "fetch",
-            "switch_mode",
-            "other",
-        ]
-        | str
-    )
-else:
-    ToolKind = Annotated[
-        Literal[
-            "read",
-            "edit",
-            "delete",
-            "move",
-            "search",
-            "execute",
-            "think",
-            "fetch",
-            "switch_mode",
-            "other",
-        ],
-        OpenEnum(str),
+ToolKind: TypeAlias = OpenLiteral[
+    Literal[
+        "read",
+        "edit",
+        "delete",
+        "move",
+        "search",
+        "execute",
+        "think",
+        "fetch",
+        "switch_mode",
+        "other",
     ]
+]
 """
 Categories of tools that can be invoked.
 
@@ -4461,15 +4115,9 @@ See protocol docs: [Reporting](https://agentclientprotocol.com/protocol/v2/tool-
 """
 
 
-if TYPE_CHECKING:
-    ToolCallStatus: TypeAlias = (
-        Literal["pending", "in_progress", "paused", "completed", "failed", "cancelled"] | str
-    )
-else:
-    ToolCallStatus = Annotated[
-        Literal["pending", "in_progress", "paused", "completed", "failed", "cancelled"],
-        OpenEnum(str),
-    ]
+ToolCallStatus: TypeAlias = OpenLiteral[
+    Literal["pending", "in_progress", "paused", "completed", "failed", "cancelled"]
+]
 """
 Execution status of a tool call.
 
@@ -4502,10 +4150,6 @@ class Terminal(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="te
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class UnknownToolCallContent(OpenVariant):
     """
@@ -4524,12 +4168,12 @@ class UnknownToolCallContent(OpenVariant):
     """The wire field naming the variant, `type`."""
 
 
+_ToolCallContentVariants: TypeAlias = Union[Content, Diff, Terminal]
 if TYPE_CHECKING:
-    ToolCallContent: TypeAlias = Union[Content, Diff, Terminal, UnknownToolCallContent]
+    ToolCallContent: TypeAlias = Union[_ToolCallContentVariants, UnknownToolCallContent]
 else:
     ToolCallContent = Annotated[
-        Union[Content, Diff, Terminal],
-        UnionInfo("ToolCallContent", "type", (), UnknownToolCallContent),
+        _ToolCallContentVariants, UnionInfo("ToolCallContent", "type", (), UnknownToolCallContent)
     ]
 """
 Content produced by a tool call.
@@ -4565,7 +4209,6 @@ class ToolCallLocation(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "line": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -4578,10 +4221,6 @@ class ToolCallCancelCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class ToolCallCapabilities(msgspec.Struct, kw_only=True, gc=False):
@@ -4607,7 +4246,6 @@ class ToolCallCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "cancel": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -4738,7 +4376,6 @@ class ToolCallUpdate(msgspec.Struct, kw_only=True, gc=False):
         "raw_input": ON_ERROR,
         "raw_output": ON_ERROR,
         "capabilities": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -4759,10 +4396,6 @@ class ToolCallPermissionSubject(
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class UnknownRequestPermissionSubject(OpenVariant):
     """
@@ -4782,13 +4415,16 @@ class UnknownRequestPermissionSubject(OpenVariant):
     """The wire field naming the variant, `type`."""
 
 
+_RequestPermissionSubjectVariants: TypeAlias = Union[
+    ToolCallPermissionSubject, CommandPermissionSubject
+]
 if TYPE_CHECKING:
     RequestPermissionSubject: TypeAlias = Union[
-        ToolCallPermissionSubject, CommandPermissionSubject, UnknownRequestPermissionSubject
+        _RequestPermissionSubjectVariants, UnknownRequestPermissionSubject
     ]
 else:
     RequestPermissionSubject = Annotated[
-        Union[ToolCallPermissionSubject, CommandPermissionSubject],
+        _RequestPermissionSubjectVariants,
         UnionInfo("RequestPermissionSubject", "type", (), UnknownRequestPermissionSubject),
     ]
 """The operation requiring permission."""
@@ -4841,7 +4477,6 @@ class RequestPermissionRequest(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -4853,10 +4488,6 @@ class RequestPermissionResponse(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class ResumeSessionRequest(msgspec.Struct, kw_only=True, gc=False):
@@ -4919,7 +4550,6 @@ class ResumeSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "additional_directories": ON_NULL,
         "mcp_servers": ON_NULL,
-        "meta": ON_ERROR,
     }
 
 
@@ -4962,7 +4592,6 @@ class ResumeSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "config_options": ON_ERROR | SKIP_INVALID,
         "available_commands": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -5002,7 +4631,6 @@ class SessionInfoUpdate(
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
         "updated_at": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -5054,7 +4682,6 @@ class SessionStateUpdate(
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "background": ON_ERROR,
-        "meta": ON_ERROR,
         "stop_reason": ON_ERROR,
         "error": ON_ERROR,
     }
@@ -5085,10 +4712,6 @@ class UserMessageChunk(
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class UserMessage(
@@ -5128,7 +4751,6 @@ class UserMessage(
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "content": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -5152,10 +4774,6 @@ class ToolCallContentChunk(
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class ToolCallProgress(
@@ -5272,7 +4890,6 @@ class ToolCallProgress(
         "raw_input": ON_ERROR,
         "raw_output": ON_ERROR,
         "capabilities": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -5284,10 +4901,6 @@ class TerminalOutput(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class TerminalExitStatus(msgspec.Struct, kw_only=True, gc=False):
@@ -5321,7 +4934,6 @@ class TerminalExitStatus(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "exit_code": ON_ERROR,
         "signal": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -5337,10 +4949,6 @@ class TerminalSize(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class TerminalCancelCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -5351,10 +4959,6 @@ class TerminalCancelCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class TerminalCapabilities(msgspec.Struct, kw_only=True, gc=False):
@@ -5380,7 +4984,6 @@ class TerminalCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "cancel": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -5463,7 +5066,6 @@ class TerminalUpdate(
         "exit_status": ON_ERROR,
         "size": ON_ERROR,
         "capabilities": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -5487,10 +5089,6 @@ class TerminalOutputChunk(
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class UsageUpdate(
@@ -5518,7 +5116,6 @@ class UsageUpdate(
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "cost": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -5539,52 +5136,32 @@ class UnknownSessionUpdate(OpenVariant):
     """The wire field naming the variant, `sessionUpdate`."""
 
 
+_SessionUpdateVariants: TypeAlias = Union[
+    UserMessageChunk,
+    UserMessage,
+    AgentMessageChunk,
+    AgentMessage,
+    AgentThoughtChunk,
+    AgentThought,
+    SessionStateUpdate,
+    ToolCallContentChunk,
+    ToolCallProgress,
+    TerminalUpdate,
+    TerminalOutputChunk,
+    PlanUpdate,
+    AvailableCommandsUpdate,
+    ConfigOptionUpdate,
+    SessionInfoUpdate,
+    UsageUpdate,
+    Notice,
+    CompactionUpdate,
+    CompactionSummaryChunk,
+]
 if TYPE_CHECKING:
-    SessionUpdate: TypeAlias = Union[
-        UserMessageChunk,
-        UserMessage,
-        AgentMessageChunk,
-        AgentMessage,
-        AgentThoughtChunk,
-        AgentThought,
-        SessionStateUpdate,
-        ToolCallContentChunk,
-        ToolCallProgress,
-        TerminalUpdate,
-        TerminalOutputChunk,
-        PlanUpdate,
-        AvailableCommandsUpdate,
-        ConfigOptionUpdate,
-        SessionInfoUpdate,
-        UsageUpdate,
-        Notice,
-        CompactionUpdate,
-        CompactionSummaryChunk,
-        UnknownSessionUpdate,
-    ]
+    SessionUpdate: TypeAlias = Union[_SessionUpdateVariants, UnknownSessionUpdate]
 else:
     SessionUpdate = Annotated[
-        Union[
-            UserMessageChunk,
-            UserMessage,
-            AgentMessageChunk,
-            AgentMessage,
-            AgentThoughtChunk,
-            AgentThought,
-            SessionStateUpdate,
-            ToolCallContentChunk,
-            ToolCallProgress,
-            TerminalUpdate,
-            TerminalOutputChunk,
-            PlanUpdate,
-            AvailableCommandsUpdate,
-            ConfigOptionUpdate,
-            SessionInfoUpdate,
-            UsageUpdate,
-            Notice,
-            CompactionUpdate,
-            CompactionSummaryChunk,
-        ],
+        _SessionUpdateVariants,
         UnionInfo("SessionUpdate", "sessionUpdate", (), UnknownSessionUpdate),
     ]
 """
@@ -5612,15 +5189,16 @@ class UnknownSetSessionConfigOptionRequest(OpenVariant):
     """The wire field naming the variant, `type`."""
 
 
+_SetSessionConfigOptionRequestVariants: TypeAlias = Union[
+    IdSetSessionConfigOptionRequest, BooleanSetSessionConfigOptionRequest
+]
 if TYPE_CHECKING:
     SetSessionConfigOptionRequest: TypeAlias = Union[
-        IdSetSessionConfigOptionRequest,
-        BooleanSetSessionConfigOptionRequest,
-        UnknownSetSessionConfigOptionRequest,
+        _SetSessionConfigOptionRequestVariants, UnknownSetSessionConfigOptionRequest
     ]
 else:
     SetSessionConfigOptionRequest = Annotated[
-        Union[IdSetSessionConfigOptionRequest, BooleanSetSessionConfigOptionRequest],
+        _SetSessionConfigOptionRequestVariants,
         UnionInfo(
             "SetSessionConfigOptionRequest", "type", (), UnknownSetSessionConfigOptionRequest
         ),
@@ -5647,7 +5225,6 @@ class SetSessionConfigOptionResponse(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "config_options": SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -5668,7 +5245,3 @@ class UpdateSessionNotification(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }

@@ -864,443 +864,443 @@ class ProxySuccessorMessage(MethodMessage, tag="proxy/successor"):
 
 
 AUTH_STATUS: Final[MethodSpec[AuthStatusRequest, AuthStatusResponse]] = MethodSpec(
-    "auth/status",
-    "agent",
-    "request",
-    Codec[AuthStatusRequest](AuthStatusRequest),
-    Codec[AuthStatusResponse](AuthStatusResponse),
-    AuthStatusMessage,
-    "auth_status",
+    name="auth/status",
+    side="agent",
+    kind="request",
+    params=Codec[AuthStatusRequest](AuthStatusRequest),
+    result=Codec[AuthStatusResponse](AuthStatusResponse),
+    message=AuthStatusMessage,
+    handler="auth_status",
 )
-"""`auth/status`'s row of the method table: params and result codecs, side, kind, handler `auth_status`."""
+"""The `auth/status` row of the method table."""
 
 AUTHENTICATE: Final[MethodSpec[AuthenticateRequest, AuthenticateResponse]] = MethodSpec(
-    "authenticate",
-    "agent",
-    "request",
-    Codec[AuthenticateRequest](AuthenticateRequest),
-    Codec[AuthenticateResponse](AuthenticateResponse),
-    AuthenticateMessage,
-    "authenticate",
+    name="authenticate",
+    side="agent",
+    kind="request",
+    params=Codec[AuthenticateRequest](AuthenticateRequest),
+    result=Codec[AuthenticateResponse](AuthenticateResponse),
+    message=AuthenticateMessage,
+    handler="authenticate",
 )
-"""`authenticate`'s row of the method table: params and result codecs, side, kind, handler `authenticate`."""
+"""The `authenticate` row of the method table."""
 
 INITIALIZE: Final[MethodSpec[InitializeRequest, InitializeResponse]] = MethodSpec(
-    "initialize",
-    "agent",
-    "request",
-    Codec[InitializeRequest](InitializeRequest),
-    Codec[InitializeResponse](InitializeResponse),
-    InitializeMessage,
-    "initialize",
+    name="initialize",
+    side="agent",
+    kind="request",
+    params=Codec[InitializeRequest](InitializeRequest),
+    result=Codec[InitializeResponse](InitializeResponse),
+    message=InitializeMessage,
+    handler="initialize",
 )
-"""`initialize`'s row of the method table: params and result codecs, side, kind, handler `initialize`."""
+"""The `initialize` row of the method table."""
 
 LOGOUT: Final[MethodSpec[LogoutRequest, LogoutResponse]] = MethodSpec(
-    "logout",
-    "agent",
-    "request",
-    Codec[LogoutRequest](LogoutRequest),
-    Codec[LogoutResponse](LogoutResponse),
-    LogoutMessage,
-    "logout",
+    name="logout",
+    side="agent",
+    kind="request",
+    params=Codec[LogoutRequest](LogoutRequest),
+    result=Codec[LogoutResponse](LogoutResponse),
+    message=LogoutMessage,
+    handler="logout",
 )
-"""`logout`'s row of the method table: params and result codecs, side, kind, handler `logout`."""
+"""The `logout` row of the method table."""
 
 MCP_MESSAGE_AGENT: Final[MethodSpec[MessageMcpNotification, None]] = MethodSpec(
-    "mcp/message",
-    "agent",
-    "notification",
-    Codec[MessageMcpNotification](MessageMcpNotification),
-    None,
-    McpMessageAgentMessage,
-    "mcp_message",
+    name="mcp/message",
+    side="agent",
+    kind="notification",
+    params=Codec[MessageMcpNotification](MessageMcpNotification),
+    result=None,
+    message=McpMessageAgentMessage,
+    handler="mcp_message",
 )
-"""`mcp/message`'s row of the method table: params codec, side, kind, handler `mcp_message`."""
+"""The `mcp/message` row of the method table."""
 
 PROVIDERS_DISABLE: Final[MethodSpec[DisableProviderRequest, DisableProviderResponse]] = MethodSpec(
-    "providers/disable",
-    "agent",
-    "request",
-    Codec[DisableProviderRequest](DisableProviderRequest),
-    Codec[DisableProviderResponse](DisableProviderResponse),
-    ProvidersDisableMessage,
-    "providers_disable",
+    name="providers/disable",
+    side="agent",
+    kind="request",
+    params=Codec[DisableProviderRequest](DisableProviderRequest),
+    result=Codec[DisableProviderResponse](DisableProviderResponse),
+    message=ProvidersDisableMessage,
+    handler="providers_disable",
 )
-"""`providers/disable`'s row of the method table: params and result codecs, side, kind, handler `providers_disable`."""
+"""The `providers/disable` row of the method table."""
 
 PROVIDERS_LIST: Final[MethodSpec[ListProvidersRequest, ListProvidersResponse]] = MethodSpec(
-    "providers/list",
-    "agent",
-    "request",
-    Codec[ListProvidersRequest](ListProvidersRequest),
-    Codec[ListProvidersResponse](ListProvidersResponse),
-    ProvidersListMessage,
-    "providers_list",
+    name="providers/list",
+    side="agent",
+    kind="request",
+    params=Codec[ListProvidersRequest](ListProvidersRequest),
+    result=Codec[ListProvidersResponse](ListProvidersResponse),
+    message=ProvidersListMessage,
+    handler="providers_list",
 )
-"""`providers/list`'s row of the method table: params and result codecs, side, kind, handler `providers_list`."""
+"""The `providers/list` row of the method table."""
 
 PROVIDERS_SET: Final[MethodSpec[SetProviderRequest, SetProviderResponse]] = MethodSpec(
-    "providers/set",
-    "agent",
-    "request",
-    Codec[SetProviderRequest](SetProviderRequest),
-    Codec[SetProviderResponse](SetProviderResponse),
-    ProvidersSetMessage,
-    "providers_set",
+    name="providers/set",
+    side="agent",
+    kind="request",
+    params=Codec[SetProviderRequest](SetProviderRequest),
+    result=Codec[SetProviderResponse](SetProviderResponse),
+    message=ProvidersSetMessage,
+    handler="providers_set",
 )
-"""`providers/set`'s row of the method table: params and result codecs, side, kind, handler `providers_set`."""
+"""The `providers/set` row of the method table."""
 
 SESSION_ARCHIVE: Final[MethodSpec[ArchiveSessionRequest, ArchiveSessionResponse]] = MethodSpec(
-    "session/archive",
-    "agent",
-    "request",
-    Codec[ArchiveSessionRequest](ArchiveSessionRequest),
-    Codec[ArchiveSessionResponse](ArchiveSessionResponse),
-    SessionArchiveMessage,
-    "session_archive",
+    name="session/archive",
+    side="agent",
+    kind="request",
+    params=Codec[ArchiveSessionRequest](ArchiveSessionRequest),
+    result=Codec[ArchiveSessionResponse](ArchiveSessionResponse),
+    message=SessionArchiveMessage,
+    handler="session_archive",
 )
-"""`session/archive`'s row of the method table: params and result codecs, side, kind, handler `session_archive`."""
+"""The `session/archive` row of the method table."""
 
 SESSION_CANCEL: Final[MethodSpec[CancelNotification, None]] = MethodSpec(
-    "session/cancel",
-    "agent",
-    "notification",
-    Codec[CancelNotification](CancelNotification),
-    None,
-    SessionCancelMessage,
-    "session_cancel",
+    name="session/cancel",
+    side="agent",
+    kind="notification",
+    params=Codec[CancelNotification](CancelNotification),
+    result=None,
+    message=SessionCancelMessage,
+    handler="session_cancel",
 )
-"""`session/cancel`'s row of the method table: params codec, side, kind, handler `session_cancel`."""
+"""The `session/cancel` row of the method table."""
 
 SESSION_CLOSE: Final[MethodSpec[CloseSessionRequest, CloseSessionResponse]] = MethodSpec(
-    "session/close",
-    "agent",
-    "request",
-    Codec[CloseSessionRequest](CloseSessionRequest),
-    Codec[CloseSessionResponse](CloseSessionResponse),
-    SessionCloseMessage,
-    "session_close",
+    name="session/close",
+    side="agent",
+    kind="request",
+    params=Codec[CloseSessionRequest](CloseSessionRequest),
+    result=Codec[CloseSessionResponse](CloseSessionResponse),
+    message=SessionCloseMessage,
+    handler="session_close",
 )
-"""`session/close`'s row of the method table: params and result codecs, side, kind, handler `session_close`."""
+"""The `session/close` row of the method table."""
 
 SESSION_DELETE: Final[MethodSpec[DeleteSessionRequest, DeleteSessionResponse]] = MethodSpec(
-    "session/delete",
-    "agent",
-    "request",
-    Codec[DeleteSessionRequest](DeleteSessionRequest),
-    Codec[DeleteSessionResponse](DeleteSessionResponse),
-    SessionDeleteMessage,
-    "session_delete",
+    name="session/delete",
+    side="agent",
+    kind="request",
+    params=Codec[DeleteSessionRequest](DeleteSessionRequest),
+    result=Codec[DeleteSessionResponse](DeleteSessionResponse),
+    message=SessionDeleteMessage,
+    handler="session_delete",
 )
-"""`session/delete`'s row of the method table: params and result codecs, side, kind, handler `session_delete`."""
+"""The `session/delete` row of the method table."""
 
 SESSION_FORK: Final[MethodSpec[ForkSessionRequest, ForkSessionResponse]] = MethodSpec(
-    "session/fork",
-    "agent",
-    "request",
-    Codec[ForkSessionRequest](ForkSessionRequest),
-    Codec[ForkSessionResponse](ForkSessionResponse),
-    SessionForkMessage,
-    "session_fork",
+    name="session/fork",
+    side="agent",
+    kind="request",
+    params=Codec[ForkSessionRequest](ForkSessionRequest),
+    result=Codec[ForkSessionResponse](ForkSessionResponse),
+    message=SessionForkMessage,
+    handler="session_fork",
 )
-"""`session/fork`'s row of the method table: params and result codecs, side, kind, handler `session_fork`."""
+"""The `session/fork` row of the method table."""
 
 SESSION_LIST: Final[MethodSpec[ListSessionsRequest, ListSessionsResponse]] = MethodSpec(
-    "session/list",
-    "agent",
-    "request",
-    Codec[ListSessionsRequest](ListSessionsRequest),
-    Codec[ListSessionsResponse](ListSessionsResponse),
-    SessionListMessage,
-    "session_list",
+    name="session/list",
+    side="agent",
+    kind="request",
+    params=Codec[ListSessionsRequest](ListSessionsRequest),
+    result=Codec[ListSessionsResponse](ListSessionsResponse),
+    message=SessionListMessage,
+    handler="session_list",
 )
-"""`session/list`'s row of the method table: params and result codecs, side, kind, handler `session_list`."""
+"""The `session/list` row of the method table."""
 
 SESSION_LOAD: Final[MethodSpec[LoadSessionRequest, LoadSessionResponse]] = MethodSpec(
-    "session/load",
-    "agent",
-    "request",
-    Codec[LoadSessionRequest](LoadSessionRequest),
-    Codec[LoadSessionResponse](LoadSessionResponse),
-    SessionLoadMessage,
-    "session_load",
+    name="session/load",
+    side="agent",
+    kind="request",
+    params=Codec[LoadSessionRequest](LoadSessionRequest),
+    result=Codec[LoadSessionResponse](LoadSessionResponse),
+    message=SessionLoadMessage,
+    handler="session_load",
 )
-"""`session/load`'s row of the method table: params and result codecs, side, kind, handler `session_load`."""
+"""The `session/load` row of the method table."""
 
 SESSION_NEW: Final[MethodSpec[NewSessionRequest, NewSessionResponse]] = MethodSpec(
-    "session/new",
-    "agent",
-    "request",
-    Codec[NewSessionRequest](NewSessionRequest),
-    Codec[NewSessionResponse](NewSessionResponse),
-    SessionNewMessage,
-    "session_new",
+    name="session/new",
+    side="agent",
+    kind="request",
+    params=Codec[NewSessionRequest](NewSessionRequest),
+    result=Codec[NewSessionResponse](NewSessionResponse),
+    message=SessionNewMessage,
+    handler="session_new",
 )
-"""`session/new`'s row of the method table: params and result codecs, side, kind, handler `session_new`."""
+"""The `session/new` row of the method table."""
 
 SESSION_PROMPT: Final[MethodSpec[PromptRequest, PromptResponse]] = MethodSpec(
-    "session/prompt",
-    "agent",
-    "request",
-    Codec[PromptRequest](PromptRequest),
-    Codec[PromptResponse](PromptResponse),
-    SessionPromptMessage,
-    "session_prompt",
+    name="session/prompt",
+    side="agent",
+    kind="request",
+    params=Codec[PromptRequest](PromptRequest),
+    result=Codec[PromptResponse](PromptResponse),
+    message=SessionPromptMessage,
+    handler="session_prompt",
 )
-"""`session/prompt`'s row of the method table: params and result codecs, side, kind, handler `session_prompt`."""
+"""The `session/prompt` row of the method table."""
 
 SESSION_RESUME: Final[MethodSpec[ResumeSessionRequest, ResumeSessionResponse]] = MethodSpec(
-    "session/resume",
-    "agent",
-    "request",
-    Codec[ResumeSessionRequest](ResumeSessionRequest),
-    Codec[ResumeSessionResponse](ResumeSessionResponse),
-    SessionResumeMessage,
-    "session_resume",
+    name="session/resume",
+    side="agent",
+    kind="request",
+    params=Codec[ResumeSessionRequest](ResumeSessionRequest),
+    result=Codec[ResumeSessionResponse](ResumeSessionResponse),
+    message=SessionResumeMessage,
+    handler="session_resume",
 )
-"""`session/resume`'s row of the method table: params and result codecs, side, kind, handler `session_resume`."""
+"""The `session/resume` row of the method table."""
 
 SESSION_SET_CONFIG_OPTION: Final[
     MethodSpec[SetSessionConfigOptionRequest, SetSessionConfigOptionResponse]
 ] = MethodSpec(
-    "session/set_config_option",
-    "agent",
-    "request",
-    Codec[SetSessionConfigOptionRequest](SetSessionConfigOptionRequest),
-    Codec[SetSessionConfigOptionResponse](SetSessionConfigOptionResponse),
-    SessionSetConfigOptionMessage,
-    "session_set_config_option",
+    name="session/set_config_option",
+    side="agent",
+    kind="request",
+    params=Codec[SetSessionConfigOptionRequest](SetSessionConfigOptionRequest),
+    result=Codec[SetSessionConfigOptionResponse](SetSessionConfigOptionResponse),
+    message=SessionSetConfigOptionMessage,
+    handler="session_set_config_option",
 )
-"""`session/set_config_option`'s row of the method table: params and result codecs, side, kind, handler `session_set_config_option`."""
+"""The `session/set_config_option` row of the method table."""
 
 SESSION_SET_MODE: Final[MethodSpec[SetSessionModeRequest, SetSessionModeResponse]] = MethodSpec(
-    "session/set_mode",
-    "agent",
-    "request",
-    Codec[SetSessionModeRequest](SetSessionModeRequest),
-    Codec[SetSessionModeResponse](SetSessionModeResponse),
-    SessionSetModeMessage,
-    "session_set_mode",
+    name="session/set_mode",
+    side="agent",
+    kind="request",
+    params=Codec[SetSessionModeRequest](SetSessionModeRequest),
+    result=Codec[SetSessionModeResponse](SetSessionModeResponse),
+    message=SessionSetModeMessage,
+    handler="session_set_mode",
 )
-"""`session/set_mode`'s row of the method table: params and result codecs, side, kind, handler `session_set_mode`."""
+"""The `session/set_mode` row of the method table."""
 
 SESSION_SET_TITLE: Final[MethodSpec[SetSessionTitleRequest, SetSessionTitleResponse]] = MethodSpec(
-    "session/set_title",
-    "agent",
-    "request",
-    Codec[SetSessionTitleRequest](SetSessionTitleRequest),
-    Codec[SetSessionTitleResponse](SetSessionTitleResponse),
-    SessionSetTitleMessage,
-    "session_set_title",
+    name="session/set_title",
+    side="agent",
+    kind="request",
+    params=Codec[SetSessionTitleRequest](SetSessionTitleRequest),
+    result=Codec[SetSessionTitleResponse](SetSessionTitleResponse),
+    message=SessionSetTitleMessage,
+    handler="session_set_title",
 )
-"""`session/set_title`'s row of the method table: params and result codecs, side, kind, handler `session_set_title`."""
+"""The `session/set_title` row of the method table."""
 
 SESSION_STATUS: Final[MethodSpec[SessionStatusRequest, SessionStatusResponse]] = MethodSpec(
-    "session/status",
-    "agent",
-    "request",
-    Codec[SessionStatusRequest](SessionStatusRequest),
-    Codec[SessionStatusResponse](SessionStatusResponse),
-    SessionStatusMessage,
-    "session_status",
+    name="session/status",
+    side="agent",
+    kind="request",
+    params=Codec[SessionStatusRequest](SessionStatusRequest),
+    result=Codec[SessionStatusResponse](SessionStatusResponse),
+    message=SessionStatusMessage,
+    handler="session_status",
 )
-"""`session/status`'s row of the method table: params and result codecs, side, kind, handler `session_status`."""
+"""The `session/status` row of the method table."""
 
 SESSION_UNARCHIVE: Final[MethodSpec[UnarchiveSessionRequest, UnarchiveSessionResponse]] = (
     MethodSpec(
-        "session/unarchive",
-        "agent",
-        "request",
-        Codec[UnarchiveSessionRequest](UnarchiveSessionRequest),
-        Codec[UnarchiveSessionResponse](UnarchiveSessionResponse),
-        SessionUnarchiveMessage,
-        "session_unarchive",
+        name="session/unarchive",
+        side="agent",
+        kind="request",
+        params=Codec[UnarchiveSessionRequest](UnarchiveSessionRequest),
+        result=Codec[UnarchiveSessionResponse](UnarchiveSessionResponse),
+        message=SessionUnarchiveMessage,
+        handler="session_unarchive",
     )
 )
-"""`session/unarchive`'s row of the method table: params and result codecs, side, kind, handler `session_unarchive`."""
+"""The `session/unarchive` row of the method table."""
 
 AUTH_STATUS_UPDATE: Final[MethodSpec[AuthStatusUpdateNotification, None]] = MethodSpec(
-    "auth/status_update",
-    "client",
-    "notification",
-    Codec[AuthStatusUpdateNotification](AuthStatusUpdateNotification),
-    None,
-    AuthStatusUpdateMessage,
-    "auth_status_update",
+    name="auth/status_update",
+    side="client",
+    kind="notification",
+    params=Codec[AuthStatusUpdateNotification](AuthStatusUpdateNotification),
+    result=None,
+    message=AuthStatusUpdateMessage,
+    handler="auth_status_update",
 )
-"""`auth/status_update`'s row of the method table: params codec, side, kind, handler `auth_status_update`."""
+"""The `auth/status_update` row of the method table."""
 
 ELICITATION_COMPLETE: Final[MethodSpec[CompleteElicitationNotification, None]] = MethodSpec(
-    "elicitation/complete",
-    "client",
-    "notification",
-    Codec[CompleteElicitationNotification](CompleteElicitationNotification),
-    None,
-    ElicitationCompleteMessage,
-    "elicitation_complete",
+    name="elicitation/complete",
+    side="client",
+    kind="notification",
+    params=Codec[CompleteElicitationNotification](CompleteElicitationNotification),
+    result=None,
+    message=ElicitationCompleteMessage,
+    handler="elicitation_complete",
 )
-"""`elicitation/complete`'s row of the method table: params codec, side, kind, handler `elicitation_complete`."""
+"""The `elicitation/complete` row of the method table."""
 
 ELICITATION_CREATE: Final[MethodSpec[CreateElicitationRequest, CreateElicitationResponse]] = (
     MethodSpec(
-        "elicitation/create",
-        "client",
-        "request",
-        Codec[CreateElicitationRequest](CreateElicitationRequest),
-        Codec[CreateElicitationResponse](CreateElicitationResponse),
-        ElicitationCreateMessage,
-        "elicitation_create",
+        name="elicitation/create",
+        side="client",
+        kind="request",
+        params=Codec[CreateElicitationRequest](CreateElicitationRequest),
+        result=Codec[CreateElicitationResponse](CreateElicitationResponse),
+        message=ElicitationCreateMessage,
+        handler="elicitation_create",
     )
 )
-"""`elicitation/create`'s row of the method table: params and result codecs, side, kind, handler `elicitation_create`."""
+"""The `elicitation/create` row of the method table."""
 
 FS_READ_TEXT_FILE: Final[MethodSpec[ReadTextFileRequest, ReadTextFileResponse]] = MethodSpec(
-    "fs/read_text_file",
-    "client",
-    "request",
-    Codec[ReadTextFileRequest](ReadTextFileRequest),
-    Codec[ReadTextFileResponse](ReadTextFileResponse),
-    FsReadTextFileMessage,
-    "fs_read_text_file",
+    name="fs/read_text_file",
+    side="client",
+    kind="request",
+    params=Codec[ReadTextFileRequest](ReadTextFileRequest),
+    result=Codec[ReadTextFileResponse](ReadTextFileResponse),
+    message=FsReadTextFileMessage,
+    handler="fs_read_text_file",
 )
-"""`fs/read_text_file`'s row of the method table: params and result codecs, side, kind, handler `fs_read_text_file`."""
+"""The `fs/read_text_file` row of the method table."""
 
 FS_WRITE_TEXT_FILE: Final[MethodSpec[WriteTextFileRequest, WriteTextFileResponse]] = MethodSpec(
-    "fs/write_text_file",
-    "client",
-    "request",
-    Codec[WriteTextFileRequest](WriteTextFileRequest),
-    Codec[WriteTextFileResponse](WriteTextFileResponse),
-    FsWriteTextFileMessage,
-    "fs_write_text_file",
+    name="fs/write_text_file",
+    side="client",
+    kind="request",
+    params=Codec[WriteTextFileRequest](WriteTextFileRequest),
+    result=Codec[WriteTextFileResponse](WriteTextFileResponse),
+    message=FsWriteTextFileMessage,
+    handler="fs_write_text_file",
 )
-"""`fs/write_text_file`'s row of the method table: params and result codecs, side, kind, handler `fs_write_text_file`."""
+"""The `fs/write_text_file` row of the method table."""
 
 MCP_MESSAGE_CLIENT: Final[MethodSpec[MessageMcpRequest, MessageMcpResponse]] = MethodSpec(
-    "mcp/message",
-    "client",
-    "request",
-    Codec[MessageMcpRequest](MessageMcpRequest),
-    Codec[MessageMcpResponse](MessageMcpResponse),
-    McpMessageClientMessage,
-    "mcp_message",
+    name="mcp/message",
+    side="client",
+    kind="request",
+    params=Codec[MessageMcpRequest](MessageMcpRequest),
+    result=Codec[MessageMcpResponse](MessageMcpResponse),
+    message=McpMessageClientMessage,
+    handler="mcp_message",
 )
-"""`mcp/message`'s row of the method table: params and result codecs, side, kind, handler `mcp_message`."""
+"""The `mcp/message` row of the method table."""
 
 SESSION_REQUEST_PERMISSION: Final[
     MethodSpec[RequestPermissionRequest, RequestPermissionResponse]
 ] = MethodSpec(
-    "session/request_permission",
-    "client",
-    "request",
-    Codec[RequestPermissionRequest](RequestPermissionRequest),
-    Codec[RequestPermissionResponse](RequestPermissionResponse),
-    SessionRequestPermissionMessage,
-    "session_request_permission",
+    name="session/request_permission",
+    side="client",
+    kind="request",
+    params=Codec[RequestPermissionRequest](RequestPermissionRequest),
+    result=Codec[RequestPermissionResponse](RequestPermissionResponse),
+    message=SessionRequestPermissionMessage,
+    handler="session_request_permission",
 )
-"""`session/request_permission`'s row of the method table: params and result codecs, side, kind, handler `session_request_permission`."""
+"""The `session/request_permission` row of the method table."""
 
 SESSION_UPDATE: Final[MethodSpec[SessionNotification, None]] = MethodSpec(
-    "session/update",
-    "client",
-    "notification",
-    Codec[SessionNotification](SessionNotification),
-    None,
-    SessionUpdateMessage,
-    "session_update",
+    name="session/update",
+    side="client",
+    kind="notification",
+    params=Codec[SessionNotification](SessionNotification),
+    result=None,
+    message=SessionUpdateMessage,
+    handler="session_update",
 )
-"""`session/update`'s row of the method table: params codec, side, kind, handler `session_update`."""
+"""The `session/update` row of the method table."""
 
 TERMINAL_CREATE: Final[MethodSpec[CreateTerminalRequest, CreateTerminalResponse]] = MethodSpec(
-    "terminal/create",
-    "client",
-    "request",
-    Codec[CreateTerminalRequest](CreateTerminalRequest),
-    Codec[CreateTerminalResponse](CreateTerminalResponse),
-    TerminalCreateMessage,
-    "terminal_create",
+    name="terminal/create",
+    side="client",
+    kind="request",
+    params=Codec[CreateTerminalRequest](CreateTerminalRequest),
+    result=Codec[CreateTerminalResponse](CreateTerminalResponse),
+    message=TerminalCreateMessage,
+    handler="terminal_create",
 )
-"""`terminal/create`'s row of the method table: params and result codecs, side, kind, handler `terminal_create`."""
+"""The `terminal/create` row of the method table."""
 
 TERMINAL_KILL: Final[MethodSpec[KillTerminalRequest, KillTerminalResponse]] = MethodSpec(
-    "terminal/kill",
-    "client",
-    "request",
-    Codec[KillTerminalRequest](KillTerminalRequest),
-    Codec[KillTerminalResponse](KillTerminalResponse),
-    TerminalKillMessage,
-    "terminal_kill",
+    name="terminal/kill",
+    side="client",
+    kind="request",
+    params=Codec[KillTerminalRequest](KillTerminalRequest),
+    result=Codec[KillTerminalResponse](KillTerminalResponse),
+    message=TerminalKillMessage,
+    handler="terminal_kill",
 )
-"""`terminal/kill`'s row of the method table: params and result codecs, side, kind, handler `terminal_kill`."""
+"""The `terminal/kill` row of the method table."""
 
 TERMINAL_OUTPUT: Final[MethodSpec[TerminalOutputRequest, TerminalOutputResponse]] = MethodSpec(
-    "terminal/output",
-    "client",
-    "request",
-    Codec[TerminalOutputRequest](TerminalOutputRequest),
-    Codec[TerminalOutputResponse](TerminalOutputResponse),
-    TerminalOutputMessage,
-    "terminal_output",
+    name="terminal/output",
+    side="client",
+    kind="request",
+    params=Codec[TerminalOutputRequest](TerminalOutputRequest),
+    result=Codec[TerminalOutputResponse](TerminalOutputResponse),
+    message=TerminalOutputMessage,
+    handler="terminal_output",
 )
-"""`terminal/output`'s row of the method table: params and result codecs, side, kind, handler `terminal_output`."""
+"""The `terminal/output` row of the method table."""
 
 TERMINAL_RELEASE: Final[MethodSpec[ReleaseTerminalRequest, ReleaseTerminalResponse]] = MethodSpec(
-    "terminal/release",
-    "client",
-    "request",
-    Codec[ReleaseTerminalRequest](ReleaseTerminalRequest),
-    Codec[ReleaseTerminalResponse](ReleaseTerminalResponse),
-    TerminalReleaseMessage,
-    "terminal_release",
+    name="terminal/release",
+    side="client",
+    kind="request",
+    params=Codec[ReleaseTerminalRequest](ReleaseTerminalRequest),
+    result=Codec[ReleaseTerminalResponse](ReleaseTerminalResponse),
+    message=TerminalReleaseMessage,
+    handler="terminal_release",
 )
-"""`terminal/release`'s row of the method table: params and result codecs, side, kind, handler `terminal_release`."""
+"""The `terminal/release` row of the method table."""
 
 TERMINAL_WAIT_FOR_EXIT: Final[
     MethodSpec[WaitForTerminalExitRequest, WaitForTerminalExitResponse]
 ] = MethodSpec(
-    "terminal/wait_for_exit",
-    "client",
-    "request",
-    Codec[WaitForTerminalExitRequest](WaitForTerminalExitRequest),
-    Codec[WaitForTerminalExitResponse](WaitForTerminalExitResponse),
-    TerminalWaitForExitMessage,
-    "terminal_wait_for_exit",
+    name="terminal/wait_for_exit",
+    side="client",
+    kind="request",
+    params=Codec[WaitForTerminalExitRequest](WaitForTerminalExitRequest),
+    result=Codec[WaitForTerminalExitResponse](WaitForTerminalExitResponse),
+    message=TerminalWaitForExitMessage,
+    handler="terminal_wait_for_exit",
 )
-"""`terminal/wait_for_exit`'s row of the method table: params and result codecs, side, kind, handler `terminal_wait_for_exit`."""
+"""The `terminal/wait_for_exit` row of the method table."""
 
 CANCEL_REQUEST: Final[MethodSpec[CancelRequestNotification, None]] = MethodSpec(
-    "$/cancel_request",
-    "protocol",
-    "notification",
-    Codec[CancelRequestNotification](CancelRequestNotification),
-    None,
-    CancelRequestMessage,
-    "cancel_request",
+    name="$/cancel_request",
+    side="protocol",
+    kind="notification",
+    params=Codec[CancelRequestNotification](CancelRequestNotification),
+    result=None,
+    message=CancelRequestMessage,
+    handler="cancel_request",
 )
-"""`$/cancel_request`'s row of the method table: params codec, side, kind, handler `cancel_request`."""
+"""The `$/cancel_request` row of the method table."""
 
 PROXY_INITIALIZE: Final[MethodSpec[InitializeProxyRequest, InitializeProxyResponse]] = MethodSpec(
-    "proxy/initialize",
-    "proxy",
-    "request",
-    Codec[InitializeProxyRequest](InitializeProxyRequest),
-    Codec[InitializeProxyResponse](InitializeProxyResponse),
-    ProxyInitializeMessage,
-    "proxy_initialize",
+    name="proxy/initialize",
+    side="proxy",
+    kind="request",
+    params=Codec[InitializeProxyRequest](InitializeProxyRequest),
+    result=Codec[InitializeProxyResponse](InitializeProxyResponse),
+    message=ProxyInitializeMessage,
+    handler="proxy_initialize",
 )
-"""`proxy/initialize`'s row of the method table: params and result codecs, side, kind, handler `proxy_initialize`."""
+"""The `proxy/initialize` row of the method table."""
 
 PROXY_SUCCESSOR: Final[MethodSpec[ProxySuccessorRequest, ProxySuccessorResponse]] = MethodSpec(
-    "proxy/successor",
-    "proxy",
-    "request",
-    Codec[ProxySuccessorRequest](ProxySuccessorRequest),
-    Codec[ProxySuccessorResponse](ProxySuccessorResponse),
-    ProxySuccessorMessage,
-    "proxy_successor",
+    name="proxy/successor",
+    side="proxy",
+    kind="request",
+    params=Codec[ProxySuccessorRequest](ProxySuccessorRequest),
+    result=Codec[ProxySuccessorResponse](ProxySuccessorResponse),
+    message=ProxySuccessorMessage,
+    handler="proxy_successor",
 )
-"""`proxy/successor`'s row of the method table: params and result codecs, side, kind, handler `proxy_successor`."""
+"""The `proxy/successor` row of the method table."""
 
 AGENT_METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
     "auth/status": AUTH_STATUS,

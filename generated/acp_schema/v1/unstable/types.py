@@ -14,7 +14,7 @@ from acp_schema._runtime.schema import (
     SKIP_INVALID,
     OpenVariant,
     UnionInfo,
-    OpenEnum,
+    OpenIntLiteral,
     OpenLiteral,
     check_alternatives,
     tag_guard,
@@ -295,22 +295,13 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/d
 """
 
 
-if TYPE_CHECKING:
-    ElicitationContentValue: TypeAlias = Union[
-        str,
-        Annotated[int, Meta(ge=-9223372036854775808, le=9223372036854775807)],
-        float,
-        bool,
-        list[str],
-    ]
-else:
-    ElicitationContentValue = Union[
-        str,
-        Annotated[int, Meta(ge=-9223372036854775808, le=9223372036854775807)],
-        float,
-        bool,
-        list[str],
-    ]
+ElicitationContentValue: TypeAlias = Union[
+    str,
+    Annotated[int, Meta(ge=-9223372036854775808, le=9223372036854775807)],
+    float,
+    bool,
+    list[str],
+]
 """Allowed wire representations for `ElicitationContentValue`."""
 
 
@@ -333,10 +324,6 @@ class AcceptElicitationResponse(
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class AuthStatusCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -352,10 +339,6 @@ class AuthStatusCapabilities(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class LogoutCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -366,10 +349,6 @@ class LogoutCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class AgentAuthCapabilities(msgspec.Struct, kw_only=True, gc=False):
@@ -401,7 +380,6 @@ class AgentAuthCapabilities(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "status": ON_ERROR,
         "logout": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -452,7 +430,6 @@ class PromptCapabilities(msgspec.Struct, kw_only=True, gc=False):
         "image": ON_ERROR,
         "audio": ON_ERROR,
         "embedded_context": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -491,7 +468,6 @@ class McpCapabilities(msgspec.Struct, kw_only=True, gc=False):
         "http": ON_ERROR,
         "sse": ON_ERROR,
         "acp": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -505,10 +481,6 @@ class SessionListCapabilities(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class SessionDeleteCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -519,10 +491,6 @@ class SessionDeleteCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class SessionAdditionalDirectoriesCapabilities(msgspec.Struct, kw_only=True, gc=False):
@@ -537,10 +505,6 @@ class SessionAdditionalDirectoriesCapabilities(msgspec.Struct, kw_only=True, gc=
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class SessionSystemPromptOverrideCapabilities(msgspec.Struct, kw_only=True, gc=False):
@@ -557,10 +521,6 @@ class SessionSystemPromptOverrideCapabilities(msgspec.Struct, kw_only=True, gc=F
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class SessionSystemPromptModeCapabilities(msgspec.Struct, kw_only=True, gc=False):
@@ -589,7 +549,6 @@ class SessionSystemPromptModeCapabilities(msgspec.Struct, kw_only=True, gc=False
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "override": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -617,7 +576,6 @@ class SessionSystemPromptCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "mode": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -635,10 +593,6 @@ class SessionForkCapabilities(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class SessionArchiveCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -655,10 +609,6 @@ class SessionArchiveCapabilities(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class SessionStatusCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -673,10 +623,6 @@ class SessionStatusCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class SessionTitleCapabilities(msgspec.Struct, kw_only=True, gc=False):
@@ -694,10 +640,6 @@ class SessionTitleCapabilities(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class SessionResumeCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -709,10 +651,6 @@ class SessionResumeCapabilities(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class SessionCloseCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -723,10 +661,6 @@ class SessionCloseCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class SessionCapabilities(msgspec.Struct, kw_only=True, gc=False):
@@ -869,7 +803,6 @@ class SessionCapabilities(msgspec.Struct, kw_only=True, gc=False):
         "title": ON_ERROR,
         "resume": ON_ERROR,
         "close": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -886,10 +819,6 @@ class ProvidersCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class AgentCapabilities(msgspec.Struct, kw_only=True, gc=False):
@@ -957,7 +886,6 @@ class AgentCapabilities(msgspec.Struct, kw_only=True, gc=False):
         "session_capabilities": ON_ERROR,
         "auth": ON_ERROR,
         "providers": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -990,7 +918,6 @@ class Annotations(msgspec.Struct, kw_only=True, gc=False):
         "audience": ON_ERROR | SKIP_INVALID,
         "last_modified": ON_ERROR,
         "priority": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1013,7 +940,6 @@ class TextContent(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag=
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "annotations": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1042,7 +968,6 @@ class ImageContent(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "annotations": ON_ERROR,
         "uri": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1067,7 +992,6 @@ class AudioContent(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "annotations": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1110,7 +1034,6 @@ class ResourceLink(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
         "mime_type": ON_ERROR,
         "size": ON_ERROR,
         "title": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1131,7 +1054,6 @@ class TextResourceContents(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "mime_type": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1152,7 +1074,6 @@ class BlobResourceContents(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "mime_type": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1194,19 +1115,16 @@ class EmbeddedResource(msgspec.Struct, kw_only=True, gc=False, tag_field="type",
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "annotations": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
+_ContentBlockVariants: TypeAlias = Union[
+    TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource
+]
 if TYPE_CHECKING:
-    ContentBlock: TypeAlias = Union[
-        TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource
-    ]
+    ContentBlock: TypeAlias = _ContentBlockVariants
 else:
-    ContentBlock = Annotated[
-        Union[TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource],
-        UnionInfo("ContentBlock", "type", (), None),
-    ]
+    ContentBlock = Annotated[_ContentBlockVariants, UnionInfo("ContentBlock", "type", (), None)]
 """
 Content blocks represent displayable information in the Agent Client Protocol.
 
@@ -1247,7 +1165,6 @@ class AgentMessageChunk(
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "message_id": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1272,7 +1189,6 @@ class AgentThoughtChunk(
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "message_id": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1309,10 +1225,6 @@ class ArchiveSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class ArchiveSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -1325,10 +1237,6 @@ class ArchiveSessionResponse(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class AuthAccount(msgspec.Struct, kw_only=True, gc=False):
@@ -1389,7 +1297,6 @@ class AuthAccount(msgspec.Struct, kw_only=True, gc=False):
         "name": ON_ERROR,
         "email": ON_ERROR,
         "organization": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1418,7 +1325,6 @@ class AuthCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "terminal": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1457,7 +1363,6 @@ class AuthMethodTerminal(msgspec.Struct, kw_only=True, gc=False, tag_field="type
         "description": ON_ERROR,
         "args": ON_NULL,
         "env": ON_NULL,
-        "meta": ON_ERROR,
     }
 
 
@@ -1482,7 +1387,6 @@ class AuthMethodAgent(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1514,14 +1418,9 @@ When no `type` is present, the method is treated as `agent`.
 """
 
 
-if TYPE_CHECKING:
-    AuthState: TypeAlias = (
-        Literal["authenticated", "unauthenticated", "not_required", "unknown"] | str
-    )
-else:
-    AuthState = Annotated[
-        Literal["authenticated", "unauthenticated", "not_required", "unknown"], OpenEnum(str)
-    ]
+AuthState: TypeAlias = OpenLiteral[
+    Literal["authenticated", "unauthenticated", "not_required", "unknown"]
+]
 """
 **UNSTABLE**
 
@@ -1557,10 +1456,6 @@ class AuthStatusRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class AuthStatusResponse(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -1593,7 +1488,6 @@ class AuthStatusResponse(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "accounts": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -1632,7 +1526,6 @@ class AuthStatusUpdateNotification(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "accounts": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -1652,20 +1545,12 @@ class AuthenticateRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class AuthenticateResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to the `authenticate` method."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class UnstructuredCommandInput(msgspec.Struct, kw_only=True, gc=False):
@@ -1677,15 +1562,8 @@ class UnstructuredCommandInput(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
-
-if TYPE_CHECKING:
-    AvailableCommandInput: TypeAlias = Union[UnstructuredCommandInput]
-else:
-    AvailableCommandInput = Union[UnstructuredCommandInput]
+AvailableCommandInput: TypeAlias = Union[UnstructuredCommandInput]
 """The input specification for a command."""
 
 
@@ -1706,7 +1584,6 @@ class AvailableCommand(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "input": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1727,7 +1604,6 @@ class AvailableCommandsUpdate(
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "available_commands": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -1740,10 +1616,6 @@ class BooleanConfigOptionCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class BooleanPropertySchema(
@@ -1787,7 +1659,6 @@ class BooleanPropertySchema(
         "title": ON_ERROR,
         "description": ON_ERROR,
         "default": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1812,10 +1683,6 @@ class BooleanSetSessionConfigOptionRequest(
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class CancelElicitationResponse(
     msgspec.Struct, kw_only=True, gc=False, tag_field="action", tag="cancel"
@@ -1833,10 +1700,6 @@ class CancelElicitationResponse(
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class CancelNotification(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -1851,19 +1714,10 @@ class CancelNotification(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
-
-if TYPE_CHECKING:
-    RequestId: TypeAlias = Union[
-        None, Annotated[int, Meta(ge=-9223372036854775808, le=9223372036854775807)], str
-    ]
-else:
-    RequestId = Union[
-        None, Annotated[int, Meta(ge=-9223372036854775808, le=9223372036854775807)], str
-    ]
+RequestId: TypeAlias = Union[
+    None, Annotated[int, Meta(ge=-9223372036854775808, le=9223372036854775807)], str
+]
 """
 JSON RPC Request Id
 
@@ -1889,10 +1743,6 @@ class CancelRequestNotification(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class CancelledPermissionOutcome(
@@ -1936,7 +1786,6 @@ class FileSystemCapabilities(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "read_text_file": ON_ERROR,
         "write_text_file": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1962,7 +1811,6 @@ class SessionConfigOptionsCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "boolean": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -2004,7 +1852,6 @@ class ClientSessionCapabilities(msgspec.Struct, kw_only=True, gc=False):
         "compaction": ON_ERROR,
         "config_options": ON_ERROR,
         "notices": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -2029,10 +1876,6 @@ class SubagentCapabilities(msgspec.Struct, kw_only=True, gc=False):
     these keys.
     """
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class PlanCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -2045,10 +1888,6 @@ class PlanCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class ElicitationFormCapabilities(msgspec.Struct, kw_only=True, gc=False):
@@ -2069,10 +1908,6 @@ class ElicitationFormCapabilities(msgspec.Struct, kw_only=True, gc=False):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class ElicitationUrlCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -2091,10 +1926,6 @@ class ElicitationUrlCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class ElicitationCapabilities(msgspec.Struct, kw_only=True, gc=False):
@@ -2130,7 +1961,6 @@ class ElicitationCapabilities(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "form": ON_ERROR,
         "url": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -2222,7 +2052,6 @@ class ClientCapabilities(msgspec.Struct, kw_only=True, gc=False):
         "plan": ON_ERROR,
         "auth": ON_ERROR,
         "elicitation": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -2243,10 +2072,6 @@ class CloseSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class CloseSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response from closing a session."""
@@ -2254,21 +2079,14 @@ class CloseSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 CompactionId: TypeAlias = str
 """Unique identifier for a context compaction within a session."""
 
 
-if TYPE_CHECKING:
-    CompactionStatus: TypeAlias = Literal["in_progress", "completed", "failed", "cancelled"] | str
-else:
-    CompactionStatus = Annotated[
-        Literal["in_progress", "completed", "failed", "cancelled"], OpenEnum(str)
-    ]
+CompactionStatus: TypeAlias = OpenLiteral[
+    Literal["in_progress", "completed", "failed", "cancelled"]
+]
 """
 Lifecycle state of a context compaction.
 
@@ -2304,10 +2122,6 @@ class CompactionSummaryChunk(
 
     meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """Metadata scoped to this chunk. Omission and `null` both mean absent."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class CompactionUpdate(
@@ -2350,7 +2164,6 @@ class CompactionUpdate(
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "summary": ON_ERROR | SKIP_INVALID,
         "error": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -2375,10 +2188,6 @@ class CompleteElicitationNotification(msgspec.Struct, kw_only=True, gc=False):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 SessionConfigValueId: TypeAlias = str
 """Unique identifier for a session configuration option value."""
@@ -2401,7 +2210,6 @@ class SessionConfigSelectOption(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -2426,7 +2234,6 @@ class SessionConfigSelectGroup(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "options": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -2450,14 +2257,9 @@ else:
 """Possible values for a session configuration option."""
 
 
-if TYPE_CHECKING:
-    SessionConfigOptionCategory: TypeAlias = (
-        Literal["mode", "model", "model_config", "thought_level"] | str
-    )
-else:
-    SessionConfigOptionCategory = Annotated[
-        Literal["mode", "model", "model_config", "thought_level"], OpenEnum(str)
-    ]
+SessionConfigOptionCategory: TypeAlias = OpenLiteral[
+    Literal["mode", "model", "model_config", "thought_level"]
+]
 """
 Semantic category for a session configuration option.
 
@@ -2506,7 +2308,6 @@ class SessionConfigSelect(msgspec.Struct, kw_only=True, gc=False, tag_field="typ
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
         "category": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -2534,16 +2335,15 @@ class SessionConfigBoolean(msgspec.Struct, kw_only=True, gc=False, tag_field="ty
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
         "category": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
+_SessionConfigOptionVariants: TypeAlias = Union[SessionConfigSelect, SessionConfigBoolean]
 if TYPE_CHECKING:
-    SessionConfigOption: TypeAlias = Union[SessionConfigSelect, SessionConfigBoolean]
+    SessionConfigOption: TypeAlias = _SessionConfigOptionVariants
 else:
     SessionConfigOption = Annotated[
-        Union[SessionConfigSelect, SessionConfigBoolean],
-        UnionInfo("SessionConfigOption", "type", (), None),
+        _SessionConfigOptionVariants, UnionInfo("SessionConfigOption", "type", (), None)
     ]
 """A session configuration option selector and its current state."""
 
@@ -2561,7 +2361,6 @@ class ConfigOptionUpdate(
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "config_options": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -2573,10 +2372,6 @@ class Content(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="con
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class Cost(msgspec.Struct, kw_only=True, gc=False):
@@ -2593,10 +2388,6 @@ class Cost(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 ElicitationSchemaType: TypeAlias = Literal["object"]
@@ -2650,7 +2441,6 @@ class EnumOption(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -2739,7 +2529,6 @@ class StringPropertySchema(msgspec.Struct, kw_only=True, gc=False, tag_field="ty
         "title": ON_ERROR,
         "description": ON_ERROR,
         "default": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -2796,7 +2585,6 @@ class NumberPropertySchema(msgspec.Struct, kw_only=True, gc=False, tag_field="ty
         "title": ON_ERROR,
         "description": ON_ERROR,
         "default": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -2861,7 +2649,6 @@ class IntegerPropertySchema(
         "title": ON_ERROR,
         "description": ON_ERROR,
         "default": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -2884,10 +2671,6 @@ class StringMultiSelectItems(
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class TitledMultiSelectItems(msgspec.Struct, kw_only=True, gc=False):
     """Items definition for titled multi-select enum properties."""
@@ -2905,10 +2688,6 @@ class TitledMultiSelectItems(msgspec.Struct, kw_only=True, gc=False):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class UnknownMultiSelectItems(OpenVariant):
@@ -2992,7 +2771,6 @@ class MultiSelectPropertySchema(
         "title": ON_ERROR,
         "description": ON_ERROR,
         "default": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -3013,24 +2791,20 @@ class UnknownElicitationPropertySchema(OpenVariant):
     """The wire field naming the variant, `type`."""
 
 
+_ElicitationPropertySchemaVariants: TypeAlias = Union[
+    StringPropertySchema,
+    NumberPropertySchema,
+    IntegerPropertySchema,
+    BooleanPropertySchema,
+    MultiSelectPropertySchema,
+]
 if TYPE_CHECKING:
     ElicitationPropertySchema: TypeAlias = Union[
-        StringPropertySchema,
-        NumberPropertySchema,
-        IntegerPropertySchema,
-        BooleanPropertySchema,
-        MultiSelectPropertySchema,
-        UnknownElicitationPropertySchema,
+        _ElicitationPropertySchemaVariants, UnknownElicitationPropertySchema
     ]
 else:
     ElicitationPropertySchema = Annotated[
-        Union[
-            StringPropertySchema,
-            NumberPropertySchema,
-            IntegerPropertySchema,
-            BooleanPropertySchema,
-            MultiSelectPropertySchema,
-        ],
+        _ElicitationPropertySchemaVariants,
         UnionInfo("ElicitationPropertySchema", "type", (), UnknownElicitationPropertySchema),
     ]
 """
@@ -3096,7 +2870,6 @@ class ElicitationSchema(msgspec.Struct, kw_only=True, gc=False):
         "type": ON_ERROR,
         "title": ON_ERROR,
         "description": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -3140,7 +2913,6 @@ class ElicitationFormMode(msgspec.Struct, kw_only=True, gc=False, tag_field="mod
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "tool_call_id": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
     def __post_init__(self) -> None:
@@ -3193,7 +2965,6 @@ class ElicitationUrlMode(msgspec.Struct, kw_only=True, gc=False, tag_field="mode
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "tool_call_id": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
     def __post_init__(self) -> None:
@@ -3224,13 +2995,14 @@ class UnknownCreateElicitationRequest(OpenVariant):
     """The wire field naming the variant, `mode`."""
 
 
+_CreateElicitationRequestVariants: TypeAlias = Union[ElicitationFormMode, ElicitationUrlMode]
 if TYPE_CHECKING:
     CreateElicitationRequest: TypeAlias = Union[
-        ElicitationFormMode, ElicitationUrlMode, UnknownCreateElicitationRequest
+        _CreateElicitationRequestVariants, UnknownCreateElicitationRequest
     ]
 else:
     CreateElicitationRequest = Annotated[
-        Union[ElicitationFormMode, ElicitationUrlMode],
+        _CreateElicitationRequestVariants,
         UnionInfo("CreateElicitationRequest", "mode", (), UnknownCreateElicitationRequest),
     ]
 """
@@ -3258,10 +3030,6 @@ class DeclineElicitationResponse(
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class UnknownCreateElicitationResponse(OpenVariant):
     """
@@ -3280,16 +3048,16 @@ class UnknownCreateElicitationResponse(OpenVariant):
     """The wire field naming the variant, `action`."""
 
 
+_CreateElicitationResponseVariants: TypeAlias = Union[
+    AcceptElicitationResponse, DeclineElicitationResponse, CancelElicitationResponse
+]
 if TYPE_CHECKING:
     CreateElicitationResponse: TypeAlias = Union[
-        AcceptElicitationResponse,
-        DeclineElicitationResponse,
-        CancelElicitationResponse,
-        UnknownCreateElicitationResponse,
+        _CreateElicitationResponseVariants, UnknownCreateElicitationResponse
     ]
 else:
     CreateElicitationResponse = Annotated[
-        Union[AcceptElicitationResponse, DeclineElicitationResponse, CancelElicitationResponse],
+        _CreateElicitationResponseVariants,
         UnionInfo("CreateElicitationResponse", "action", (), UnknownCreateElicitationResponse),
     ]
 """Response from the client to an elicitation request."""
@@ -3306,10 +3074,6 @@ class EnvVariable(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class CreateTerminalRequest(msgspec.Struct, kw_only=True, gc=False):
@@ -3350,7 +3114,6 @@ class CreateTerminalRequest(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "args": ON_NULL,
         "env": ON_NULL,
-        "meta": ON_ERROR,
     }
 
 
@@ -3366,10 +3129,6 @@ class CreateTerminalResponse(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 SessionModeId: TypeAlias = str
@@ -3391,10 +3150,6 @@ class CurrentModeUpdate(
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class DeleteSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -3409,20 +3164,12 @@ class DeleteSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class DeleteSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response from deleting a session."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class Diff(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="diff"):
@@ -3442,7 +3189,6 @@ class Diff(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="diff")
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "old_text": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -3471,10 +3217,6 @@ class DisableProviderRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class DisableProviderResponse(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -3488,19 +3230,10 @@ class DisableProviderResponse(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
-
-if TYPE_CHECKING:
-    ErrorCode: TypeAlias = (
-        Literal[-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002] | int
-    )
-else:
-    ErrorCode = Annotated[
-        Literal[-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002], OpenEnum(int)
-    ]
+ErrorCode: TypeAlias = OpenIntLiteral[
+    Literal[-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002]
+]
 """
 Predefined error codes for common JSON-RPC and ACP-specific errors.
 
@@ -3617,10 +3350,6 @@ class ErrorMessageMcpResponse(msgspec.Struct, kw_only=True, gc=False):
     meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """Optional ACP carrier metadata."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 ExtNotification: TypeAlias = Any
 """
@@ -3664,10 +3393,6 @@ class HttpHeader(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class McpServerHttp(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="http"):
     """
@@ -3690,7 +3415,6 @@ class McpServerHttp(msgspec.Struct, kw_only=True, gc=False, tag_field="type", ta
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "headers": ON_NULL,
-        "meta": ON_ERROR,
     }
 
 
@@ -3715,7 +3439,6 @@ class McpServerSse(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "headers": ON_NULL,
-        "meta": ON_ERROR,
     }
 
 
@@ -3758,10 +3481,6 @@ class McpServerAcp(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class McpServerStdio(msgspec.Struct, kw_only=True, gc=False):
     """Stdio transport configuration for MCP."""
@@ -3784,7 +3503,6 @@ class McpServerStdio(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "args": ON_NULL,
         "env": ON_NULL,
-        "meta": ON_ERROR,
     }
 
 
@@ -3799,13 +3517,12 @@ class UnknownMcpServer(OpenVariant):
     """The wire field naming the variant, `type`."""
 
 
+_McpServerVariants: TypeAlias = Union[McpServerHttp, McpServerSse, McpServerAcp]
 if TYPE_CHECKING:
-    McpServer: TypeAlias = Union[
-        McpServerHttp, McpServerSse, McpServerAcp, McpServerStdio, UnknownMcpServer
-    ]
+    McpServer: TypeAlias = Union[_McpServerVariants, McpServerStdio, UnknownMcpServer]
 else:
     McpServer = Annotated[
-        Union[McpServerHttp, McpServerSse, McpServerAcp],
+        _McpServerVariants,
         UnionInfo(
             "McpServer", "type", (McpServerStdio,), UnknownMcpServer, {"stdio": McpServerStdio}
         ),
@@ -3820,10 +3537,7 @@ See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v1/dra
 """
 
 
-if TYPE_CHECKING:
-    SystemPromptMode: TypeAlias = Literal["append", "override"] | str
-else:
-    SystemPromptMode = Annotated[Literal["append", "override"], OpenEnum(str)]
+SystemPromptMode: TypeAlias = OpenLiteral[Literal["append", "override"]]
 """
 **UNSTABLE**
 
@@ -3892,10 +3606,6 @@ class SystemPrompt(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class ForkSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -3954,7 +3664,6 @@ class ForkSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "additional_directories": ON_NULL,
         "mcp_servers": ON_NULL,
-        "meta": ON_ERROR,
     }
 
 
@@ -3979,7 +3688,6 @@ class SessionMode(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -3997,7 +3705,6 @@ class SessionModeState(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "available_modes": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -4031,7 +3738,6 @@ class ForkSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "modes": ON_ERROR,
         "config_options": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -4075,7 +3781,6 @@ class Usage(msgspec.Struct, kw_only=True, gc=False):
         "thought_tokens": ON_ERROR,
         "cached_read_tokens": ON_ERROR,
         "cached_write_tokens": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -4122,7 +3827,6 @@ class IdleStateUpdate(msgspec.Struct, kw_only=True, gc=False, tag_field="state",
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "stop_reason": ON_ERROR,
         "usage": ON_ERROR,
-        "meta": ON_ERROR,
         "error": ON_ERROR,
     }
 
@@ -4159,7 +3863,6 @@ class Implementation(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -4206,7 +3909,6 @@ class InitializeRequest(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "client_capabilities": ON_ERROR,
         "client_info": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -4277,7 +3979,6 @@ class InitializeResponse(msgspec.Struct, kw_only=True, gc=False):
         "agent_capabilities": ON_ERROR,
         "auth_methods": ON_ERROR | SKIP_INVALID,
         "agent_info": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -4307,20 +4008,12 @@ class KillTerminalRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class KillTerminalResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to `terminal/kill` method"""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class ListProvidersRequest(msgspec.Struct, kw_only=True, gc=False):
@@ -4335,17 +4028,8 @@ class ListProvidersRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
-
-if TYPE_CHECKING:
-    LlmProtocol: TypeAlias = Literal["anthropic", "openai", "azure", "vertex", "bedrock"] | str
-else:
-    LlmProtocol = Annotated[
-        Literal["anthropic", "openai", "azure", "vertex", "bedrock"], OpenEnum(str)
-    ]
+LlmProtocol: TypeAlias = OpenLiteral[Literal["anthropic", "openai", "azure", "vertex", "bedrock"]]
 """
 **UNSTABLE**
 
@@ -4388,10 +4072,6 @@ class ProviderCurrentConfig(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class ProviderInfo(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -4425,7 +4105,6 @@ class ProviderInfo(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "supported": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -4444,15 +4123,8 @@ class ListProvidersResponse(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
-
-if TYPE_CHECKING:
-    SessionArchiveFilter: TypeAlias = Literal["exclude", "include", "only"] | str
-else:
-    SessionArchiveFilter = Annotated[Literal["exclude", "include", "only"], OpenEnum(str)]
+SessionArchiveFilter: TypeAlias = OpenLiteral[Literal["exclude", "include", "only"]]
 """
 **UNSTABLE**
 
@@ -4499,10 +4171,6 @@ class ListSessionsRequest(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class SessionInfo(msgspec.Struct, kw_only=True, gc=False):
@@ -4551,7 +4219,6 @@ class SessionInfo(msgspec.Struct, kw_only=True, gc=False):
         "title": ON_ERROR,
         "updated_at": ON_ERROR,
         "archived": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -4573,7 +4240,6 @@ class ListSessionsResponse(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "sessions": ON_ERROR | SKIP_INVALID,
         "next_cursor": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -4630,7 +4296,6 @@ class LoadSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "mcp_servers": ON_NULL,
         "additional_directories": ON_NULL,
-        "meta": ON_ERROR,
     }
 
 
@@ -4655,7 +4320,6 @@ class LoadSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "modes": ON_ERROR,
         "config_options": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -4669,20 +4333,12 @@ class LogoutRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class LogoutResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to the `logout` method."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 McpRequestId: TypeAlias = str
@@ -4729,10 +4385,6 @@ class MessageMcpNotification(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class MessageMcpRequest(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -4762,10 +4414,6 @@ class MessageMcpRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class ResultMessageMcpResponse(msgspec.Struct, kw_only=True, gc=False):
     """An opaque inner MCP result."""
@@ -4775,10 +4423,6 @@ class ResultMessageMcpResponse(msgspec.Struct, kw_only=True, gc=False):
 
     meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """Optional ACP carrier metadata."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 if TYPE_CHECKING:
@@ -4855,7 +4499,6 @@ class NewSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "additional_directories": ON_NULL,
         "mcp_servers": ON_NULL,
-        "meta": ON_ERROR,
     }
 
 
@@ -4891,14 +4534,10 @@ class NewSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "modes": ON_ERROR,
         "config_options": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
-if TYPE_CHECKING:
-    NoticeSeverity: TypeAlias = Literal["info", "warning", "error"] | str
-else:
-    NoticeSeverity = Annotated[Literal["info", "warning", "error"], OpenEnum(str)]
+NoticeSeverity: TypeAlias = OpenLiteral[Literal["info", "warning", "error"]]
 """
 Severity hint for a session notice.
 
@@ -4940,7 +4579,6 @@ class Notice(msgspec.Struct, kw_only=True, gc=False, tag_field="sessionUpdate", 
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -4980,10 +4618,6 @@ class PermissionOption(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 PlanEntryPriority: TypeAlias = Literal["high", "medium", "low"]
@@ -5041,10 +4675,6 @@ class PlanEntry(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class Plan(msgspec.Struct, kw_only=True, gc=False, tag_field="sessionUpdate", tag="plan"):
     """
@@ -5065,7 +4695,6 @@ class Plan(msgspec.Struct, kw_only=True, gc=False, tag_field="sessionUpdate", ta
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "entries": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -5091,10 +4720,6 @@ class PlanFile(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="fi
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class PlanItems(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="items"):
     """Structured plan entries."""
@@ -5115,7 +4740,6 @@ class PlanItems(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="i
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "entries": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -5130,10 +4754,6 @@ class PlanMarkdown(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class PlanRemoved(
@@ -5153,16 +4773,13 @@ class PlanRemoved(
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
-
+_PlanUpdateContentVariants: TypeAlias = Union[PlanItems, PlanFile, PlanMarkdown]
 if TYPE_CHECKING:
-    PlanUpdateContent: TypeAlias = Union[PlanItems, PlanFile, PlanMarkdown]
+    PlanUpdateContent: TypeAlias = _PlanUpdateContentVariants
 else:
     PlanUpdateContent = Annotated[
-        Union[PlanItems, PlanFile, PlanMarkdown], UnionInfo("PlanUpdateContent", "type", (), None)
+        _PlanUpdateContentVariants, UnionInfo("PlanUpdateContent", "type", (), None)
     ]
 """
 **UNSTABLE**
@@ -5189,10 +4806,6 @@ class PlanUpdate(
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class PromptRequest(msgspec.Struct, kw_only=True, gc=False):
@@ -5226,10 +4839,6 @@ class PromptRequest(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 StopReason: TypeAlias = Literal[
@@ -5284,7 +4893,6 @@ class PromptResponse(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "usage": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -5327,10 +4935,6 @@ class ProxySuccessorNotification(msgspec.Struct, kw_only=True, gc=False):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class ProxySuccessorRequest(msgspec.Struct, kw_only=True, gc=False):
@@ -5380,10 +4984,6 @@ class ProxySuccessorRequest(msgspec.Struct, kw_only=True, gc=False):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 ProxySuccessorResponse: TypeAlias = Any
 """
@@ -5417,10 +5017,6 @@ class ReadTextFileRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class ReadTextFileResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response containing the contents of a text file."""
@@ -5430,10 +5026,6 @@ class ReadTextFileResponse(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class ReleaseTerminalRequest(msgspec.Struct, kw_only=True, gc=False):
@@ -5448,20 +5040,12 @@ class ReleaseTerminalRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class ReleaseTerminalResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to terminal/release method"""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class SelectedPermissionOutcome(
@@ -5475,18 +5059,15 @@ class SelectedPermissionOutcome(
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
-
+_RequestPermissionOutcomeVariants: TypeAlias = Union[
+    CancelledPermissionOutcome, SelectedPermissionOutcome
+]
 if TYPE_CHECKING:
-    RequestPermissionOutcome: TypeAlias = Union[
-        CancelledPermissionOutcome, SelectedPermissionOutcome
-    ]
+    RequestPermissionOutcome: TypeAlias = _RequestPermissionOutcomeVariants
 else:
     RequestPermissionOutcome = Annotated[
-        Union[CancelledPermissionOutcome, SelectedPermissionOutcome],
+        _RequestPermissionOutcomeVariants,
         UnionInfo("RequestPermissionOutcome", "outcome", (), None),
     ]
 """The outcome of a permission request."""
@@ -5559,16 +5140,13 @@ class Terminal(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="te
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
-
+_ToolCallContentVariants: TypeAlias = Union[Content, Diff, Terminal]
 if TYPE_CHECKING:
-    ToolCallContent: TypeAlias = Union[Content, Diff, Terminal]
+    ToolCallContent: TypeAlias = _ToolCallContentVariants
 else:
     ToolCallContent = Annotated[
-        Union[Content, Diff, Terminal], UnionInfo("ToolCallContent", "type", (), None)
+        _ToolCallContentVariants, UnionInfo("ToolCallContent", "type", (), None)
     ]
 """
 Content produced by a tool call.
@@ -5601,7 +5179,6 @@ class ToolCallLocation(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "line": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -5659,7 +5236,6 @@ class ToolCallUpdate(msgspec.Struct, kw_only=True, gc=False):
         "locations": ON_ERROR | SKIP_INVALID,
         "raw_input": ON_ERROR,
         "raw_output": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -5684,10 +5260,6 @@ class RequestPermissionRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class RequestPermissionResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to a permission request."""
@@ -5697,10 +5269,6 @@ class RequestPermissionResponse(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class RequiresActionStateUpdate(
@@ -5714,10 +5282,6 @@ class RequiresActionStateUpdate(
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class ResumeSessionRequest(msgspec.Struct, kw_only=True, gc=False):
@@ -5774,7 +5338,6 @@ class ResumeSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "additional_directories": ON_NULL,
         "mcp_servers": ON_NULL,
-        "meta": ON_ERROR,
     }
 
 
@@ -5799,7 +5362,6 @@ class ResumeSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "modes": ON_ERROR,
         "config_options": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -5812,10 +5374,6 @@ class RunningStateUpdate(msgspec.Struct, kw_only=True, gc=False, tag_field="stat
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class SessionCancelCapabilities(msgspec.Struct, kw_only=True, gc=False):
@@ -5831,10 +5389,6 @@ class SessionCancelCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class SessionInfoUpdate(
@@ -5862,7 +5416,6 @@ class SessionInfoUpdate(
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
         "updated_at": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -5952,7 +5505,6 @@ class SessionMessage(
         "sender_message_id": ON_ERROR,
         "recipient_message_id": ON_ERROR,
         "content": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -5980,10 +5532,6 @@ class SessionMessageChunk(
     Implementations MUST NOT make assumptions about values in `_meta`.
     """
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class UserMessageChunk(
     msgspec.Struct, kw_only=True, gc=False, tag_field="sessionUpdate", tag="user_message_chunk"
@@ -6006,7 +5554,6 @@ class UserMessageChunk(
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "message_id": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -6062,7 +5609,6 @@ class ToolCall(msgspec.Struct, kw_only=True, gc=False, tag_field="sessionUpdate"
         "locations": ON_ERROR | SKIP_INVALID,
         "raw_input": ON_ERROR,
         "raw_output": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -6115,7 +5661,6 @@ class ToolCallProgress(
         "locations": ON_ERROR | SKIP_INVALID,
         "raw_input": ON_ERROR,
         "raw_output": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -6138,7 +5683,6 @@ class UsageUpdate(
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "cost": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -6170,7 +5714,6 @@ class SubagentSessionCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "cancel": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -6188,10 +5731,6 @@ class UnknownStateUpdate(msgspec.Struct, kw_only=True, gc=False, tag_field="stat
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class OtherStateUpdate(OpenVariant):
     """
@@ -6205,18 +5744,14 @@ class OtherStateUpdate(OpenVariant):
     """The wire field naming the variant, `state`."""
 
 
+_StateUpdateVariants: TypeAlias = Union[
+    RunningStateUpdate, IdleStateUpdate, RequiresActionStateUpdate, UnknownStateUpdate
+]
 if TYPE_CHECKING:
-    StateUpdate: TypeAlias = Union[
-        RunningStateUpdate,
-        IdleStateUpdate,
-        RequiresActionStateUpdate,
-        UnknownStateUpdate,
-        OtherStateUpdate,
-    ]
+    StateUpdate: TypeAlias = Union[_StateUpdateVariants, OtherStateUpdate]
 else:
     StateUpdate = Annotated[
-        Union[RunningStateUpdate, IdleStateUpdate, RequiresActionStateUpdate, UnknownStateUpdate],
-        UnionInfo("StateUpdate", "state", (), OtherStateUpdate),
+        _StateUpdateVariants, UnionInfo("StateUpdate", "state", (), OtherStateUpdate)
     ]
 """
 **UNSTABLE**
@@ -6335,56 +5870,35 @@ class SubagentUpdate(
         "description": ON_ERROR,
         "capabilities": ON_ERROR,
         "state": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
+_SessionUpdateVariants: TypeAlias = Union[
+    UserMessageChunk,
+    AgentMessageChunk,
+    AgentThoughtChunk,
+    ToolCall,
+    ToolCallProgress,
+    Plan,
+    PlanUpdate,
+    PlanRemoved,
+    AvailableCommandsUpdate,
+    CurrentModeUpdate,
+    ConfigOptionUpdate,
+    SessionInfoUpdate,
+    UsageUpdate,
+    Notice,
+    CompactionUpdate,
+    CompactionSummaryChunk,
+    SubagentUpdate,
+    SessionMessage,
+    SessionMessageChunk,
+]
 if TYPE_CHECKING:
-    SessionUpdate: TypeAlias = Union[
-        UserMessageChunk,
-        AgentMessageChunk,
-        AgentThoughtChunk,
-        ToolCall,
-        ToolCallProgress,
-        Plan,
-        PlanUpdate,
-        PlanRemoved,
-        AvailableCommandsUpdate,
-        CurrentModeUpdate,
-        ConfigOptionUpdate,
-        SessionInfoUpdate,
-        UsageUpdate,
-        Notice,
-        CompactionUpdate,
-        CompactionSummaryChunk,
-        SubagentUpdate,
-        SessionMessage,
-        SessionMessageChunk,
-    ]
+    SessionUpdate: TypeAlias = _SessionUpdateVariants
 else:
     SessionUpdate = Annotated[
-        Union[
-            UserMessageChunk,
-            AgentMessageChunk,
-            AgentThoughtChunk,
-            ToolCall,
-            ToolCallProgress,
-            Plan,
-            PlanUpdate,
-            PlanRemoved,
-            AvailableCommandsUpdate,
-            CurrentModeUpdate,
-            ConfigOptionUpdate,
-            SessionInfoUpdate,
-            UsageUpdate,
-            Notice,
-            CompactionUpdate,
-            CompactionSummaryChunk,
-            SubagentUpdate,
-            SessionMessage,
-            SessionMessageChunk,
-        ],
-        UnionInfo("SessionUpdate", "sessionUpdate", (), None),
+        _SessionUpdateVariants, UnionInfo("SessionUpdate", "sessionUpdate", (), None)
     ]
 """
 Different types of updates that can be sent during session processing.
@@ -6413,15 +5927,8 @@ class SessionNotification(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
-
-if TYPE_CHECKING:
-    SessionStatus: TypeAlias = Literal["open", "saved"] | str
-else:
-    SessionStatus = Annotated[Literal["open", "saved"], OpenEnum(str)]
+SessionStatus: TypeAlias = OpenLiteral[Literal["open", "saved"]]
 """
 **UNSTABLE**
 
@@ -6463,10 +5970,6 @@ class SessionStatusRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class SessionStatusResponse(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -6489,10 +5992,6 @@ class SessionStatusResponse(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class SetProviderRequest(msgspec.Struct, kw_only=True, gc=False):
@@ -6524,10 +6023,6 @@ class SetProviderRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class SetProviderResponse(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -6540,10 +6035,6 @@ class SetProviderResponse(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class ValueIdSetSessionConfigOptionRequest(msgspec.Struct, kw_only=True, gc=False):
@@ -6566,10 +6057,6 @@ class ValueIdSetSessionConfigOptionRequest(msgspec.Struct, kw_only=True, gc=Fals
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 if TYPE_CHECKING:
@@ -6597,7 +6084,6 @@ class SetSessionConfigOptionResponse(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "config_options": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -6613,20 +6099,12 @@ class SetSessionModeRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class SetSessionModeResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to `session/set_mode` method."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class SetSessionTitleRequest(msgspec.Struct, kw_only=True, gc=False):
@@ -6662,10 +6140,6 @@ class SetSessionTitleRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class SetSessionTitleResponse(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -6687,10 +6161,6 @@ class SetSessionTitleResponse(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class TerminalExitStatus(msgspec.Struct, kw_only=True, gc=False):
     """Exit status of a terminal command."""
@@ -6709,7 +6179,6 @@ class TerminalExitStatus(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "exit_code": ON_ERROR,
         "signal": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -6724,10 +6193,6 @@ class TerminalOutputRequest(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class TerminalOutputResponse(msgspec.Struct, kw_only=True, gc=False):
@@ -6749,7 +6214,6 @@ class TerminalOutputResponse(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "exit_status": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -6776,10 +6240,6 @@ class UnarchiveSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class UnarchiveSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -6793,10 +6253,6 @@ class UnarchiveSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class WaitForTerminalExitRequest(msgspec.Struct, kw_only=True, gc=False):
     """Request to wait for a terminal command to exit."""
@@ -6809,10 +6265,6 @@ class WaitForTerminalExitRequest(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class WaitForTerminalExitResponse(msgspec.Struct, kw_only=True, gc=False):
@@ -6832,7 +6284,6 @@ class WaitForTerminalExitResponse(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "exit_code": ON_ERROR,
         "signal": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -6855,17 +6306,9 @@ class WriteTextFileRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class WriteTextFileResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to `fs/write_text_file`"""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }

@@ -14,7 +14,7 @@ from acp_schema._runtime.schema import (
     SKIP_INVALID,
     OpenVariant,
     UnionInfo,
-    OpenEnum,
+    OpenIntLiteral,
     OpenLiteral,
     check_alternatives,
     tag_guard,
@@ -380,15 +380,8 @@ class AcceptElicitationResponse(
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
-
-if TYPE_CHECKING:
-    DiffFileType: TypeAlias = Literal["text", "binary", "directory", "symlink"] | str
-else:
-    DiffFileType = Annotated[Literal["text", "binary", "directory", "symlink"], OpenEnum(str)]
+DiffFileType: TypeAlias = OpenLiteral[Literal["text", "binary", "directory", "symlink"]]
 """
 Kind of file content represented by a diff change.
 
@@ -432,7 +425,6 @@ class AddDiffChange(msgspec.Struct, kw_only=True, gc=False, tag_field="operation
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "file_type": ON_ERROR,
         "mime_type": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -449,10 +441,6 @@ class AuthStatusCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class AgentAuthCapabilities(msgspec.Struct, kw_only=True, gc=False):
@@ -481,7 +469,6 @@ class AgentAuthCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "status": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -495,10 +482,6 @@ class PromptImageCapabilities(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class PromptAudioCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -510,10 +493,6 @@ class PromptAudioCapabilities(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class PromptEmbeddedContextCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -524,10 +503,6 @@ class PromptEmbeddedContextCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class PromptCapabilities(msgspec.Struct, kw_only=True, gc=False):
@@ -582,7 +557,6 @@ class PromptCapabilities(msgspec.Struct, kw_only=True, gc=False):
         "image": ON_ERROR,
         "audio": ON_ERROR,
         "embedded_context": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -596,10 +570,6 @@ class McpStdioCapabilities(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class McpHttpCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -610,10 +580,6 @@ class McpHttpCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class McpAcpCapabilities(msgspec.Struct, kw_only=True, gc=False):
@@ -629,10 +595,6 @@ class McpAcpCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class McpCapabilities(msgspec.Struct, kw_only=True, gc=False):
@@ -673,7 +635,6 @@ class McpCapabilities(msgspec.Struct, kw_only=True, gc=False):
         "stdio": ON_ERROR,
         "http": ON_ERROR,
         "acp": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -686,10 +647,6 @@ class SessionDeleteCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class SessionAdditionalDirectoriesCapabilities(msgspec.Struct, kw_only=True, gc=False):
@@ -704,10 +661,6 @@ class SessionAdditionalDirectoriesCapabilities(msgspec.Struct, kw_only=True, gc=
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class SessionSystemPromptOverrideCapabilities(msgspec.Struct, kw_only=True, gc=False):
@@ -724,10 +677,6 @@ class SessionSystemPromptOverrideCapabilities(msgspec.Struct, kw_only=True, gc=F
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class SessionSystemPromptModeCapabilities(msgspec.Struct, kw_only=True, gc=False):
@@ -756,7 +705,6 @@ class SessionSystemPromptModeCapabilities(msgspec.Struct, kw_only=True, gc=False
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "override": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -784,7 +732,6 @@ class SessionSystemPromptCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "mode": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -802,10 +749,6 @@ class SessionForkCapabilities(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class SessionArchiveCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -822,10 +765,6 @@ class SessionArchiveCapabilities(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class SessionStatusCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -840,10 +779,6 @@ class SessionStatusCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class SessionTitleCapabilities(msgspec.Struct, kw_only=True, gc=False):
@@ -860,10 +795,6 @@ class SessionTitleCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class SessionCapabilities(msgspec.Struct, kw_only=True, gc=False):
@@ -999,7 +930,6 @@ class SessionCapabilities(msgspec.Struct, kw_only=True, gc=False):
         "archive": ON_ERROR,
         "status": ON_ERROR,
         "title": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1016,10 +946,6 @@ class ProvidersCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class AgentCapabilities(msgspec.Struct, kw_only=True, gc=False):
@@ -1072,7 +998,6 @@ class AgentCapabilities(msgspec.Struct, kw_only=True, gc=False):
         "session": ON_ERROR,
         "auth": ON_ERROR,
         "providers": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1086,10 +1011,7 @@ distinct messages.
 """
 
 
-if TYPE_CHECKING:
-    Role: TypeAlias = Literal["assistant", "user"] | str
-else:
-    Role = Annotated[Literal["assistant", "user"], OpenEnum(str)]
+Role: TypeAlias = OpenLiteral[Literal["assistant", "user"]]
 """
 The sender or recipient of messages and data in a conversation.
 
@@ -1133,7 +1055,6 @@ class Annotations(msgspec.Struct, kw_only=True, gc=False):
         "audience": ON_ERROR | SKIP_INVALID,
         "last_modified": ON_ERROR,
         "priority": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1161,7 +1082,6 @@ class TextContent(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag=
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "annotations": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1198,7 +1118,6 @@ class ImageContent(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "uri": ON_ERROR,
         "annotations": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1227,14 +1146,10 @@ class AudioContent(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "annotations": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
-if TYPE_CHECKING:
-    IconTheme: TypeAlias = Literal["light", "dark"] | str
-else:
-    IconTheme = Annotated[Literal["light", "dark"], OpenEnum(str)]
+IconTheme: TypeAlias = OpenLiteral[Literal["light", "dark"]]
 """
 Theme an icon is designed for.
 
@@ -1286,7 +1201,6 @@ class Icon(msgspec.Struct, kw_only=True, gc=False):
         "mime_type": ON_ERROR,
         "sizes": ON_ERROR | SKIP_INVALID,
         "theme": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1355,7 +1269,6 @@ class ResourceLink(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
         "mime_type": ON_ERROR,
         "size": ON_ERROR,
         "annotations": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1380,7 +1293,6 @@ class TextResourceContents(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "mime_type": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1405,7 +1317,6 @@ class BlobResourceContents(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "mime_type": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1451,7 +1362,6 @@ class EmbeddedResource(msgspec.Struct, kw_only=True, gc=False, tag_field="type",
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "annotations": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1474,14 +1384,14 @@ class UnknownContentBlock(OpenVariant):
     """The wire field naming the variant, `type`."""
 
 
+_ContentBlockVariants: TypeAlias = Union[
+    TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource
+]
 if TYPE_CHECKING:
-    ContentBlock: TypeAlias = Union[
-        TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource, UnknownContentBlock
-    ]
+    ContentBlock: TypeAlias = Union[_ContentBlockVariants, UnknownContentBlock]
 else:
     ContentBlock = Annotated[
-        Union[TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource],
-        UnionInfo("ContentBlock", "type", (), UnknownContentBlock),
+        _ContentBlockVariants, UnionInfo("ContentBlock", "type", (), UnknownContentBlock)
     ]
 """
 Content blocks represent displayable information in the Agent Client Protocol.
@@ -1536,7 +1446,6 @@ class AgentMessage(
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "content": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -1565,10 +1474,6 @@ class AgentMessageChunk(
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class AgentThought(
@@ -1608,7 +1513,6 @@ class AgentThought(
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "content": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -1637,10 +1541,6 @@ class AgentThoughtChunk(
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 SessionId: TypeAlias = str
@@ -1676,10 +1576,6 @@ class ArchiveSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class ArchiveSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -1692,10 +1588,6 @@ class ArchiveSessionResponse(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class AuthAccount(msgspec.Struct, kw_only=True, gc=False):
@@ -1756,7 +1648,6 @@ class AuthAccount(msgspec.Struct, kw_only=True, gc=False):
         "name": ON_ERROR,
         "email": ON_ERROR,
         "organization": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1775,10 +1666,6 @@ class EnvVariable(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class AuthMethodTerminal(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="terminal"):
@@ -1817,7 +1704,6 @@ class AuthMethodTerminal(msgspec.Struct, kw_only=True, gc=False, tag_field="type
         "description": ON_ERROR,
         "args": ON_NULL,
         "env": ON_NULL,
-        "meta": ON_ERROR,
     }
 
 
@@ -1846,7 +1732,6 @@ class AuthMethodAgent(msgspec.Struct, kw_only=True, gc=False, tag_field="type", 
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -1867,12 +1752,12 @@ class UnknownAuthMethod(OpenVariant):
     """The wire field naming the variant, `type`."""
 
 
+_AuthMethodVariants: TypeAlias = Union[AuthMethodTerminal, AuthMethodAgent]
 if TYPE_CHECKING:
-    AuthMethod: TypeAlias = Union[AuthMethodTerminal, AuthMethodAgent, UnknownAuthMethod]
+    AuthMethod: TypeAlias = Union[_AuthMethodVariants, UnknownAuthMethod]
 else:
     AuthMethod = Annotated[
-        Union[AuthMethodTerminal, AuthMethodAgent],
-        UnionInfo("AuthMethod", "type", (), UnknownAuthMethod),
+        _AuthMethodVariants, UnionInfo("AuthMethod", "type", (), UnknownAuthMethod)
     ]
 """
 Describes an available authentication method.
@@ -1881,14 +1766,9 @@ The `type` field acts as the discriminator in the serialized JSON form.
 """
 
 
-if TYPE_CHECKING:
-    AuthState: TypeAlias = (
-        Literal["authenticated", "unauthenticated", "not_required", "unknown"] | str
-    )
-else:
-    AuthState = Annotated[
-        Literal["authenticated", "unauthenticated", "not_required", "unknown"], OpenEnum(str)
-    ]
+AuthState: TypeAlias = OpenLiteral[
+    Literal["authenticated", "unauthenticated", "not_required", "unknown"]
+]
 """
 **UNSTABLE**
 
@@ -1924,10 +1804,6 @@ class AuthStatusRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class AuthStatusResponse(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -1960,7 +1836,6 @@ class AuthStatusResponse(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "accounts": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -1999,7 +1874,6 @@ class AuthStatusUpdateNotification(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "accounts": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -2011,10 +1885,6 @@ class TextCommandInput(msgspec.Struct, kw_only=True, gc=False, tag_field="type",
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class UnknownAvailableCommandInput(OpenVariant):
@@ -2070,7 +1940,6 @@ class Command(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="com
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "input": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -2123,7 +1992,6 @@ class AvailableCommandsUpdate(
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "available_commands": SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -2143,10 +2011,6 @@ class BackgroundSubagent(msgspec.Struct, kw_only=True, gc=False, tag_field="type
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 TerminalId: TypeAlias = str
 """Unique identifier for an agent-owned terminal within a session."""
@@ -2163,10 +2027,6 @@ class BackgroundTerminal(msgspec.Struct, kw_only=True, gc=False, tag_field="type
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 ToolCallId: TypeAlias = str
@@ -2186,10 +2046,6 @@ class BackgroundToolCall(msgspec.Struct, kw_only=True, gc=False, tag_field="type
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class UnknownBackgroundWork(OpenVariant):
     """
@@ -2207,14 +2063,14 @@ class UnknownBackgroundWork(OpenVariant):
     """The wire field naming the variant, `type`."""
 
 
+_BackgroundWorkVariants: TypeAlias = Union[
+    BackgroundTerminal, BackgroundToolCall, BackgroundSubagent
+]
 if TYPE_CHECKING:
-    BackgroundWork: TypeAlias = Union[
-        BackgroundTerminal, BackgroundToolCall, BackgroundSubagent, UnknownBackgroundWork
-    ]
+    BackgroundWork: TypeAlias = Union[_BackgroundWorkVariants, UnknownBackgroundWork]
 else:
     BackgroundWork = Annotated[
-        Union[BackgroundTerminal, BackgroundToolCall, BackgroundSubagent],
-        UnionInfo("BackgroundWork", "type", (), UnknownBackgroundWork),
+        _BackgroundWorkVariants, UnionInfo("BackgroundWork", "type", (), UnknownBackgroundWork)
     ]
 """
 One piece of work running independently of the session's foreground work.
@@ -2261,7 +2117,6 @@ class BooleanPropertySchema(
         "title": ON_ERROR,
         "description": ON_ERROR,
         "default": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -2286,10 +2141,6 @@ class BooleanSetSessionConfigOptionRequest(
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class CancelElicitationResponse(
     msgspec.Struct, kw_only=True, gc=False, tag_field="action", tag="cancel"
@@ -2299,17 +2150,10 @@ class CancelElicitationResponse(
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
-
-if TYPE_CHECKING:
-    RequestId: TypeAlias = Union[
-        Annotated[int, Meta(ge=-9223372036854775808, le=9223372036854775807)], str
-    ]
-else:
-    RequestId = Union[Annotated[int, Meta(ge=-9223372036854775808, le=9223372036854775807)], str]
+RequestId: TypeAlias = Union[
+    Annotated[int, Meta(ge=-9223372036854775808, le=9223372036854775807)], str
+]
 """
 A JSON-RPC request ID: a string or an integer. Unlike base JSON-RPC, it MUST NOT be `null`.
 
@@ -2335,10 +2179,6 @@ class CancelRequestNotification(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class CancelSessionNotification(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -2352,10 +2192,6 @@ class CancelSessionNotification(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class CancelTerminalRequest(msgspec.Struct, kw_only=True, gc=False):
@@ -2384,20 +2220,12 @@ class CancelTerminalRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class CancelTerminalResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response from cancelling a terminal."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class CancelToolCallRequest(msgspec.Struct, kw_only=True, gc=False):
@@ -2425,20 +2253,12 @@ class CancelToolCallRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class CancelToolCallResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response from cancelling a tool call."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class CancelledPermissionOutcome(
@@ -2460,10 +2280,6 @@ class CancelledPermissionOutcome(
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class TerminalAuthCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -2476,10 +2292,6 @@ class TerminalAuthCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class ClientAuthCapabilities(msgspec.Struct, kw_only=True, gc=False):
@@ -2506,7 +2318,6 @@ class ClientAuthCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "terminal": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -2520,10 +2331,6 @@ class ElicitationFormCapabilities(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class ElicitationUrlCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -2534,10 +2341,6 @@ class ElicitationUrlCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class ElicitationCapabilities(msgspec.Struct, kw_only=True, gc=False):
@@ -2565,7 +2368,6 @@ class ElicitationCapabilities(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "form": ON_ERROR,
         "url": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -2604,7 +2406,6 @@ class ClientCapabilities(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "auth": ON_ERROR,
         "elicitation": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -2638,20 +2439,12 @@ class CloseSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class CloseSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response from closing a session."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class CommandPermissionSubject(
@@ -2677,7 +2470,6 @@ class CommandPermissionSubject(
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "tool_call_id": ON_ERROR,
         "terminal_id": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -2685,12 +2477,9 @@ CompactionId: TypeAlias = str
 """Unique identifier for a context compaction within a session."""
 
 
-if TYPE_CHECKING:
-    CompactionStatus: TypeAlias = Literal["in_progress", "completed", "failed", "cancelled"] | str
-else:
-    CompactionStatus = Annotated[
-        Literal["in_progress", "completed", "failed", "cancelled"], OpenEnum(str)
-    ]
+CompactionStatus: TypeAlias = OpenLiteral[
+    Literal["in_progress", "completed", "failed", "cancelled"]
+]
 """
 Lifecycle state of a context compaction.
 
@@ -2728,10 +2517,6 @@ class CompactionSummaryChunk(
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class CompactionUpdate(
@@ -2776,7 +2561,6 @@ class CompactionUpdate(
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "summary": ON_ERROR | SKIP_INVALID,
         "error": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -2796,10 +2580,6 @@ class CompleteElicitationNotification(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 SessionConfigValueId: TypeAlias = str
@@ -2827,7 +2607,6 @@ class SessionConfigSelectOption(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -2852,7 +2631,6 @@ class SessionConfigSelectGroup(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "options": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -2877,14 +2655,9 @@ else:
 """Possible values for a session configuration option."""
 
 
-if TYPE_CHECKING:
-    SessionConfigOptionCategory: TypeAlias = (
-        Literal["mode", "model", "model_config", "thought_level"] | str
-    )
-else:
-    SessionConfigOptionCategory = Annotated[
-        Literal["mode", "model", "model_config", "thought_level"], OpenEnum(str)
-    ]
+SessionConfigOptionCategory: TypeAlias = OpenLiteral[
+    Literal["mode", "model", "model_config", "thought_level"]
+]
 """
 Semantic category for a session configuration option.
 
@@ -2944,7 +2717,6 @@ class SessionConfigSelect(msgspec.Struct, kw_only=True, gc=False, tag_field="typ
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
         "category": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -2980,7 +2752,6 @@ class SessionConfigBoolean(msgspec.Struct, kw_only=True, gc=False, tag_field="ty
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
         "category": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -3001,13 +2772,12 @@ class UnknownSessionConfigOption(OpenVariant):
     """The wire field naming the variant, `type`."""
 
 
+_SessionConfigOptionVariants: TypeAlias = Union[SessionConfigSelect, SessionConfigBoolean]
 if TYPE_CHECKING:
-    SessionConfigOption: TypeAlias = Union[
-        SessionConfigSelect, SessionConfigBoolean, UnknownSessionConfigOption
-    ]
+    SessionConfigOption: TypeAlias = Union[_SessionConfigOptionVariants, UnknownSessionConfigOption]
 else:
     SessionConfigOption = Annotated[
-        Union[SessionConfigSelect, SessionConfigBoolean],
+        _SessionConfigOptionVariants,
         UnionInfo("SessionConfigOption", "type", (), UnknownSessionConfigOption),
     ]
 """A session configuration option selector and its current state."""
@@ -3026,7 +2796,6 @@ class ConfigOptionUpdate(
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "config_options": SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -3038,10 +2807,6 @@ class Content(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="con
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class CopyDiffChange(msgspec.Struct, kw_only=True, gc=False, tag_field="operation", tag="copy"):
@@ -3073,7 +2838,6 @@ class CopyDiffChange(msgspec.Struct, kw_only=True, gc=False, tag_field="operatio
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "file_type": ON_ERROR,
         "mime_type": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -3092,10 +2856,6 @@ class Cost(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 ElicitationSchemaType: TypeAlias = Literal["object"]
 """
@@ -3105,10 +2865,7 @@ Type discriminator for elicitation schemas.
 """
 
 
-if TYPE_CHECKING:
-    StringFormat: TypeAlias = Literal["email", "uri", "date", "date-time"] | str
-else:
-    StringFormat = Annotated[Literal["email", "uri", "date", "date-time"], OpenEnum(str)]
+StringFormat: TypeAlias = OpenLiteral[Literal["email", "uri", "date", "date-time"]]
 """
 String format types for string properties in elicitation schemas.
 
@@ -3143,7 +2900,6 @@ class EnumOption(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -3228,7 +2984,6 @@ class StringPropertySchema(msgspec.Struct, kw_only=True, gc=False, tag_field="ty
         "title": ON_ERROR,
         "description": ON_ERROR,
         "default": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -3277,7 +3032,6 @@ class NumberPropertySchema(msgspec.Struct, kw_only=True, gc=False, tag_field="ty
         "title": ON_ERROR,
         "description": ON_ERROR,
         "default": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -3334,7 +3088,6 @@ class IntegerPropertySchema(
         "title": ON_ERROR,
         "description": ON_ERROR,
         "default": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -3349,10 +3102,6 @@ class StringMultiSelectItems(
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class TitledMultiSelectItems(msgspec.Struct, kw_only=True, gc=False):
     """Items definition for titled multi-select enum properties."""
@@ -3362,10 +3111,6 @@ class TitledMultiSelectItems(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class UnknownMultiSelectItems(OpenVariant):
@@ -3441,7 +3186,6 @@ class MultiSelectPropertySchema(
         "title": ON_ERROR,
         "description": ON_ERROR,
         "default": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -3462,24 +3206,20 @@ class UnknownElicitationPropertySchema(OpenVariant):
     """The wire field naming the variant, `type`."""
 
 
+_ElicitationPropertySchemaVariants: TypeAlias = Union[
+    StringPropertySchema,
+    NumberPropertySchema,
+    IntegerPropertySchema,
+    BooleanPropertySchema,
+    MultiSelectPropertySchema,
+]
 if TYPE_CHECKING:
     ElicitationPropertySchema: TypeAlias = Union[
-        StringPropertySchema,
-        NumberPropertySchema,
-        IntegerPropertySchema,
-        BooleanPropertySchema,
-        MultiSelectPropertySchema,
-        UnknownElicitationPropertySchema,
+        _ElicitationPropertySchemaVariants, UnknownElicitationPropertySchema
     ]
 else:
     ElicitationPropertySchema = Annotated[
-        Union[
-            StringPropertySchema,
-            NumberPropertySchema,
-            IntegerPropertySchema,
-            BooleanPropertySchema,
-            MultiSelectPropertySchema,
-        ],
+        _ElicitationPropertySchemaVariants,
         UnionInfo("ElicitationPropertySchema", "type", (), UnknownElicitationPropertySchema),
     ]
 """
@@ -3532,7 +3272,6 @@ class ElicitationSchema(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
         "description": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -3564,7 +3303,6 @@ class ElicitationFormMode(msgspec.Struct, kw_only=True, gc=False, tag_field="mod
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "tool_call_id": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
     def __post_init__(self) -> None:
@@ -3610,7 +3348,6 @@ class ElicitationUrlMode(msgspec.Struct, kw_only=True, gc=False, tag_field="mode
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "tool_call_id": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
     def __post_init__(self) -> None:
@@ -3642,13 +3379,14 @@ class UnknownCreateElicitationRequest(OpenVariant):
     """The wire field naming the variant, `mode`."""
 
 
+_CreateElicitationRequestVariants: TypeAlias = Union[ElicitationFormMode, ElicitationUrlMode]
 if TYPE_CHECKING:
     CreateElicitationRequest: TypeAlias = Union[
-        ElicitationFormMode, ElicitationUrlMode, UnknownCreateElicitationRequest
+        _CreateElicitationRequestVariants, UnknownCreateElicitationRequest
     ]
 else:
     CreateElicitationRequest = Annotated[
-        Union[ElicitationFormMode, ElicitationUrlMode],
+        _CreateElicitationRequestVariants,
         UnionInfo("CreateElicitationRequest", "mode", (), UnknownCreateElicitationRequest),
     ]
 """
@@ -3680,10 +3418,6 @@ class DeclineElicitationResponse(
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class UnknownCreateElicitationResponse(OpenVariant):
     """
@@ -3702,16 +3436,16 @@ class UnknownCreateElicitationResponse(OpenVariant):
     """The wire field naming the variant, `action`."""
 
 
+_CreateElicitationResponseVariants: TypeAlias = Union[
+    AcceptElicitationResponse, DeclineElicitationResponse, CancelElicitationResponse
+]
 if TYPE_CHECKING:
     CreateElicitationResponse: TypeAlias = Union[
-        AcceptElicitationResponse,
-        DeclineElicitationResponse,
-        CancelElicitationResponse,
-        UnknownCreateElicitationResponse,
+        _CreateElicitationResponseVariants, UnknownCreateElicitationResponse
     ]
 else:
     CreateElicitationResponse = Annotated[
-        Union[AcceptElicitationResponse, DeclineElicitationResponse, CancelElicitationResponse],
+        _CreateElicitationResponseVariants,
         UnionInfo("CreateElicitationResponse", "action", (), UnknownCreateElicitationResponse),
     ]
 """Response from the client to an elicitation request."""
@@ -3743,7 +3477,6 @@ class DeleteDiffChange(msgspec.Struct, kw_only=True, gc=False, tag_field="operat
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "file_type": ON_ERROR,
         "mime_type": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -3760,20 +3493,12 @@ class DeleteSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class DeleteSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response from deleting a session."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class ModifyDiffChange(msgspec.Struct, kw_only=True, gc=False, tag_field="operation", tag="modify"):
@@ -3802,7 +3527,6 @@ class ModifyDiffChange(msgspec.Struct, kw_only=True, gc=False, tag_field="operat
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "file_type": ON_ERROR,
         "mime_type": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -3835,7 +3559,6 @@ class MoveDiffChange(msgspec.Struct, kw_only=True, gc=False, tag_field="operatio
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "file_type": ON_ERROR,
         "mime_type": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -3852,19 +3575,14 @@ class UnknownDiffChange(OpenVariant):
     """The wire field naming the variant, `operation`."""
 
 
+_DiffChangeVariants: TypeAlias = Union[
+    AddDiffChange, DeleteDiffChange, ModifyDiffChange, MoveDiffChange, CopyDiffChange
+]
 if TYPE_CHECKING:
-    DiffChange: TypeAlias = Union[
-        AddDiffChange,
-        DeleteDiffChange,
-        ModifyDiffChange,
-        MoveDiffChange,
-        CopyDiffChange,
-        UnknownDiffChange,
-    ]
+    DiffChange: TypeAlias = Union[_DiffChangeVariants, UnknownDiffChange]
 else:
     DiffChange = Annotated[
-        Union[AddDiffChange, DeleteDiffChange, ModifyDiffChange, MoveDiffChange, CopyDiffChange],
-        UnionInfo("DiffChange", "operation", (), UnknownDiffChange),
+        _DiffChangeVariants, UnionInfo("DiffChange", "operation", (), UnknownDiffChange)
     ]
 """
 One file-level change described by a `Diff`.
@@ -3874,10 +3592,7 @@ operations without parsing the text patch.
 """
 
 
-if TYPE_CHECKING:
-    DiffPatchFormat: TypeAlias = Literal["git_patch"] | str
-else:
-    DiffPatchFormat = Annotated[Literal["git_patch"], OpenEnum(str)]
+DiffPatchFormat: TypeAlias = OpenLiteral[Literal["git_patch"]]
 """
 Text patch format used by `DiffPatch`.
 
@@ -3907,10 +3622,6 @@ class DiffPatch(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class Diff(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="diff"):
     """File modification shown as a diff."""
@@ -3936,7 +3647,6 @@ class Diff(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="diff")
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "changes": SKIP_INVALID,
         "patch": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -3965,10 +3675,6 @@ class DisableProviderRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class DisableProviderResponse(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -3982,20 +3688,10 @@ class DisableProviderResponse(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
-
-if TYPE_CHECKING:
-    ErrorCode: TypeAlias = (
-        Literal[-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002, -32022] | int
-    )
-else:
-    ErrorCode = Annotated[
-        Literal[-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002, -32022],
-        OpenEnum(int),
-    ]
+ErrorCode: TypeAlias = OpenIntLiteral[
+    Literal[-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002, -32022]
+]
 """
 Predefined error codes for common JSON-RPC and ACP-specific errors.
 
@@ -4083,10 +3779,6 @@ class UnsupportedProtocolVersionErrorData(msgspec.Struct, kw_only=True, gc=False
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class SessionNotFoundErrorData(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -4101,10 +3793,6 @@ class SessionNotFoundErrorData(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 if TYPE_CHECKING:
@@ -4199,10 +3887,6 @@ class ErrorMessageMcpResponse(msgspec.Struct, kw_only=True, gc=False):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 ExtNotification: TypeAlias = Any
 """
@@ -4246,10 +3930,6 @@ class HttpHeader(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class McpServerHttp(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="http"):
     """
@@ -4275,7 +3955,6 @@ class McpServerHttp(msgspec.Struct, kw_only=True, gc=False, tag_field="type", ta
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "headers": ON_NULL,
-        "meta": ON_ERROR,
     }
 
 
@@ -4318,10 +3997,6 @@ class McpServerAcp(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class McpServerStdio(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="stdio"):
     """
@@ -4351,7 +4026,6 @@ class McpServerStdio(msgspec.Struct, kw_only=True, gc=False, tag_field="type", t
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "args": ON_NULL,
         "env": ON_NULL,
-        "meta": ON_ERROR,
     }
 
 
@@ -4373,13 +4047,11 @@ class UnknownMcpServer(OpenVariant):
     """The wire field naming the variant, `type`."""
 
 
+_McpServerVariants: TypeAlias = Union[McpServerHttp, McpServerAcp, McpServerStdio]
 if TYPE_CHECKING:
-    McpServer: TypeAlias = Union[McpServerHttp, McpServerAcp, McpServerStdio, UnknownMcpServer]
+    McpServer: TypeAlias = Union[_McpServerVariants, UnknownMcpServer]
 else:
-    McpServer = Annotated[
-        Union[McpServerHttp, McpServerAcp, McpServerStdio],
-        UnionInfo("McpServer", "type", (), UnknownMcpServer),
-    ]
+    McpServer = Annotated[_McpServerVariants, UnionInfo("McpServer", "type", (), UnknownMcpServer)]
 """
 Configuration for connecting to an MCP (Model Context Protocol) server.
 
@@ -4390,10 +4062,7 @@ See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v2/dra
 """
 
 
-if TYPE_CHECKING:
-    SystemPromptMode: TypeAlias = Literal["append", "override"] | str
-else:
-    SystemPromptMode = Annotated[Literal["append", "override"], OpenEnum(str)]
+SystemPromptMode: TypeAlias = OpenLiteral[Literal["append", "override"]]
 """
 **UNSTABLE**
 
@@ -4461,10 +4130,6 @@ class SystemPrompt(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class ForkSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -4523,7 +4188,6 @@ class ForkSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "additional_directories": ON_NULL,
         "mcp_servers": ON_NULL,
-        "meta": ON_ERROR,
     }
 
 
@@ -4567,7 +4231,6 @@ class ForkSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "config_options": ON_ERROR | SKIP_INVALID,
         "available_commands": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -4587,10 +4250,6 @@ class IdSetSessionConfigOptionRequest(
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class Usage(msgspec.Struct, kw_only=True, gc=False):
@@ -4645,7 +4304,6 @@ class Usage(msgspec.Struct, kw_only=True, gc=False):
         "thought_tokens": ON_ERROR,
         "cached_read_tokens": ON_ERROR,
         "cached_write_tokens": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -4706,7 +4364,6 @@ class IdleStateUpdate(msgspec.Struct, kw_only=True, gc=False, tag_field="state",
         "stop_reason": ON_ERROR,
         "usage": ON_ERROR,
         "background": ON_ERROR,
-        "meta": ON_ERROR,
         "error": ON_ERROR,
     }
 
@@ -4745,7 +4402,6 @@ class Implementation(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -4772,7 +4428,6 @@ class InitializeRequest(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "capabilities": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -4836,7 +4491,6 @@ class InitializeResponse(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "capabilities": ON_ERROR,
         "auth_methods": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -4866,17 +4520,8 @@ class ListProvidersRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
-
-if TYPE_CHECKING:
-    LlmProtocol: TypeAlias = Literal["anthropic", "openai", "azure", "vertex", "bedrock"] | str
-else:
-    LlmProtocol = Annotated[
-        Literal["anthropic", "openai", "azure", "vertex", "bedrock"], OpenEnum(str)
-    ]
+LlmProtocol: TypeAlias = OpenLiteral[Literal["anthropic", "openai", "azure", "vertex", "bedrock"]]
 """
 **UNSTABLE**
 
@@ -4919,10 +4564,6 @@ class ProviderCurrentConfig(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class ProviderInfo(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -4956,7 +4597,6 @@ class ProviderInfo(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "supported": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -4975,19 +4615,12 @@ class ListProvidersResponse(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 SessionListCursor: TypeAlias = str
 """An opaque cursor used to paginate `session/list` results."""
 
 
-if TYPE_CHECKING:
-    SessionArchiveFilter: TypeAlias = Literal["exclude", "include", "only"] | str
-else:
-    SessionArchiveFilter = Annotated[Literal["exclude", "include", "only"], OpenEnum(str)]
+SessionArchiveFilter: TypeAlias = OpenLiteral[Literal["exclude", "include", "only"]]
 """
 **UNSTABLE**
 
@@ -5041,10 +4674,6 @@ class ListSessionsRequest(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class SessionInfo(msgspec.Struct, kw_only=True, gc=False):
@@ -5101,7 +4730,6 @@ class SessionInfo(msgspec.Struct, kw_only=True, gc=False):
         "title": ON_ERROR,
         "updated_at": ON_ERROR,
         "archived": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -5125,7 +4753,6 @@ class ListSessionsResponse(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "sessions": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -5149,20 +4776,12 @@ class LoginAuthRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class LoginAuthResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to the `auth/login` method."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class LogoutAuthRequest(msgspec.Struct, kw_only=True, gc=False):
@@ -5179,20 +4798,12 @@ class LogoutAuthRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class LogoutAuthResponse(msgspec.Struct, kw_only=True, gc=False):
     """Response to the `auth/logout` method."""
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 McpRequestId: TypeAlias = str
@@ -5235,10 +4846,6 @@ class MessageMcpNotification(msgspec.Struct, kw_only=True, gc=False):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class MessageMcpRequest(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -5269,10 +4876,6 @@ class MessageMcpRequest(msgspec.Struct, kw_only=True, gc=False):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class ResultMessageMcpResponse(msgspec.Struct, kw_only=True, gc=False):
     """An opaque inner MCP result."""
@@ -5289,10 +4892,6 @@ class ResultMessageMcpResponse(msgspec.Struct, kw_only=True, gc=False):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 if TYPE_CHECKING:
@@ -5369,7 +4968,6 @@ class NewSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "additional_directories": ON_NULL,
         "mcp_servers": ON_NULL,
-        "meta": ON_ERROR,
     }
 
 
@@ -5419,14 +5017,10 @@ class NewSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "config_options": ON_ERROR | SKIP_INVALID,
         "available_commands": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
-if TYPE_CHECKING:
-    NoticeSeverity: TypeAlias = Literal["info", "warning", "error"] | str
-else:
-    NoticeSeverity = Annotated[Literal["info", "warning", "error"], OpenEnum(str)]
+NoticeSeverity: TypeAlias = OpenLiteral[Literal["info", "warning", "error"]]
 """
 Severity hint for a session notice.
 
@@ -5464,7 +5058,6 @@ class Notice(msgspec.Struct, kw_only=True, gc=False, tag_field="sessionUpdate", 
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -5472,14 +5065,9 @@ PermissionOptionId: TypeAlias = str
 """Unique identifier for a permission option."""
 
 
-if TYPE_CHECKING:
-    PermissionOptionKind: TypeAlias = (
-        Literal["allow_once", "allow_always", "reject_once", "reject_always"] | str
-    )
-else:
-    PermissionOptionKind = Annotated[
-        Literal["allow_once", "allow_always", "reject_once", "reject_always"], OpenEnum(str)
-    ]
+PermissionOptionKind: TypeAlias = OpenLiteral[
+    Literal["allow_once", "allow_always", "reject_once", "reject_always"]
+]
 """
 The type of permission option being presented to the user.
 
@@ -5510,15 +5098,8 @@ class PermissionOption(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
-
-if TYPE_CHECKING:
-    PlanEntryPriority: TypeAlias = Literal["high", "medium", "low"] | str
-else:
-    PlanEntryPriority = Annotated[Literal["high", "medium", "low"], OpenEnum(str)]
+PlanEntryPriority: TypeAlias = OpenLiteral[Literal["high", "medium", "low"]]
 """
 Priority levels for plan entries.
 
@@ -5534,12 +5115,9 @@ See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v2/dr
 """
 
 
-if TYPE_CHECKING:
-    PlanEntryStatus: TypeAlias = Literal["pending", "in_progress", "completed", "cancelled"] | str
-else:
-    PlanEntryStatus = Annotated[
-        Literal["pending", "in_progress", "completed", "cancelled"], OpenEnum(str)
-    ]
+PlanEntryStatus: TypeAlias = OpenLiteral[
+    Literal["pending", "in_progress", "completed", "cancelled"]
+]
 """
 Status of a plan entry in the execution flow.
 
@@ -5580,10 +5158,6 @@ class PlanEntry(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 PlanId: TypeAlias = str
 """Unique identifier for a plan within a session."""
@@ -5607,10 +5181,6 @@ class PlanFile(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="fi
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class PlanItems(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="items"):
     """Structured plan entries."""
@@ -5631,7 +5201,6 @@ class PlanItems(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="i
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "entries": SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -5653,10 +5222,6 @@ class PlanMarkdown(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class PlanRemoved(
     msgspec.Struct, kw_only=True, gc=False, tag_field="sessionUpdate", tag="plan_removed"
@@ -5674,10 +5239,6 @@ class PlanRemoved(
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class UnknownPlanUpdateContent(OpenVariant):
@@ -5698,13 +5259,12 @@ class UnknownPlanUpdateContent(OpenVariant):
     """The wire field naming the variant, `type`."""
 
 
+_PlanUpdateContentVariants: TypeAlias = Union[PlanItems, PlanFile, PlanMarkdown]
 if TYPE_CHECKING:
-    PlanUpdateContent: TypeAlias = Union[
-        PlanItems, PlanFile, PlanMarkdown, UnknownPlanUpdateContent
-    ]
+    PlanUpdateContent: TypeAlias = Union[_PlanUpdateContentVariants, UnknownPlanUpdateContent]
 else:
     PlanUpdateContent = Annotated[
-        Union[PlanItems, PlanFile, PlanMarkdown],
+        _PlanUpdateContentVariants,
         UnionInfo("PlanUpdateContent", "type", (), UnknownPlanUpdateContent),
     ]
 """Updated content for a plan."""
@@ -5723,10 +5283,6 @@ class PlanUpdate(
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class PromptRequest(msgspec.Struct, kw_only=True, gc=False):
@@ -5764,10 +5320,6 @@ class PromptRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class PromptResponse(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -5796,10 +5348,6 @@ class PromptResponse(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class ProxySuccessorNotification(msgspec.Struct, kw_only=True, gc=False):
@@ -5841,10 +5389,6 @@ class ProxySuccessorNotification(msgspec.Struct, kw_only=True, gc=False):
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class ProxySuccessorRequest(msgspec.Struct, kw_only=True, gc=False):
@@ -5894,10 +5438,6 @@ class ProxySuccessorRequest(msgspec.Struct, kw_only=True, gc=False):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 ProxySuccessorResponse: TypeAlias = Any
 """
@@ -5914,10 +5454,6 @@ class ReplayFromStart(msgspec.Struct, kw_only=True, gc=False, tag_field="type", 
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class UnknownReplayFrom(OpenVariant):
@@ -5968,10 +5504,6 @@ class SelectedPermissionOutcome(
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class UnknownRequestPermissionOutcome(OpenVariant):
     """
@@ -5991,50 +5523,35 @@ class UnknownRequestPermissionOutcome(OpenVariant):
     """The wire field naming the variant, `outcome`."""
 
 
+_RequestPermissionOutcomeVariants: TypeAlias = Union[
+    CancelledPermissionOutcome, SelectedPermissionOutcome
+]
 if TYPE_CHECKING:
     RequestPermissionOutcome: TypeAlias = Union[
-        CancelledPermissionOutcome, SelectedPermissionOutcome, UnknownRequestPermissionOutcome
+        _RequestPermissionOutcomeVariants, UnknownRequestPermissionOutcome
     ]
 else:
     RequestPermissionOutcome = Annotated[
-        Union[CancelledPermissionOutcome, SelectedPermissionOutcome],
+        _RequestPermissionOutcomeVariants,
         UnionInfo("RequestPermissionOutcome", "outcome", (), UnknownRequestPermissionOutcome),
     ]
 """The outcome of a permission request."""
 
 
-if TYPE_CHECKING:
-    ToolKind: TypeAlias = (
-        Literal[
-            "read",
-            "edit",
-            "delete",
-            "move",
-            "search",
-            "execute",
-            "think",
-            "fetch",
-            "switch_mode",
-            "other",
-        ]
-        | str
-    )
-else:
-    ToolKind = Annotated[
-        Literal[
-            "read",
-            "edit",
-            "delete",
-            "move",
-            "search",
-            "execute",
-            "think",
-            "fetch",
-            "switch_mode",
-            "other",
-        ],
-        OpenEnum(str),
+ToolKind: TypeAlias = OpenLiteral[
+    Literal[
+        "read",
+        "edit",
+        "delete",
+        "move",
+        "search",
+        "execute",
+        "think",
+        "fetch",
+        "switch_mode",
+        "other",
     ]
+]
 """
 Categories of tools that can be invoked.
 
@@ -6065,15 +5582,9 @@ See protocol docs: [Reporting](https://agentclientprotocol.com/protocol/v2/draft
 """
 
 
-if TYPE_CHECKING:
-    ToolCallStatus: TypeAlias = (
-        Literal["pending", "in_progress", "paused", "completed", "failed", "cancelled"] | str
-    )
-else:
-    ToolCallStatus = Annotated[
-        Literal["pending", "in_progress", "paused", "completed", "failed", "cancelled"],
-        OpenEnum(str),
-    ]
+ToolCallStatus: TypeAlias = OpenLiteral[
+    Literal["pending", "in_progress", "paused", "completed", "failed", "cancelled"]
+]
 """
 Execution status of a tool call.
 
@@ -6106,10 +5617,6 @@ class Terminal(msgspec.Struct, kw_only=True, gc=False, tag_field="type", tag="te
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class UnknownToolCallContent(OpenVariant):
     """
@@ -6128,12 +5635,12 @@ class UnknownToolCallContent(OpenVariant):
     """The wire field naming the variant, `type`."""
 
 
+_ToolCallContentVariants: TypeAlias = Union[Content, Diff, Terminal]
 if TYPE_CHECKING:
-    ToolCallContent: TypeAlias = Union[Content, Diff, Terminal, UnknownToolCallContent]
+    ToolCallContent: TypeAlias = Union[_ToolCallContentVariants, UnknownToolCallContent]
 else:
     ToolCallContent = Annotated[
-        Union[Content, Diff, Terminal],
-        UnionInfo("ToolCallContent", "type", (), UnknownToolCallContent),
+        _ToolCallContentVariants, UnionInfo("ToolCallContent", "type", (), UnknownToolCallContent)
     ]
 """
 Content produced by a tool call.
@@ -6169,7 +5676,6 @@ class ToolCallLocation(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "line": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -6182,10 +5688,6 @@ class ToolCallCancelCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class ToolCallCapabilities(msgspec.Struct, kw_only=True, gc=False):
@@ -6211,7 +5713,6 @@ class ToolCallCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "cancel": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -6342,7 +5843,6 @@ class ToolCallUpdate(msgspec.Struct, kw_only=True, gc=False):
         "raw_input": ON_ERROR,
         "raw_output": ON_ERROR,
         "capabilities": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -6363,10 +5863,6 @@ class ToolCallPermissionSubject(
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class UnknownRequestPermissionSubject(OpenVariant):
     """
@@ -6386,13 +5882,16 @@ class UnknownRequestPermissionSubject(OpenVariant):
     """The wire field naming the variant, `type`."""
 
 
+_RequestPermissionSubjectVariants: TypeAlias = Union[
+    ToolCallPermissionSubject, CommandPermissionSubject
+]
 if TYPE_CHECKING:
     RequestPermissionSubject: TypeAlias = Union[
-        ToolCallPermissionSubject, CommandPermissionSubject, UnknownRequestPermissionSubject
+        _RequestPermissionSubjectVariants, UnknownRequestPermissionSubject
     ]
 else:
     RequestPermissionSubject = Annotated[
-        Union[ToolCallPermissionSubject, CommandPermissionSubject],
+        _RequestPermissionSubjectVariants,
         UnionInfo("RequestPermissionSubject", "type", (), UnknownRequestPermissionSubject),
     ]
 """The operation requiring permission."""
@@ -6445,7 +5944,6 @@ class RequestPermissionRequest(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "description": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -6457,10 +5955,6 @@ class RequestPermissionResponse(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class RequiresActionStateUpdate(
@@ -6485,7 +5979,6 @@ class RequiresActionStateUpdate(
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "background": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -6566,7 +6059,6 @@ class ResumeSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "additional_directories": ON_NULL,
         "mcp_servers": ON_NULL,
-        "meta": ON_ERROR,
     }
 
 
@@ -6609,7 +6101,6 @@ class ResumeSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "config_options": ON_ERROR | SKIP_INVALID,
         "available_commands": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -6633,7 +6124,6 @@ class RunningStateUpdate(msgspec.Struct, kw_only=True, gc=False, tag_field="stat
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "background": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -6650,10 +6140,6 @@ class SessionCancelCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class SessionInfoUpdate(
@@ -6692,7 +6178,6 @@ class SessionInfoUpdate(
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "title": ON_ERROR,
         "updated_at": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -6787,7 +6272,6 @@ class SessionMessage(
         "sender_message_id": ON_ERROR,
         "recipient_message_id": ON_ERROR,
         "content": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -6817,10 +6301,6 @@ class SessionMessageChunk(
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class SessionStateUpdate(
@@ -6883,17 +6363,13 @@ class SessionStateUpdate(
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "background": ON_ERROR,
-        "meta": ON_ERROR,
         "stop_reason": ON_ERROR,
         "usage": ON_ERROR,
         "error": ON_ERROR,
     }
 
 
-if TYPE_CHECKING:
-    SessionStatus: TypeAlias = Literal["open", "saved"] | str
-else:
-    SessionStatus = Annotated[Literal["open", "saved"], OpenEnum(str)]
+SessionStatus: TypeAlias = OpenLiteral[Literal["open", "saved"]]
 """
 **UNSTABLE**
 
@@ -6935,10 +6411,6 @@ class SessionStatusRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class UnknownStateUpdate(msgspec.Struct, kw_only=True, gc=False, tag_field="state", tag="unknown"):
     """
@@ -6967,7 +6439,6 @@ class UnknownStateUpdate(msgspec.Struct, kw_only=True, gc=False, tag_field="stat
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "background": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -6990,18 +6461,14 @@ class OtherStateUpdate(OpenVariant):
     """The wire field naming the variant, `state`."""
 
 
+_StateUpdateVariants: TypeAlias = Union[
+    RunningStateUpdate, IdleStateUpdate, RequiresActionStateUpdate, UnknownStateUpdate
+]
 if TYPE_CHECKING:
-    StateUpdate: TypeAlias = Union[
-        RunningStateUpdate,
-        IdleStateUpdate,
-        RequiresActionStateUpdate,
-        UnknownStateUpdate,
-        OtherStateUpdate,
-    ]
+    StateUpdate: TypeAlias = Union[_StateUpdateVariants, OtherStateUpdate]
 else:
     StateUpdate = Annotated[
-        Union[RunningStateUpdate, IdleStateUpdate, RequiresActionStateUpdate, UnknownStateUpdate],
-        UnionInfo("StateUpdate", "state", (), OtherStateUpdate),
+        _StateUpdateVariants, UnionInfo("StateUpdate", "state", (), OtherStateUpdate)
     ]
 """
 A snapshot of the session's aggregate foreground activity.
@@ -7082,7 +6549,6 @@ class SessionStatusResponse(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "state": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -7111,10 +6577,6 @@ class UserMessageChunk(
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class UserMessage(
@@ -7154,7 +6616,6 @@ class UserMessage(
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "content": ON_ERROR | SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -7178,10 +6639,6 @@ class ToolCallContentChunk(
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class ToolCallProgress(
@@ -7298,7 +6755,6 @@ class ToolCallProgress(
         "raw_input": ON_ERROR,
         "raw_output": ON_ERROR,
         "capabilities": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -7310,10 +6766,6 @@ class TerminalOutput(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class TerminalExitStatus(msgspec.Struct, kw_only=True, gc=False):
@@ -7347,7 +6799,6 @@ class TerminalExitStatus(msgspec.Struct, kw_only=True, gc=False):
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "exit_code": ON_ERROR,
         "signal": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -7363,10 +6814,6 @@ class TerminalSize(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class TerminalCancelCapabilities(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -7377,10 +6824,6 @@ class TerminalCancelCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class TerminalCapabilities(msgspec.Struct, kw_only=True, gc=False):
@@ -7406,7 +6849,6 @@ class TerminalCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "cancel": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -7489,7 +6931,6 @@ class TerminalUpdate(
         "exit_status": ON_ERROR,
         "size": ON_ERROR,
         "capabilities": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -7513,10 +6954,6 @@ class TerminalOutputChunk(
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class UsageUpdate(
@@ -7544,7 +6981,6 @@ class UsageUpdate(
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "cost": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -7572,7 +7008,6 @@ class SubagentSessionCapabilities(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "cancel": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -7676,7 +7111,6 @@ class SubagentUpdate(
         "description": ON_ERROR,
         "capabilities": ON_ERROR,
         "state": ON_ERROR,
-        "meta": ON_ERROR,
     }
 
 
@@ -7697,60 +7131,36 @@ class UnknownSessionUpdate(OpenVariant):
     """The wire field naming the variant, `sessionUpdate`."""
 
 
+_SessionUpdateVariants: TypeAlias = Union[
+    UserMessageChunk,
+    UserMessage,
+    AgentMessageChunk,
+    AgentMessage,
+    AgentThoughtChunk,
+    AgentThought,
+    SessionStateUpdate,
+    ToolCallContentChunk,
+    ToolCallProgress,
+    TerminalUpdate,
+    TerminalOutputChunk,
+    PlanUpdate,
+    PlanRemoved,
+    AvailableCommandsUpdate,
+    ConfigOptionUpdate,
+    SessionInfoUpdate,
+    UsageUpdate,
+    Notice,
+    CompactionUpdate,
+    CompactionSummaryChunk,
+    SubagentUpdate,
+    SessionMessage,
+    SessionMessageChunk,
+]
 if TYPE_CHECKING:
-    SessionUpdate: TypeAlias = Union[
-        UserMessageChunk,
-        UserMessage,
-        AgentMessageChunk,
-        AgentMessage,
-        AgentThoughtChunk,
-        AgentThought,
-        SessionStateUpdate,
-        ToolCallContentChunk,
-        ToolCallProgress,
-        TerminalUpdate,
-        TerminalOutputChunk,
-        PlanUpdate,
-        PlanRemoved,
-        AvailableCommandsUpdate,
-        ConfigOptionUpdate,
-        SessionInfoUpdate,
-        UsageUpdate,
-        Notice,
-        CompactionUpdate,
-        CompactionSummaryChunk,
-        SubagentUpdate,
-        SessionMessage,
-        SessionMessageChunk,
-        UnknownSessionUpdate,
-    ]
+    SessionUpdate: TypeAlias = Union[_SessionUpdateVariants, UnknownSessionUpdate]
 else:
     SessionUpdate = Annotated[
-        Union[
-            UserMessageChunk,
-            UserMessage,
-            AgentMessageChunk,
-            AgentMessage,
-            AgentThoughtChunk,
-            AgentThought,
-            SessionStateUpdate,
-            ToolCallContentChunk,
-            ToolCallProgress,
-            TerminalUpdate,
-            TerminalOutputChunk,
-            PlanUpdate,
-            PlanRemoved,
-            AvailableCommandsUpdate,
-            ConfigOptionUpdate,
-            SessionInfoUpdate,
-            UsageUpdate,
-            Notice,
-            CompactionUpdate,
-            CompactionSummaryChunk,
-            SubagentUpdate,
-            SessionMessage,
-            SessionMessageChunk,
-        ],
+        _SessionUpdateVariants,
         UnionInfo("SessionUpdate", "sessionUpdate", (), UnknownSessionUpdate),
     ]
 """
@@ -7791,10 +7201,6 @@ class SetProviderRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class SetProviderResponse(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -7807,10 +7213,6 @@ class SetProviderResponse(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class UnknownSetSessionConfigOptionRequest(OpenVariant):
@@ -7829,15 +7231,16 @@ class UnknownSetSessionConfigOptionRequest(OpenVariant):
     """The wire field naming the variant, `type`."""
 
 
+_SetSessionConfigOptionRequestVariants: TypeAlias = Union[
+    IdSetSessionConfigOptionRequest, BooleanSetSessionConfigOptionRequest
+]
 if TYPE_CHECKING:
     SetSessionConfigOptionRequest: TypeAlias = Union[
-        IdSetSessionConfigOptionRequest,
-        BooleanSetSessionConfigOptionRequest,
-        UnknownSetSessionConfigOptionRequest,
+        _SetSessionConfigOptionRequestVariants, UnknownSetSessionConfigOptionRequest
     ]
 else:
     SetSessionConfigOptionRequest = Annotated[
-        Union[IdSetSessionConfigOptionRequest, BooleanSetSessionConfigOptionRequest],
+        _SetSessionConfigOptionRequestVariants,
         UnionInfo(
             "SetSessionConfigOptionRequest", "type", (), UnknownSetSessionConfigOptionRequest
         ),
@@ -7864,7 +7267,6 @@ class SetSessionConfigOptionResponse(msgspec.Struct, kw_only=True, gc=False):
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
         "config_options": SKIP_INVALID,
-        "meta": ON_ERROR,
     }
 
 
@@ -7901,10 +7303,6 @@ class SetSessionTitleRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class SetSessionTitleResponse(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -7925,10 +7323,6 @@ class SetSessionTitleResponse(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class UnarchiveSessionRequest(msgspec.Struct, kw_only=True, gc=False):
@@ -7954,10 +7348,6 @@ class UnarchiveSessionRequest(msgspec.Struct, kw_only=True, gc=False):
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
 
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
-
 
 class UnarchiveSessionResponse(msgspec.Struct, kw_only=True, gc=False):
     """
@@ -7970,10 +7360,6 @@ class UnarchiveSessionResponse(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
 
 
 class UpdateSessionNotification(msgspec.Struct, kw_only=True, gc=False):
@@ -7993,7 +7379,3 @@ class UpdateSessionNotification(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "meta": ON_ERROR,
-    }
