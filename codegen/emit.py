@@ -279,8 +279,8 @@ class ModuleEmitter:
 
     # --------------------------------------------------------------- methods.py
 
-    def render_methods(self) -> dict[str, str]:
-        """methods.py (tables, message classes, codecs) and handlers.py (base classes, peers)."""
+    def _methods(self) -> tuple[list[MethodView], list[str]]:
+        """The method views in table order, and the names more than one side handles."""
         ordered = sorted(self.module.methods, key=lambda m: (m.side, m.name))
         names = Counter(m.name for m in ordered)
         ambiguous = sorted(n for n, count in names.items() if count > 1)
@@ -296,6 +296,11 @@ class ModuleEmitter:
             )
             for m in ordered
         ]
+        return methods, ambiguous
+
+    def render_methods(self) -> dict[str, str]:
+        """methods.py (tables, message classes, codecs) and handlers.py (base classes, peers)."""
+        methods, ambiguous = self._methods()
         clashes = {m.message_class for m in methods} & set(self.defs)
         if clashes:
             raise ValueError(f"message class names clash with schema types: {sorted(clashes)}")
@@ -315,6 +320,37 @@ class ModuleEmitter:
             ),
         }
 
+    # --------------------------------------------------------------- __init__.py
+
+    def surface(self) -> dict[str, str] | None:
+        """The names the module's `SURFACE` is built from; None for a module that is not a
+        whole ACP surface (no agent and client sides, `initialize`, or a `session/update`
+        notification carrying a tagged `update` union)."""
+        methods, _ = self._methods()
+        sides = {m.side for m in methods}
+        row = {(m.side, m.name): m for m in methods}
+        initialize = row.get(("agent", "initialize"))
+        update = row.get(("client", "session/update"))
+        if not {"agent", "client"} <= sides or initialize is None or update is None:
+            return None
+        params = self.defs.get(update.params or "")
+        union = next(
+            (
+                self.defs.get(f.type.name)
+                for f in (params.fields if isinstance(params, ir.StructDef) else ())
+                if f.wire == "update" and isinstance(f.type, ir.Ref)
+            ),
+            None,
+        )
+        if not isinstance(union, ir.UnionDef) or not union.tag_field:
+            return None
+        return {
+            "initialize": initialize.spec_const,
+            "session_update": update.spec_const,
+            "session_update_union": union.name,
+            "protocol_methods": "PROTOCOL_METHODS" if "protocol" in sides else "{}",
+        }
+
 
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
@@ -328,6 +364,11 @@ def _environment() -> jinja2.Environment:
     env.filters["py"] = literal
     env.filters["oneline"] = oneline
     return env
+
+
+def _label(module: ir.Module) -> str:
+    """`v2.unstable`: the module under acp_schema."""
+    return module.version + (".unstable" if module.unstable else "")
 
 
 def package_dir(out: Path, module: ir.Module) -> Path:
@@ -350,7 +391,15 @@ def emit(modules: list[ir.Module], out: Path, *, version: str) -> list[Path]:
     write(out / "py.typed", "")
     write(
         out / "__init__.py",
-        env.get_template("package.py.j2").render(modules=modules, version=version),
+        env.get_template("package.py.j2").render(
+            modules=modules,
+            version=version,
+            surfaces=[
+                {"version": m.version, "unstable": m.unstable, "label": _label(m)}
+                for m in modules
+                if ModuleEmitter(m, env).surface() is not None
+            ],
+        ),
     )
     for module in modules:
         emitter = ModuleEmitter(module, env)
@@ -362,6 +411,7 @@ def emit(modules: list[ir.Module], out: Path, *, version: str) -> list[Path]:
             pkg / "__init__.py",
             env.get_template("version_init.py.j2").render(
                 **emitter.header(),
+                surface=emitter.surface(),
                 unstable=module.unstable,
                 has_unstable=any(m.version == module.version and m.unstable for m in modules),
             ),

@@ -12,9 +12,17 @@ table), the JSON-RPC `Request` / `Notification` / `Response` / `ErrorResponse`, 
 `check_outgoing` / `OutgoingCheckError`, `OpenVariant` (an unknown variant of an open union),
 `UNSET` / `UnsetType` (an omitted field) and `Caller` (what the generated peer proxies send
 through).
+
+Each surface module has a `SURFACE` (a `Surface`: its bases, peers, codecs, method tables and
+`session/update` variants, typed). `surface_of(value)` says which surface a generated value or
+class (or your `AgentBase` / `ClientBase` subclass) belongs to, `surface(2, unstable=True)`
+imports and returns one, and `tag_of(variant)` gives a variant's wire tag. Importing a surface
+imports no other one.
 """
 
-from typing import Final, TypeAlias
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, overload
 
 import msgspec
 from msgspec import UnsetType
@@ -34,6 +42,13 @@ from acp_schema._runtime.messages import (
 )
 from acp_schema._runtime.messages import Message as _Message
 from acp_schema._runtime.schema import OpenVariant
+from acp_schema._runtime.surface import Surface, load, surface_of, tag_of
+
+if TYPE_CHECKING:
+    import acp_schema.v1.handlers
+    import acp_schema.v1.unstable.handlers
+    import acp_schema.v2.handlers
+    import acp_schema.v2.unstable.handlers
 
 __all__ = [
     "UNSET",
@@ -49,10 +64,14 @@ __all__ = [
     "OutgoingCheckError",
     "Request",
     "Response",
+    "Surface",
     "UnsetType",
     "__version__",
     "check_outgoing",
     "encode_message",
+    "surface",
+    "surface_of",
+    "tag_of",
 ]
 
 Message: TypeAlias = _Message
@@ -83,3 +102,57 @@ SCHEMA_RELEASES: dict[str, tuple[str, str]] = {
     ),
 }
 """Which schema release (and file sha256) each protocol module was generated from."""
+
+
+@overload
+def surface(
+    version: Literal[1], unstable: Literal[False] = ...
+) -> Surface[
+    acp_schema.v1.handlers.AgentBase,
+    acp_schema.v1.handlers.ClientBase,
+    acp_schema.v1.handlers.AgentPeer,
+    acp_schema.v1.handlers.ClientPeer,
+]: ...
+
+
+@overload
+def surface(
+    version: Literal[1], unstable: Literal[True]
+) -> Surface[
+    acp_schema.v1.unstable.handlers.AgentBase,
+    acp_schema.v1.unstable.handlers.ClientBase,
+    acp_schema.v1.unstable.handlers.AgentPeer,
+    acp_schema.v1.unstable.handlers.ClientPeer,
+]: ...
+
+
+@overload
+def surface(
+    version: Literal[2], unstable: Literal[False] = ...
+) -> Surface[
+    acp_schema.v2.handlers.AgentBase,
+    acp_schema.v2.handlers.ClientBase,
+    acp_schema.v2.handlers.AgentPeer,
+    acp_schema.v2.handlers.ClientPeer,
+]: ...
+
+
+@overload
+def surface(
+    version: Literal[2], unstable: Literal[True]
+) -> Surface[
+    acp_schema.v2.unstable.handlers.AgentBase,
+    acp_schema.v2.unstable.handlers.ClientBase,
+    acp_schema.v2.unstable.handlers.AgentPeer,
+    acp_schema.v2.unstable.handlers.ClientPeer,
+]: ...
+
+
+@overload
+def surface(version: int, unstable: bool = False) -> Surface[Any, Any, Any, Any]: ...
+
+
+def surface(version: int, unstable: bool = False) -> Surface[Any, Any, Any, Any]:
+    """The `SURFACE` of protocol `version` (its unstable surface with `unstable=True`),
+    importing that surface module alone; ValueError naming the generated surfaces otherwise."""
+    return load(version, unstable, SCHEMA_RELEASES)

@@ -52,6 +52,7 @@ def types_module(module: ir.Module) -> ModuleType:
         f"acp_schema.{module.version}{'.unstable' if module.unstable else ''}.types"
     )
 
+
 PATCH_META = "Omitted leaves the stored metadata unchanged."
 
 

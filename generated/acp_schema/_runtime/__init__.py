@@ -7,6 +7,7 @@
 - `check`: checking a value before it is sent (`check_outgoing`);
 - `codec`: `Codec`, one type's decoder/encoder (fast path, then the fallback);
 - `messages`: JSON-RPC envelopes, per-method messages, method tables and `MessageCodec`.
+- `surface`: `Surface` (a surface module's generated `SURFACE`), `surface_of`, `tag_of`.
 
 Private: import the public names from `acp_schema` itself.
 """

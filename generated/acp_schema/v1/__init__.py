@@ -4,13 +4,56 @@
 """ACP v1 bindings: every schema type, the method tables and `decode_message`.
 
 The unstable surface (stable plus draft additions) is `acp_schema.v1.unstable`.
+
+`SURFACE` describes this protocol surface in one typed object (`acp_schema.Surface`): its
+handler bases and peers, codecs, method tables and `session/update` variants by wire tag, for
+code that serves several surfaces and asks `acp_schema.surface_of(value)` which one a value
+belongs to instead of inspecting modules.
 """
 
 from typing import Final
 
+from acp_schema import Surface
+
 from .handlers import *  # noqa: F403
 from .methods import *  # noqa: F403
 from .types import *  # noqa: F403
+from .handlers import AgentBase, AgentPeer, ClientBase, ClientPeer
+from .methods import (
+    AGENT_CODEC,
+    AGENT_METHODS,
+    CLIENT_CODEC,
+    CLIENT_METHODS,
+    ERROR_CODEC,
+    INITIALIZE,
+    MESSAGE_CODEC,
+    METHODS,
+    PROTOCOL_METHODS,
+    SESSION_UPDATE,
+)
+from .types import SessionUpdate
 
 PROTOCOL_VERSION: Final = 1
 """The protocol version number negotiated in `initialize`."""
+
+SURFACE: Final[Surface[AgentBase, ClientBase, AgentPeer, ClientPeer]] = Surface(
+    name=__name__,
+    protocol_version=PROTOCOL_VERSION,
+    unstable=False,
+    agent_base=AgentBase,
+    client_base=ClientBase,
+    agent_peer=AgentPeer,
+    client_peer=ClientPeer,
+    agent_codec=AGENT_CODEC,
+    client_codec=CLIENT_CODEC,
+    message_codec=MESSAGE_CODEC,
+    error_codec=ERROR_CODEC,
+    agent_methods=AGENT_METHODS,
+    client_methods=CLIENT_METHODS,
+    protocol_methods=PROTOCOL_METHODS,
+    methods=METHODS,
+    initialize=INITIALIZE,
+    session_update=SESSION_UPDATE,
+    session_update_union=SessionUpdate,
+)
+"""This protocol surface (ACP v1) as one typed object: see `acp_schema.Surface`."""
