@@ -349,6 +349,7 @@ class ModuleEmitter:
             "session_update": update.spec_const,
             "session_update_union": union.name,
             "protocol_methods": "PROTOCOL_METHODS" if "protocol" in sides else "{}",
+            "proxy_methods": "PROXY_METHODS" if "proxy" in sides else "{}",
         }
 
 

@@ -45,6 +45,8 @@ def test_the_surface_describes_its_own_module(module: Any) -> None:
     assert s.agent_methods is module.AGENT_METHODS
     assert s.client_methods is module.CLIENT_METHODS
     assert s.protocol_methods is module.PROTOCOL_METHODS
+    assert s.proxy_methods == getattr(module, "PROXY_METHODS", {})
+    assert bool(s.proxy_methods) == s.unstable  # proxy methods are drafts
     assert s.methods is module.METHODS
     assert s.initialize is module.INITIALIZE and s.session_update is module.SESSION_UPDATE
     assert s.session_update_union is module.SessionUpdate

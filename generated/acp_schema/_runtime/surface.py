@@ -66,6 +66,8 @@ class Surface(Generic[AgentBaseT, ClientBaseT, AgentPeerT, ClientPeerT]):
     """`CLIENT_METHODS`: the methods the client handles, by name."""
     protocol_methods: Mapping[str, MethodSpec[Any, Any]]
     """`PROTOCOL_METHODS`: the methods both sides handle (`$/cancel_request`), by name."""
+    proxy_methods: Mapping[str, MethodSpec[Any, Any]]
+    """`PROXY_METHODS`: the methods a proxy handles, by name (empty where the schema has none)."""
     methods: Mapping[str, MethodSpec[Any, Any]]
     """`METHODS`: every method whose name alone says which side handles it."""
     initialize: MethodSpec[Any, Any]

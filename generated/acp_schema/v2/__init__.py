@@ -51,6 +51,7 @@ SURFACE: Final[Surface[AgentBase, ClientBase, AgentPeer, ClientPeer]] = Surface(
     agent_methods=AGENT_METHODS,
     client_methods=CLIENT_METHODS,
     protocol_methods=PROTOCOL_METHODS,
+    proxy_methods={},
     methods=METHODS,
     initialize=INITIALIZE,
     session_update=SESSION_UPDATE,

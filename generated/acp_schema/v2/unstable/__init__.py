@@ -27,6 +27,7 @@ from .methods import (
     MESSAGE_CODEC,
     METHODS,
     PROTOCOL_METHODS,
+    PROXY_METHODS,
     SESSION_UPDATE,
 )
 from .types import SessionUpdate
@@ -49,6 +50,7 @@ SURFACE: Final[Surface[AgentBase, ClientBase, AgentPeer, ClientPeer]] = Surface(
     agent_methods=AGENT_METHODS,
     client_methods=CLIENT_METHODS,
     protocol_methods=PROTOCOL_METHODS,
+    proxy_methods=PROXY_METHODS,
     methods=METHODS,
     initialize=INITIALIZE,
     session_update=SESSION_UPDATE,
