@@ -100,7 +100,7 @@ class MethodMessage(msgspec.Struct, kw_only=True, gc=False, tag_field="method"):
     """Base of the generated per-method messages (`SessionUpdateMessage`, ...).
 
     Tagged by `method`, so one msgspec decoder reads a whole request or notification,
-    params included, in a single pass; encoding one gives the complete JSON-RPC line.
+    params included, in a single pass; `encode_message` gives the complete JSON-RPC line.
     `id` is UNSET for a notification.
     """
 
@@ -265,6 +265,24 @@ def decode_message(
     return Response(id=env.id, result=result)
 
 
-encode_message: Callable[[Message | msgspec.Struct], bytes] = Codec._encoder.encode
-"""Encode a message (or any generated struct) to compact JSON bytes. It is msgspec's encoder
-method itself: no Python frame of ours per message."""
+class _Line(msgspec.Struct, gc=False):
+    """A request or notification in the key order peers write: msgspec writes a struct's tag
+    (a `MethodMessage`'s `method`) before its fields, peers write `jsonrpc` and `id` first."""
+
+    jsonrpc: str
+    id: Any  # UNSET (a notification) is left out
+    method: str
+    params: Any
+
+
+_encode: Callable[[Any], bytes] = Codec._encoder.encode
+
+
+def encode_message(message: Message | msgspec.Struct) -> bytes:
+    """Encode a message (or any generated struct) to compact JSON bytes, a message's keys in
+    the order peers write them (`jsonrpc`, `id`, `method`, `params` / `jsonrpc`, `id`,
+    `result`), so decoding a line they wrote and encoding it gives the same bytes back."""
+    if isinstance(message, MethodMessage):
+        params = message.params  # type: ignore[attr-defined]  # every generated message has it
+        return _encode(_Line(message.jsonrpc, message.id, message.method, params))
+    return _encode(message)

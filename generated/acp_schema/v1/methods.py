@@ -128,7 +128,7 @@ __all__ = [
 ]
 
 
-class AuthenticateMessage(MethodMessage, tag="authenticate"):
+class AuthenticateMessage(MethodMessage, kw_only=True, tag="authenticate"):
     """
     `authenticate` request, handled by the agent side.
 
@@ -143,7 +143,7 @@ class AuthenticateMessage(MethodMessage, tag="authenticate"):
     """The `authenticate` request's params."""
 
 
-class InitializeMessage(MethodMessage, tag="initialize"):
+class InitializeMessage(MethodMessage, kw_only=True, tag="initialize"):
     """
     `initialize` request, handled by the agent side.
 
@@ -160,7 +160,7 @@ class InitializeMessage(MethodMessage, tag="initialize"):
     """The `initialize` request's params."""
 
 
-class LogoutMessage(MethodMessage, tag="logout"):
+class LogoutMessage(MethodMessage, kw_only=True, tag="logout"):
     """
     `logout` request, handled by the agent side.
 
@@ -175,7 +175,7 @@ class LogoutMessage(MethodMessage, tag="logout"):
     """The `logout` request's params."""
 
 
-class SessionCancelMessage(MethodMessage, tag="session/cancel"):
+class SessionCancelMessage(MethodMessage, kw_only=True, tag="session/cancel"):
     """
     `session/cancel` notification, handled by the agent side.
 
@@ -190,7 +190,7 @@ class SessionCancelMessage(MethodMessage, tag="session/cancel"):
     """The `session/cancel` notification's params."""
 
 
-class SessionCloseMessage(MethodMessage, tag="session/close"):
+class SessionCloseMessage(MethodMessage, kw_only=True, tag="session/close"):
     """
     `session/close` request, handled by the agent side.
 
@@ -209,7 +209,7 @@ class SessionCloseMessage(MethodMessage, tag="session/close"):
     """The `session/close` request's params."""
 
 
-class SessionDeleteMessage(MethodMessage, tag="session/delete"):
+class SessionDeleteMessage(MethodMessage, kw_only=True, tag="session/delete"):
     """
     `session/delete` request, handled by the agent side.
 
@@ -224,7 +224,7 @@ class SessionDeleteMessage(MethodMessage, tag="session/delete"):
     """The `session/delete` request's params."""
 
 
-class SessionListMessage(MethodMessage, tag="session/list"):
+class SessionListMessage(MethodMessage, kw_only=True, tag="session/list"):
     """
     `session/list` request, handled by the agent side.
 
@@ -239,7 +239,7 @@ class SessionListMessage(MethodMessage, tag="session/list"):
     """The `session/list` request's params."""
 
 
-class SessionLoadMessage(MethodMessage, tag="session/load"):
+class SessionLoadMessage(MethodMessage, kw_only=True, tag="session/load"):
     """
     `session/load` request, handled by the agent side.
 
@@ -256,7 +256,7 @@ class SessionLoadMessage(MethodMessage, tag="session/load"):
     """The `session/load` request's params."""
 
 
-class SessionNewMessage(MethodMessage, tag="session/new"):
+class SessionNewMessage(MethodMessage, kw_only=True, tag="session/new"):
     """
     `session/new` request, handled by the agent side.
 
@@ -271,7 +271,7 @@ class SessionNewMessage(MethodMessage, tag="session/new"):
     """The `session/new` request's params."""
 
 
-class SessionPromptMessage(MethodMessage, tag="session/prompt"):
+class SessionPromptMessage(MethodMessage, kw_only=True, tag="session/prompt"):
     """
     `session/prompt` request, handled by the agent side.
 
@@ -288,7 +288,7 @@ class SessionPromptMessage(MethodMessage, tag="session/prompt"):
     """The `session/prompt` request's params."""
 
 
-class SessionResumeMessage(MethodMessage, tag="session/resume"):
+class SessionResumeMessage(MethodMessage, kw_only=True, tag="session/resume"):
     """
     `session/resume` request, handled by the agent side.
 
@@ -306,7 +306,7 @@ class SessionResumeMessage(MethodMessage, tag="session/resume"):
     """The `session/resume` request's params."""
 
 
-class SessionSetConfigOptionMessage(MethodMessage, tag="session/set_config_option"):
+class SessionSetConfigOptionMessage(MethodMessage, kw_only=True, tag="session/set_config_option"):
     """
     `session/set_config_option` request, handled by the agent side.
 
@@ -319,7 +319,7 @@ class SessionSetConfigOptionMessage(MethodMessage, tag="session/set_config_optio
     """The `session/set_config_option` request's params."""
 
 
-class SessionSetModeMessage(MethodMessage, tag="session/set_mode"):
+class SessionSetModeMessage(MethodMessage, kw_only=True, tag="session/set_mode"):
     """
     `session/set_mode` request, handled by the agent side.
 
@@ -332,7 +332,7 @@ class SessionSetModeMessage(MethodMessage, tag="session/set_mode"):
     """The `session/set_mode` request's params."""
 
 
-class ElicitationCompleteMessage(MethodMessage, tag="elicitation/complete"):
+class ElicitationCompleteMessage(MethodMessage, kw_only=True, tag="elicitation/complete"):
     """
     `elicitation/complete` notification, handled by the client side.
 
@@ -345,7 +345,7 @@ class ElicitationCompleteMessage(MethodMessage, tag="elicitation/complete"):
     """The `elicitation/complete` notification's params."""
 
 
-class ElicitationCreateMessage(MethodMessage, tag="elicitation/create"):
+class ElicitationCreateMessage(MethodMessage, kw_only=True, tag="elicitation/create"):
     """
     `elicitation/create` request, handled by the client side.
 
@@ -362,7 +362,7 @@ class ElicitationCreateMessage(MethodMessage, tag="elicitation/create"):
     """The `elicitation/create` request's params."""
 
 
-class FsReadTextFileMessage(MethodMessage, tag="fs/read_text_file"):
+class FsReadTextFileMessage(MethodMessage, kw_only=True, tag="fs/read_text_file"):
     """
     `fs/read_text_file` request, handled by the client side.
 
@@ -377,7 +377,7 @@ class FsReadTextFileMessage(MethodMessage, tag="fs/read_text_file"):
     """The `fs/read_text_file` request's params."""
 
 
-class FsWriteTextFileMessage(MethodMessage, tag="fs/write_text_file"):
+class FsWriteTextFileMessage(MethodMessage, kw_only=True, tag="fs/write_text_file"):
     """
     `fs/write_text_file` request, handled by the client side.
 
@@ -392,7 +392,9 @@ class FsWriteTextFileMessage(MethodMessage, tag="fs/write_text_file"):
     """The `fs/write_text_file` request's params."""
 
 
-class SessionRequestPermissionMessage(MethodMessage, tag="session/request_permission"):
+class SessionRequestPermissionMessage(
+    MethodMessage, kw_only=True, tag="session/request_permission"
+):
     """
     `session/request_permission` request, handled by the client side.
 
@@ -409,7 +411,7 @@ class SessionRequestPermissionMessage(MethodMessage, tag="session/request_permis
     """The `session/request_permission` request's params."""
 
 
-class SessionUpdateMessage(MethodMessage, tag="session/update"):
+class SessionUpdateMessage(MethodMessage, kw_only=True, tag="session/update"):
     """
     `session/update` notification, handled by the client side.
 
@@ -426,7 +428,7 @@ class SessionUpdateMessage(MethodMessage, tag="session/update"):
     """The `session/update` notification's params."""
 
 
-class TerminalCreateMessage(MethodMessage, tag="terminal/create"):
+class TerminalCreateMessage(MethodMessage, kw_only=True, tag="terminal/create"):
     """
     `terminal/create` request, handled by the client side.
 
@@ -439,7 +441,7 @@ class TerminalCreateMessage(MethodMessage, tag="terminal/create"):
     """The `terminal/create` request's params."""
 
 
-class TerminalKillMessage(MethodMessage, tag="terminal/kill"):
+class TerminalKillMessage(MethodMessage, kw_only=True, tag="terminal/kill"):
     """
     `terminal/kill` request, handled by the client side.
 
@@ -452,7 +454,7 @@ class TerminalKillMessage(MethodMessage, tag="terminal/kill"):
     """The `terminal/kill` request's params."""
 
 
-class TerminalOutputMessage(MethodMessage, tag="terminal/output"):
+class TerminalOutputMessage(MethodMessage, kw_only=True, tag="terminal/output"):
     """
     `terminal/output` request, handled by the client side.
 
@@ -465,7 +467,7 @@ class TerminalOutputMessage(MethodMessage, tag="terminal/output"):
     """The `terminal/output` request's params."""
 
 
-class TerminalReleaseMessage(MethodMessage, tag="terminal/release"):
+class TerminalReleaseMessage(MethodMessage, kw_only=True, tag="terminal/release"):
     """
     `terminal/release` request, handled by the client side.
 
@@ -478,7 +480,7 @@ class TerminalReleaseMessage(MethodMessage, tag="terminal/release"):
     """The `terminal/release` request's params."""
 
 
-class TerminalWaitForExitMessage(MethodMessage, tag="terminal/wait_for_exit"):
+class TerminalWaitForExitMessage(MethodMessage, kw_only=True, tag="terminal/wait_for_exit"):
     """
     `terminal/wait_for_exit` request, handled by the client side.
 
@@ -491,7 +493,7 @@ class TerminalWaitForExitMessage(MethodMessage, tag="terminal/wait_for_exit"):
     """The `terminal/wait_for_exit` request's params."""
 
 
-class CancelRequestMessage(MethodMessage, tag="$/cancel_request"):
+class CancelRequestMessage(MethodMessage, kw_only=True, tag="$/cancel_request"):
     """
     `$/cancel_request` notification, handled by the protocol side.
 

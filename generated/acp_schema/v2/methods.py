@@ -100,7 +100,7 @@ __all__ = [
 ]
 
 
-class AuthLoginMessage(MethodMessage, tag="auth/login"):
+class AuthLoginMessage(MethodMessage, kw_only=True, tag="auth/login"):
     """
     `auth/login` request, handled by the agent side.
 
@@ -119,7 +119,7 @@ class AuthLoginMessage(MethodMessage, tag="auth/login"):
     """The `auth/login` request's params."""
 
 
-class AuthLogoutMessage(MethodMessage, tag="auth/logout"):
+class AuthLogoutMessage(MethodMessage, kw_only=True, tag="auth/logout"):
     """
     `auth/logout` request, handled by the agent side.
 
@@ -138,7 +138,7 @@ class AuthLogoutMessage(MethodMessage, tag="auth/logout"):
     """The `auth/logout` request's params."""
 
 
-class InitializeMessage(MethodMessage, tag="initialize"):
+class InitializeMessage(MethodMessage, kw_only=True, tag="initialize"):
     """
     `initialize` request, handled by the agent side.
 
@@ -155,7 +155,7 @@ class InitializeMessage(MethodMessage, tag="initialize"):
     """The `initialize` request's params."""
 
 
-class SessionCancelMessage(MethodMessage, tag="session/cancel"):
+class SessionCancelMessage(MethodMessage, kw_only=True, tag="session/cancel"):
     """
     `session/cancel` notification, handled by the agent side.
 
@@ -170,7 +170,7 @@ class SessionCancelMessage(MethodMessage, tag="session/cancel"):
     """The `session/cancel` notification's params."""
 
 
-class SessionCloseMessage(MethodMessage, tag="session/close"):
+class SessionCloseMessage(MethodMessage, kw_only=True, tag="session/close"):
     """
     `session/close` request, handled by the agent side.
 
@@ -202,7 +202,7 @@ class SessionCloseMessage(MethodMessage, tag="session/close"):
     """The `session/close` request's params."""
 
 
-class SessionDeleteMessage(MethodMessage, tag="session/delete"):
+class SessionDeleteMessage(MethodMessage, kw_only=True, tag="session/delete"):
     """
     `session/delete` request, handled by the agent side.
 
@@ -217,7 +217,7 @@ class SessionDeleteMessage(MethodMessage, tag="session/delete"):
     """The `session/delete` request's params."""
 
 
-class SessionListMessage(MethodMessage, tag="session/list"):
+class SessionListMessage(MethodMessage, kw_only=True, tag="session/list"):
     """
     `session/list` request, handled by the agent side.
 
@@ -230,7 +230,7 @@ class SessionListMessage(MethodMessage, tag="session/list"):
     """The `session/list` request's params."""
 
 
-class SessionNewMessage(MethodMessage, tag="session/new"):
+class SessionNewMessage(MethodMessage, kw_only=True, tag="session/new"):
     """
     `session/new` request, handled by the agent side.
 
@@ -245,7 +245,7 @@ class SessionNewMessage(MethodMessage, tag="session/new"):
     """The `session/new` request's params."""
 
 
-class SessionPromptMessage(MethodMessage, tag="session/prompt"):
+class SessionPromptMessage(MethodMessage, kw_only=True, tag="session/prompt"):
     """
     `session/prompt` request, handled by the agent side.
 
@@ -262,7 +262,7 @@ class SessionPromptMessage(MethodMessage, tag="session/prompt"):
     """The `session/prompt` request's params."""
 
 
-class SessionResumeMessage(MethodMessage, tag="session/resume"):
+class SessionResumeMessage(MethodMessage, kw_only=True, tag="session/resume"):
     """
     `session/resume` request, handled by the agent side.
 
@@ -278,7 +278,7 @@ class SessionResumeMessage(MethodMessage, tag="session/resume"):
     """The `session/resume` request's params."""
 
 
-class SessionSetConfigOptionMessage(MethodMessage, tag="session/set_config_option"):
+class SessionSetConfigOptionMessage(MethodMessage, kw_only=True, tag="session/set_config_option"):
     """
     `session/set_config_option` request, handled by the agent side.
 
@@ -297,7 +297,7 @@ class SessionSetConfigOptionMessage(MethodMessage, tag="session/set_config_optio
     """The `session/set_config_option` request's params."""
 
 
-class TerminalCancelMessage(MethodMessage, tag="terminal/cancel"):
+class TerminalCancelMessage(MethodMessage, kw_only=True, tag="terminal/cancel"):
     """
     `terminal/cancel` request, handled by the agent side.
 
@@ -322,7 +322,7 @@ class TerminalCancelMessage(MethodMessage, tag="terminal/cancel"):
     """The `terminal/cancel` request's params."""
 
 
-class ToolCallCancelMessage(MethodMessage, tag="tool_call/cancel"):
+class ToolCallCancelMessage(MethodMessage, kw_only=True, tag="tool_call/cancel"):
     """
     `tool_call/cancel` request, handled by the agent side.
 
@@ -346,7 +346,7 @@ class ToolCallCancelMessage(MethodMessage, tag="tool_call/cancel"):
     """The `tool_call/cancel` request's params."""
 
 
-class ElicitationCompleteMessage(MethodMessage, tag="elicitation/complete"):
+class ElicitationCompleteMessage(MethodMessage, kw_only=True, tag="elicitation/complete"):
     """
     `elicitation/complete` notification, handled by the client side.
 
@@ -361,7 +361,7 @@ class ElicitationCompleteMessage(MethodMessage, tag="elicitation/complete"):
     """The `elicitation/complete` notification's params."""
 
 
-class ElicitationCreateMessage(MethodMessage, tag="elicitation/create"):
+class ElicitationCreateMessage(MethodMessage, kw_only=True, tag="elicitation/create"):
     """
     `elicitation/create` request, handled by the client side.
 
@@ -390,7 +390,9 @@ class ElicitationCreateMessage(MethodMessage, tag="elicitation/create"):
     """The `elicitation/create` request's params."""
 
 
-class SessionRequestPermissionMessage(MethodMessage, tag="session/request_permission"):
+class SessionRequestPermissionMessage(
+    MethodMessage, kw_only=True, tag="session/request_permission"
+):
     """
     `session/request_permission` request, handled by the client side.
 
@@ -407,7 +409,7 @@ class SessionRequestPermissionMessage(MethodMessage, tag="session/request_permis
     """The `session/request_permission` request's params."""
 
 
-class SessionUpdateMessage(MethodMessage, tag="session/update"):
+class SessionUpdateMessage(MethodMessage, kw_only=True, tag="session/update"):
     """
     `session/update` notification, handled by the client side.
 
@@ -424,7 +426,7 @@ class SessionUpdateMessage(MethodMessage, tag="session/update"):
     """The `session/update` notification's params."""
 
 
-class CancelRequestMessage(MethodMessage, tag="$/cancel_request"):
+class CancelRequestMessage(MethodMessage, kw_only=True, tag="$/cancel_request"):
     """
     `$/cancel_request` notification, handled by the protocol side.
 

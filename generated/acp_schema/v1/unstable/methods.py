@@ -183,7 +183,7 @@ __all__ = [
 ]
 
 
-class AuthStatusMessage(MethodMessage, tag="auth/status"):
+class AuthStatusMessage(MethodMessage, kw_only=True, tag="auth/status"):
     """
     `auth/status` request, handled by the agent side.
 
@@ -205,7 +205,7 @@ class AuthStatusMessage(MethodMessage, tag="auth/status"):
     """The `auth/status` request's params."""
 
 
-class AuthenticateMessage(MethodMessage, tag="authenticate"):
+class AuthenticateMessage(MethodMessage, kw_only=True, tag="authenticate"):
     """
     `authenticate` request, handled by the agent side.
 
@@ -220,7 +220,7 @@ class AuthenticateMessage(MethodMessage, tag="authenticate"):
     """The `authenticate` request's params."""
 
 
-class InitializeMessage(MethodMessage, tag="initialize"):
+class InitializeMessage(MethodMessage, kw_only=True, tag="initialize"):
     """
     `initialize` request, handled by the agent side.
 
@@ -237,7 +237,7 @@ class InitializeMessage(MethodMessage, tag="initialize"):
     """The `initialize` request's params."""
 
 
-class LogoutMessage(MethodMessage, tag="logout"):
+class LogoutMessage(MethodMessage, kw_only=True, tag="logout"):
     """
     `logout` request, handled by the agent side.
 
@@ -252,7 +252,7 @@ class LogoutMessage(MethodMessage, tag="logout"):
     """The `logout` request's params."""
 
 
-class McpMessageAgentMessage(MethodMessage, tag="mcp/message"):
+class McpMessageAgentMessage(MethodMessage, kw_only=True, tag="mcp/message"):
     """
     `mcp/message` notification, handled by the agent side.
 
@@ -272,7 +272,7 @@ class McpMessageAgentMessage(MethodMessage, tag="mcp/message"):
     """The `mcp/message` notification's params."""
 
 
-class ProvidersDisableMessage(MethodMessage, tag="providers/disable"):
+class ProvidersDisableMessage(MethodMessage, kw_only=True, tag="providers/disable"):
     """
     `providers/disable` request, handled by the agent side.
 
@@ -289,7 +289,7 @@ class ProvidersDisableMessage(MethodMessage, tag="providers/disable"):
     """The `providers/disable` request's params."""
 
 
-class ProvidersListMessage(MethodMessage, tag="providers/list"):
+class ProvidersListMessage(MethodMessage, kw_only=True, tag="providers/list"):
     """
     `providers/list` request, handled by the agent side.
 
@@ -306,7 +306,7 @@ class ProvidersListMessage(MethodMessage, tag="providers/list"):
     """The `providers/list` request's params."""
 
 
-class ProvidersSetMessage(MethodMessage, tag="providers/set"):
+class ProvidersSetMessage(MethodMessage, kw_only=True, tag="providers/set"):
     """
     `providers/set` request, handled by the agent side.
 
@@ -325,7 +325,7 @@ class ProvidersSetMessage(MethodMessage, tag="providers/set"):
     """The `providers/set` request's params."""
 
 
-class SessionArchiveMessage(MethodMessage, tag="session/archive"):
+class SessionArchiveMessage(MethodMessage, kw_only=True, tag="session/archive"):
     """
     `session/archive` request, handled by the agent side.
 
@@ -349,7 +349,7 @@ class SessionArchiveMessage(MethodMessage, tag="session/archive"):
     """The `session/archive` request's params."""
 
 
-class SessionCancelMessage(MethodMessage, tag="session/cancel"):
+class SessionCancelMessage(MethodMessage, kw_only=True, tag="session/cancel"):
     """
     `session/cancel` notification, handled by the agent side.
 
@@ -364,7 +364,7 @@ class SessionCancelMessage(MethodMessage, tag="session/cancel"):
     """The `session/cancel` notification's params."""
 
 
-class SessionCloseMessage(MethodMessage, tag="session/close"):
+class SessionCloseMessage(MethodMessage, kw_only=True, tag="session/close"):
     """
     `session/close` request, handled by the agent side.
 
@@ -383,7 +383,7 @@ class SessionCloseMessage(MethodMessage, tag="session/close"):
     """The `session/close` request's params."""
 
 
-class SessionDeleteMessage(MethodMessage, tag="session/delete"):
+class SessionDeleteMessage(MethodMessage, kw_only=True, tag="session/delete"):
     """
     `session/delete` request, handled by the agent side.
 
@@ -398,7 +398,7 @@ class SessionDeleteMessage(MethodMessage, tag="session/delete"):
     """The `session/delete` request's params."""
 
 
-class SessionForkMessage(MethodMessage, tag="session/fork"):
+class SessionForkMessage(MethodMessage, kw_only=True, tag="session/fork"):
     """
     `session/fork` request, handled by the agent side.
 
@@ -420,7 +420,7 @@ class SessionForkMessage(MethodMessage, tag="session/fork"):
     """The `session/fork` request's params."""
 
 
-class SessionListMessage(MethodMessage, tag="session/list"):
+class SessionListMessage(MethodMessage, kw_only=True, tag="session/list"):
     """
     `session/list` request, handled by the agent side.
 
@@ -435,7 +435,7 @@ class SessionListMessage(MethodMessage, tag="session/list"):
     """The `session/list` request's params."""
 
 
-class SessionLoadMessage(MethodMessage, tag="session/load"):
+class SessionLoadMessage(MethodMessage, kw_only=True, tag="session/load"):
     """
     `session/load` request, handled by the agent side.
 
@@ -452,7 +452,7 @@ class SessionLoadMessage(MethodMessage, tag="session/load"):
     """The `session/load` request's params."""
 
 
-class SessionNewMessage(MethodMessage, tag="session/new"):
+class SessionNewMessage(MethodMessage, kw_only=True, tag="session/new"):
     """
     `session/new` request, handled by the agent side.
 
@@ -467,7 +467,7 @@ class SessionNewMessage(MethodMessage, tag="session/new"):
     """The `session/new` request's params."""
 
 
-class SessionPromptMessage(MethodMessage, tag="session/prompt"):
+class SessionPromptMessage(MethodMessage, kw_only=True, tag="session/prompt"):
     """
     `session/prompt` request, handled by the agent side.
 
@@ -484,7 +484,7 @@ class SessionPromptMessage(MethodMessage, tag="session/prompt"):
     """The `session/prompt` request's params."""
 
 
-class SessionResumeMessage(MethodMessage, tag="session/resume"):
+class SessionResumeMessage(MethodMessage, kw_only=True, tag="session/resume"):
     """
     `session/resume` request, handled by the agent side.
 
@@ -502,7 +502,7 @@ class SessionResumeMessage(MethodMessage, tag="session/resume"):
     """The `session/resume` request's params."""
 
 
-class SessionSetConfigOptionMessage(MethodMessage, tag="session/set_config_option"):
+class SessionSetConfigOptionMessage(MethodMessage, kw_only=True, tag="session/set_config_option"):
     """
     `session/set_config_option` request, handled by the agent side.
 
@@ -515,7 +515,7 @@ class SessionSetConfigOptionMessage(MethodMessage, tag="session/set_config_optio
     """The `session/set_config_option` request's params."""
 
 
-class SessionSetModeMessage(MethodMessage, tag="session/set_mode"):
+class SessionSetModeMessage(MethodMessage, kw_only=True, tag="session/set_mode"):
     """
     `session/set_mode` request, handled by the agent side.
 
@@ -528,7 +528,7 @@ class SessionSetModeMessage(MethodMessage, tag="session/set_mode"):
     """The `session/set_mode` request's params."""
 
 
-class SessionSetTitleMessage(MethodMessage, tag="session/set_title"):
+class SessionSetTitleMessage(MethodMessage, kw_only=True, tag="session/set_title"):
     """
     `session/set_title` request, handled by the agent side.
 
@@ -553,7 +553,7 @@ class SessionSetTitleMessage(MethodMessage, tag="session/set_title"):
     """The `session/set_title` request's params."""
 
 
-class SessionStatusMessage(MethodMessage, tag="session/status"):
+class SessionStatusMessage(MethodMessage, kw_only=True, tag="session/status"):
     """
     `session/status` request, handled by the agent side.
 
@@ -576,7 +576,7 @@ class SessionStatusMessage(MethodMessage, tag="session/status"):
     """The `session/status` request's params."""
 
 
-class SessionUnarchiveMessage(MethodMessage, tag="session/unarchive"):
+class SessionUnarchiveMessage(MethodMessage, kw_only=True, tag="session/unarchive"):
     """
     `session/unarchive` request, handled by the agent side.
 
@@ -601,7 +601,7 @@ class SessionUnarchiveMessage(MethodMessage, tag="session/unarchive"):
     """The `session/unarchive` request's params."""
 
 
-class AuthStatusUpdateMessage(MethodMessage, tag="auth/status_update"):
+class AuthStatusUpdateMessage(MethodMessage, kw_only=True, tag="auth/status_update"):
     """
     `auth/status_update` notification, handled by the client side.
 
@@ -622,7 +622,7 @@ class AuthStatusUpdateMessage(MethodMessage, tag="auth/status_update"):
     """The `auth/status_update` notification's params."""
 
 
-class ElicitationCompleteMessage(MethodMessage, tag="elicitation/complete"):
+class ElicitationCompleteMessage(MethodMessage, kw_only=True, tag="elicitation/complete"):
     """
     `elicitation/complete` notification, handled by the client side.
 
@@ -635,7 +635,7 @@ class ElicitationCompleteMessage(MethodMessage, tag="elicitation/complete"):
     """The `elicitation/complete` notification's params."""
 
 
-class ElicitationCreateMessage(MethodMessage, tag="elicitation/create"):
+class ElicitationCreateMessage(MethodMessage, kw_only=True, tag="elicitation/create"):
     """
     `elicitation/create` request, handled by the client side.
 
@@ -652,7 +652,7 @@ class ElicitationCreateMessage(MethodMessage, tag="elicitation/create"):
     """The `elicitation/create` request's params."""
 
 
-class FsReadTextFileMessage(MethodMessage, tag="fs/read_text_file"):
+class FsReadTextFileMessage(MethodMessage, kw_only=True, tag="fs/read_text_file"):
     """
     `fs/read_text_file` request, handled by the client side.
 
@@ -667,7 +667,7 @@ class FsReadTextFileMessage(MethodMessage, tag="fs/read_text_file"):
     """The `fs/read_text_file` request's params."""
 
 
-class FsWriteTextFileMessage(MethodMessage, tag="fs/write_text_file"):
+class FsWriteTextFileMessage(MethodMessage, kw_only=True, tag="fs/write_text_file"):
     """
     `fs/write_text_file` request, handled by the client side.
 
@@ -682,7 +682,7 @@ class FsWriteTextFileMessage(MethodMessage, tag="fs/write_text_file"):
     """The `fs/write_text_file` request's params."""
 
 
-class McpMessageClientMessage(MethodMessage, tag="mcp/message"):
+class McpMessageClientMessage(MethodMessage, kw_only=True, tag="mcp/message"):
     """
     `mcp/message` request, handled by the client side.
 
@@ -699,7 +699,9 @@ class McpMessageClientMessage(MethodMessage, tag="mcp/message"):
     """The `mcp/message` request's params."""
 
 
-class SessionRequestPermissionMessage(MethodMessage, tag="session/request_permission"):
+class SessionRequestPermissionMessage(
+    MethodMessage, kw_only=True, tag="session/request_permission"
+):
     """
     `session/request_permission` request, handled by the client side.
 
@@ -716,7 +718,7 @@ class SessionRequestPermissionMessage(MethodMessage, tag="session/request_permis
     """The `session/request_permission` request's params."""
 
 
-class SessionUpdateMessage(MethodMessage, tag="session/update"):
+class SessionUpdateMessage(MethodMessage, kw_only=True, tag="session/update"):
     """
     `session/update` notification, handled by the client side.
 
@@ -733,7 +735,7 @@ class SessionUpdateMessage(MethodMessage, tag="session/update"):
     """The `session/update` notification's params."""
 
 
-class TerminalCreateMessage(MethodMessage, tag="terminal/create"):
+class TerminalCreateMessage(MethodMessage, kw_only=True, tag="terminal/create"):
     """
     `terminal/create` request, handled by the client side.
 
@@ -746,7 +748,7 @@ class TerminalCreateMessage(MethodMessage, tag="terminal/create"):
     """The `terminal/create` request's params."""
 
 
-class TerminalKillMessage(MethodMessage, tag="terminal/kill"):
+class TerminalKillMessage(MethodMessage, kw_only=True, tag="terminal/kill"):
     """
     `terminal/kill` request, handled by the client side.
 
@@ -759,7 +761,7 @@ class TerminalKillMessage(MethodMessage, tag="terminal/kill"):
     """The `terminal/kill` request's params."""
 
 
-class TerminalOutputMessage(MethodMessage, tag="terminal/output"):
+class TerminalOutputMessage(MethodMessage, kw_only=True, tag="terminal/output"):
     """
     `terminal/output` request, handled by the client side.
 
@@ -772,7 +774,7 @@ class TerminalOutputMessage(MethodMessage, tag="terminal/output"):
     """The `terminal/output` request's params."""
 
 
-class TerminalReleaseMessage(MethodMessage, tag="terminal/release"):
+class TerminalReleaseMessage(MethodMessage, kw_only=True, tag="terminal/release"):
     """
     `terminal/release` request, handled by the client side.
 
@@ -785,7 +787,7 @@ class TerminalReleaseMessage(MethodMessage, tag="terminal/release"):
     """The `terminal/release` request's params."""
 
 
-class TerminalWaitForExitMessage(MethodMessage, tag="terminal/wait_for_exit"):
+class TerminalWaitForExitMessage(MethodMessage, kw_only=True, tag="terminal/wait_for_exit"):
     """
     `terminal/wait_for_exit` request, handled by the client side.
 
@@ -798,7 +800,7 @@ class TerminalWaitForExitMessage(MethodMessage, tag="terminal/wait_for_exit"):
     """The `terminal/wait_for_exit` request's params."""
 
 
-class CancelRequestMessage(MethodMessage, tag="$/cancel_request"):
+class CancelRequestMessage(MethodMessage, kw_only=True, tag="$/cancel_request"):
     """
     `$/cancel_request` notification, handled by the protocol side.
 
@@ -813,7 +815,7 @@ class CancelRequestMessage(MethodMessage, tag="$/cancel_request"):
     """The `$/cancel_request` notification's params."""
 
 
-class ProxyInitializeMessage(MethodMessage, tag="proxy/initialize"):
+class ProxyInitializeMessage(MethodMessage, kw_only=True, tag="proxy/initialize"):
     """
     `proxy/initialize` request, handled by the proxy side.
 
@@ -840,7 +842,7 @@ class ProxyInitializeMessage(MethodMessage, tag="proxy/initialize"):
     """The `proxy/initialize` request's params."""
 
 
-class ProxySuccessorMessage(MethodMessage, tag="proxy/successor"):
+class ProxySuccessorMessage(MethodMessage, kw_only=True, tag="proxy/successor"):
     """
     `proxy/successor` request, handled by the proxy side.
 

@@ -155,7 +155,7 @@ __all__ = [
 ]
 
 
-class AuthLoginMessage(MethodMessage, tag="auth/login"):
+class AuthLoginMessage(MethodMessage, kw_only=True, tag="auth/login"):
     """
     `auth/login` request, handled by the agent side.
 
@@ -174,7 +174,7 @@ class AuthLoginMessage(MethodMessage, tag="auth/login"):
     """The `auth/login` request's params."""
 
 
-class AuthLogoutMessage(MethodMessage, tag="auth/logout"):
+class AuthLogoutMessage(MethodMessage, kw_only=True, tag="auth/logout"):
     """
     `auth/logout` request, handled by the agent side.
 
@@ -193,7 +193,7 @@ class AuthLogoutMessage(MethodMessage, tag="auth/logout"):
     """The `auth/logout` request's params."""
 
 
-class AuthStatusMessage(MethodMessage, tag="auth/status"):
+class AuthStatusMessage(MethodMessage, kw_only=True, tag="auth/status"):
     """
     `auth/status` request, handled by the agent side.
 
@@ -215,7 +215,7 @@ class AuthStatusMessage(MethodMessage, tag="auth/status"):
     """The `auth/status` request's params."""
 
 
-class InitializeMessage(MethodMessage, tag="initialize"):
+class InitializeMessage(MethodMessage, kw_only=True, tag="initialize"):
     """
     `initialize` request, handled by the agent side.
 
@@ -232,7 +232,7 @@ class InitializeMessage(MethodMessage, tag="initialize"):
     """The `initialize` request's params."""
 
 
-class McpMessageAgentMessage(MethodMessage, tag="mcp/message"):
+class McpMessageAgentMessage(MethodMessage, kw_only=True, tag="mcp/message"):
     """
     `mcp/message` notification, handled by the agent side.
 
@@ -248,7 +248,7 @@ class McpMessageAgentMessage(MethodMessage, tag="mcp/message"):
     """The `mcp/message` notification's params."""
 
 
-class ProvidersDisableMessage(MethodMessage, tag="providers/disable"):
+class ProvidersDisableMessage(MethodMessage, kw_only=True, tag="providers/disable"):
     """
     `providers/disable` request, handled by the agent side.
 
@@ -265,7 +265,7 @@ class ProvidersDisableMessage(MethodMessage, tag="providers/disable"):
     """The `providers/disable` request's params."""
 
 
-class ProvidersListMessage(MethodMessage, tag="providers/list"):
+class ProvidersListMessage(MethodMessage, kw_only=True, tag="providers/list"):
     """
     `providers/list` request, handled by the agent side.
 
@@ -282,7 +282,7 @@ class ProvidersListMessage(MethodMessage, tag="providers/list"):
     """The `providers/list` request's params."""
 
 
-class ProvidersSetMessage(MethodMessage, tag="providers/set"):
+class ProvidersSetMessage(MethodMessage, kw_only=True, tag="providers/set"):
     """
     `providers/set` request, handled by the agent side.
 
@@ -301,7 +301,7 @@ class ProvidersSetMessage(MethodMessage, tag="providers/set"):
     """The `providers/set` request's params."""
 
 
-class SessionArchiveMessage(MethodMessage, tag="session/archive"):
+class SessionArchiveMessage(MethodMessage, kw_only=True, tag="session/archive"):
     """
     `session/archive` request, handled by the agent side.
 
@@ -325,7 +325,7 @@ class SessionArchiveMessage(MethodMessage, tag="session/archive"):
     """The `session/archive` request's params."""
 
 
-class SessionCancelMessage(MethodMessage, tag="session/cancel"):
+class SessionCancelMessage(MethodMessage, kw_only=True, tag="session/cancel"):
     """
     `session/cancel` notification, handled by the agent side.
 
@@ -340,7 +340,7 @@ class SessionCancelMessage(MethodMessage, tag="session/cancel"):
     """The `session/cancel` notification's params."""
 
 
-class SessionCloseMessage(MethodMessage, tag="session/close"):
+class SessionCloseMessage(MethodMessage, kw_only=True, tag="session/close"):
     """
     `session/close` request, handled by the agent side.
 
@@ -372,7 +372,7 @@ class SessionCloseMessage(MethodMessage, tag="session/close"):
     """The `session/close` request's params."""
 
 
-class SessionDeleteMessage(MethodMessage, tag="session/delete"):
+class SessionDeleteMessage(MethodMessage, kw_only=True, tag="session/delete"):
     """
     `session/delete` request, handled by the agent side.
 
@@ -387,7 +387,7 @@ class SessionDeleteMessage(MethodMessage, tag="session/delete"):
     """The `session/delete` request's params."""
 
 
-class SessionForkMessage(MethodMessage, tag="session/fork"):
+class SessionForkMessage(MethodMessage, kw_only=True, tag="session/fork"):
     """
     `session/fork` request, handled by the agent side.
 
@@ -409,7 +409,7 @@ class SessionForkMessage(MethodMessage, tag="session/fork"):
     """The `session/fork` request's params."""
 
 
-class SessionListMessage(MethodMessage, tag="session/list"):
+class SessionListMessage(MethodMessage, kw_only=True, tag="session/list"):
     """
     `session/list` request, handled by the agent side.
 
@@ -422,7 +422,7 @@ class SessionListMessage(MethodMessage, tag="session/list"):
     """The `session/list` request's params."""
 
 
-class SessionNewMessage(MethodMessage, tag="session/new"):
+class SessionNewMessage(MethodMessage, kw_only=True, tag="session/new"):
     """
     `session/new` request, handled by the agent side.
 
@@ -437,7 +437,7 @@ class SessionNewMessage(MethodMessage, tag="session/new"):
     """The `session/new` request's params."""
 
 
-class SessionPromptMessage(MethodMessage, tag="session/prompt"):
+class SessionPromptMessage(MethodMessage, kw_only=True, tag="session/prompt"):
     """
     `session/prompt` request, handled by the agent side.
 
@@ -454,7 +454,7 @@ class SessionPromptMessage(MethodMessage, tag="session/prompt"):
     """The `session/prompt` request's params."""
 
 
-class SessionResumeMessage(MethodMessage, tag="session/resume"):
+class SessionResumeMessage(MethodMessage, kw_only=True, tag="session/resume"):
     """
     `session/resume` request, handled by the agent side.
 
@@ -470,7 +470,7 @@ class SessionResumeMessage(MethodMessage, tag="session/resume"):
     """The `session/resume` request's params."""
 
 
-class SessionSetConfigOptionMessage(MethodMessage, tag="session/set_config_option"):
+class SessionSetConfigOptionMessage(MethodMessage, kw_only=True, tag="session/set_config_option"):
     """
     `session/set_config_option` request, handled by the agent side.
 
@@ -489,7 +489,7 @@ class SessionSetConfigOptionMessage(MethodMessage, tag="session/set_config_optio
     """The `session/set_config_option` request's params."""
 
 
-class SessionSetTitleMessage(MethodMessage, tag="session/set_title"):
+class SessionSetTitleMessage(MethodMessage, kw_only=True, tag="session/set_title"):
     """
     `session/set_title` request, handled by the agent side.
 
@@ -514,7 +514,7 @@ class SessionSetTitleMessage(MethodMessage, tag="session/set_title"):
     """The `session/set_title` request's params."""
 
 
-class SessionStatusMessage(MethodMessage, tag="session/status"):
+class SessionStatusMessage(MethodMessage, kw_only=True, tag="session/status"):
     """
     `session/status` request, handled by the agent side.
 
@@ -537,7 +537,7 @@ class SessionStatusMessage(MethodMessage, tag="session/status"):
     """The `session/status` request's params."""
 
 
-class SessionUnarchiveMessage(MethodMessage, tag="session/unarchive"):
+class SessionUnarchiveMessage(MethodMessage, kw_only=True, tag="session/unarchive"):
     """
     `session/unarchive` request, handled by the agent side.
 
@@ -562,7 +562,7 @@ class SessionUnarchiveMessage(MethodMessage, tag="session/unarchive"):
     """The `session/unarchive` request's params."""
 
 
-class TerminalCancelMessage(MethodMessage, tag="terminal/cancel"):
+class TerminalCancelMessage(MethodMessage, kw_only=True, tag="terminal/cancel"):
     """
     `terminal/cancel` request, handled by the agent side.
 
@@ -587,7 +587,7 @@ class TerminalCancelMessage(MethodMessage, tag="terminal/cancel"):
     """The `terminal/cancel` request's params."""
 
 
-class ToolCallCancelMessage(MethodMessage, tag="tool_call/cancel"):
+class ToolCallCancelMessage(MethodMessage, kw_only=True, tag="tool_call/cancel"):
     """
     `tool_call/cancel` request, handled by the agent side.
 
@@ -611,7 +611,7 @@ class ToolCallCancelMessage(MethodMessage, tag="tool_call/cancel"):
     """The `tool_call/cancel` request's params."""
 
 
-class AuthStatusUpdateMessage(MethodMessage, tag="auth/status_update"):
+class AuthStatusUpdateMessage(MethodMessage, kw_only=True, tag="auth/status_update"):
     """
     `auth/status_update` notification, handled by the client side.
 
@@ -632,7 +632,7 @@ class AuthStatusUpdateMessage(MethodMessage, tag="auth/status_update"):
     """The `auth/status_update` notification's params."""
 
 
-class ElicitationCompleteMessage(MethodMessage, tag="elicitation/complete"):
+class ElicitationCompleteMessage(MethodMessage, kw_only=True, tag="elicitation/complete"):
     """
     `elicitation/complete` notification, handled by the client side.
 
@@ -647,7 +647,7 @@ class ElicitationCompleteMessage(MethodMessage, tag="elicitation/complete"):
     """The `elicitation/complete` notification's params."""
 
 
-class ElicitationCreateMessage(MethodMessage, tag="elicitation/create"):
+class ElicitationCreateMessage(MethodMessage, kw_only=True, tag="elicitation/create"):
     """
     `elicitation/create` request, handled by the client side.
 
@@ -676,7 +676,7 @@ class ElicitationCreateMessage(MethodMessage, tag="elicitation/create"):
     """The `elicitation/create` request's params."""
 
 
-class McpMessageClientMessage(MethodMessage, tag="mcp/message"):
+class McpMessageClientMessage(MethodMessage, kw_only=True, tag="mcp/message"):
     """
     `mcp/message` request, handled by the client side.
 
@@ -691,7 +691,9 @@ class McpMessageClientMessage(MethodMessage, tag="mcp/message"):
     """The `mcp/message` request's params."""
 
 
-class SessionRequestPermissionMessage(MethodMessage, tag="session/request_permission"):
+class SessionRequestPermissionMessage(
+    MethodMessage, kw_only=True, tag="session/request_permission"
+):
     """
     `session/request_permission` request, handled by the client side.
 
@@ -708,7 +710,7 @@ class SessionRequestPermissionMessage(MethodMessage, tag="session/request_permis
     """The `session/request_permission` request's params."""
 
 
-class SessionUpdateMessage(MethodMessage, tag="session/update"):
+class SessionUpdateMessage(MethodMessage, kw_only=True, tag="session/update"):
     """
     `session/update` notification, handled by the client side.
 
@@ -725,7 +727,7 @@ class SessionUpdateMessage(MethodMessage, tag="session/update"):
     """The `session/update` notification's params."""
 
 
-class CancelRequestMessage(MethodMessage, tag="$/cancel_request"):
+class CancelRequestMessage(MethodMessage, kw_only=True, tag="$/cancel_request"):
     """
     `$/cancel_request` notification, handled by the protocol side.
 
@@ -740,7 +742,7 @@ class CancelRequestMessage(MethodMessage, tag="$/cancel_request"):
     """The `$/cancel_request` notification's params."""
 
 
-class ProxyInitializeMessage(MethodMessage, tag="proxy/initialize"):
+class ProxyInitializeMessage(MethodMessage, kw_only=True, tag="proxy/initialize"):
     """
     `proxy/initialize` request, handled by the proxy side.
 
@@ -767,7 +769,7 @@ class ProxyInitializeMessage(MethodMessage, tag="proxy/initialize"):
     """The `proxy/initialize` request's params."""
 
 
-class ProxySuccessorMessage(MethodMessage, tag="proxy/successor"):
+class ProxySuccessorMessage(MethodMessage, kw_only=True, tag="proxy/successor"):
     """
     `proxy/successor` request, handled by the proxy side.
 
