@@ -389,6 +389,7 @@ def emit(modules: list[ir.Module], out: Path, *, version: str) -> list[Path]:
         path.write_text(text)
         written.append(path)
 
+    emitters = [ModuleEmitter(module, env) for module in modules]
     write(out / "py.typed", "")
     write(
         out / "__init__.py",
@@ -396,14 +397,18 @@ def emit(modules: list[ir.Module], out: Path, *, version: str) -> list[Path]:
             modules=modules,
             version=version,
             surfaces=[
-                {"version": m.version, "unstable": m.unstable, "label": _label(m)}
-                for m in modules
-                if ModuleEmitter(m, env).surface() is not None
+                {
+                    "version": e.module.version,
+                    "unstable": e.module.unstable,
+                    "label": _label(e.module),
+                }
+                for e in emitters
+                if e.surface() is not None
             ],
         ),
     )
-    for module in modules:
-        emitter = ModuleEmitter(module, env)
+    for emitter in emitters:
+        module = emitter.module
         pkg = package_dir(out, module)
         write(pkg / "types.py", emitter.render_types())
         for filename, text in emitter.render_methods().items():

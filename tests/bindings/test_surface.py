@@ -50,6 +50,9 @@ def test_the_surface_describes_its_own_module(module: Any) -> None:
     assert s.methods is module.METHODS
     assert s.initialize is module.INITIALIZE and s.session_update is module.SESSION_UPDATE
     assert s.session_update_union is module.SessionUpdate
+    assert (s.base("agent"), s.base("client")) == (s.agent_base, s.client_base)
+    assert (s.peer("agent"), s.peer("client")) == (s.agent_peer, s.client_peer)
+    assert (s.codec("agent"), s.codec("client")) == (s.agent_codec, s.client_codec)
 
 
 @pytest.mark.parametrize("module", SURFACES, ids=ids)

@@ -14,7 +14,7 @@ import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 import msgspec
 
@@ -22,7 +22,9 @@ from .codec import Codec
 from .messages import MessageCodec, MethodSpec
 from .schema import OpenVariant, UnionInfo, variants_by_tag
 
-__all__ = ["AnySurface", "Surface", "load", "surface_of", "tag_of"]
+__all__ = ["AnySurface", "Side", "Surface", "load", "surface_of", "tag_of"]
+
+Side = Literal["agent", "client"]
 
 AgentBaseT = TypeVar("AgentBaseT")
 ClientBaseT = TypeVar("ClientBaseT")
@@ -93,6 +95,18 @@ class Surface(Generic[AgentBaseT, ClientBaseT, AgentPeerT, ClientPeerT]):
         }
         object.__setattr__(self, "session_update_variants", variants)
         object.__setattr__(self, "unknown_session_update", info.unknown)
+
+    def base(self, side: Side) -> type[AgentBaseT] | type[ClientBaseT]:
+        """The handler base class of one side: `agent_base` or `client_base`."""
+        return self.agent_base if side == "agent" else self.client_base
+
+    def peer(self, side: Side) -> type[AgentPeerT] | type[ClientPeerT]:
+        """The peer proxy calling one side: `agent_peer` (calls to the agent) or `client_peer`."""
+        return self.agent_peer if side == "agent" else self.client_peer
+
+    def codec(self, side: Side) -> MessageCodec:
+        """What one side receives decodes with: `agent_codec` or `client_codec`."""
+        return self.agent_codec if side == "agent" else self.client_codec
 
     @property
     def label(self) -> str:
