@@ -34,7 +34,7 @@ ClientPeerT = TypeVar("ClientPeerT")
 PACKAGE = __name__.partition(".")[0]  # `acp_schema`
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)  # its own __repr__: no generated one built at import
 class Surface(Generic[AgentBaseT, ClientBaseT, AgentPeerT, ClientPeerT]):
     """One protocol surface of the bindings, e.g. `acp_schema.v2.SURFACE`: what a runtime needs
     from it, typed by its handler bases and peers (`acp_schema.v2.SURFACE.agent_peer` is
