@@ -120,6 +120,14 @@ def test_hostile_schema_generates_safe_working_code(tmp_path: Path) -> None:
         assert json.loads(m.encode_message(msg)) == json.loads(line)
         unknown = m.decode_message(line.replace("back", "front"))
         assert json.loads(m.encode_message(unknown)) == json.loads(line.replace("back", "front"))
+        import acp_schema  # one side only, no session/update: no SURFACE, and surface() says so
+        assert not hasattr(m, "SURFACE") and acp_schema.surface_of(msg) is None
+        try:
+            acp_schema.surface(3)
+        except ValueError as exc:
+            assert "acp_schema.v3 has no SURFACE" in str(exc), exc
+        else:
+            raise AssertionError("surface(3) returned")
         print("ok")
         """
     )
