@@ -348,8 +348,8 @@ class ModuleEmitter:
             "initialize": initialize.spec_const,
             "session_update": update.spec_const,
             "session_update_union": union.name,
-            "protocol_methods": "PROTOCOL_METHODS" if "protocol" in sides else "{}",
-            "proxy_methods": "PROXY_METHODS" if "proxy" in sides else "{}",
+            "protocol_methods": "_methods.PROTOCOL_METHODS" if "protocol" in sides else "{}",
+            "proxy_methods": "_methods.PROXY_METHODS" if "proxy" in sides else "{}",
         }
 
 

@@ -16,44 +16,34 @@ from acp_schema import Surface
 from .handlers import *  # noqa: F403
 from .methods import *  # noqa: F403
 from .types import *  # noqa: F403
-from .handlers import AgentBase, AgentPeer, ClientBase, ClientPeer
-from .methods import (
-    AGENT_CODEC,
-    AGENT_METHODS,
-    CLIENT_CODEC,
-    CLIENT_METHODS,
-    ERROR_CODEC,
-    INITIALIZE,
-    MESSAGE_CODEC,
-    METHODS,
-    PROTOCOL_METHODS,
-    PROXY_METHODS,
-    SESSION_UPDATE,
-)
-from .types import SessionUpdate
+from . import handlers as _handlers
+from . import methods as _methods
+from . import types as _types
 
 PROTOCOL_VERSION: Final = 2
 """The protocol version number negotiated in `initialize`."""
 
-SURFACE: Final[Surface[AgentBase, ClientBase, AgentPeer, ClientPeer]] = Surface(
+SURFACE: Final[
+    Surface[_handlers.AgentBase, _handlers.ClientBase, _handlers.AgentPeer, _handlers.ClientPeer]
+] = Surface(
     name=__name__,
     protocol_version=PROTOCOL_VERSION,
     unstable=True,
-    agent_base=AgentBase,
-    client_base=ClientBase,
-    agent_peer=AgentPeer,
-    client_peer=ClientPeer,
-    agent_codec=AGENT_CODEC,
-    client_codec=CLIENT_CODEC,
-    message_codec=MESSAGE_CODEC,
-    error_codec=ERROR_CODEC,
-    agent_methods=AGENT_METHODS,
-    client_methods=CLIENT_METHODS,
-    protocol_methods=PROTOCOL_METHODS,
-    proxy_methods=PROXY_METHODS,
-    methods=METHODS,
-    initialize=INITIALIZE,
-    session_update=SESSION_UPDATE,
-    session_update_union=SessionUpdate,
+    agent_base=_handlers.AgentBase,
+    client_base=_handlers.ClientBase,
+    agent_peer=_handlers.AgentPeer,
+    client_peer=_handlers.ClientPeer,
+    agent_codec=_methods.AGENT_CODEC,
+    client_codec=_methods.CLIENT_CODEC,
+    message_codec=_methods.MESSAGE_CODEC,
+    error_codec=_methods.ERROR_CODEC,
+    agent_methods=_methods.AGENT_METHODS,
+    client_methods=_methods.CLIENT_METHODS,
+    protocol_methods=_methods.PROTOCOL_METHODS,
+    proxy_methods=_methods.PROXY_METHODS,
+    methods=_methods.METHODS,
+    initialize=_methods.INITIALIZE,
+    session_update=_methods.SESSION_UPDATE,
+    session_update_union=_types.SessionUpdate,
 )
 """This protocol surface (ACP v2 (unstable)) as one typed object: see `acp_schema.Surface`."""
