@@ -7,7 +7,7 @@ RpcError, wait on a gate, ask the peer something back.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +33,7 @@ from hypothesis import strategies as st
 import acp_schema.v2 as v2
 from acpwire._wire.connection import Connection
 from acpwire._wire.jsonrpc import Call
+from acpwire._wire.options import ConnectionOptions
 from acpwire.errors import ConnectionClosed, RpcError
 from acpwire.testing import memory_stream_pair
 
@@ -106,11 +107,19 @@ class Served:
 
 
 @asynccontextmanager
-async def serving(**options: Any) -> AsyncIterator[Served]:
+async def serving(
+    cancelled_result: Callable[[Call], Any] | None = None, **options: Any
+) -> AsyncIterator[Served]:
     """A running Connection (with its handlers) and the raw peer at the other end."""
     ours, theirs = memory_stream_pair()
     handlers = Handlers()
-    connection = Connection(ours, v2.AGENT_CODEC, handlers, **options)
+    connection = Connection(
+        ours,
+        v2.AGENT_CODEC,
+        handlers,
+        options=ConnectionOptions(**options),
+        cancelled_result=cancelled_result,
+    )
     handlers.connection = connection
     stopped = anyio.Event()
 

@@ -32,6 +32,7 @@ from acp_schema import MessageCodec
 from acpwire._wire.connection import Connection
 from acpwire._wire.dispatch import handler_dispatch
 from acpwire._wire.jsonrpc import Call
+from acpwire._wire.options import ConnectionOptions
 from acpwire.agent import serve_agent
 from acpwire.client import connect, open_agent
 from acpwire.client.connection import PERMISSION
@@ -57,12 +58,14 @@ class Served:
 async def serving(
     dispatch: Callable[[Connection], Callable[[Call], Awaitable[Any] | None]],
     codec: MessageCodec = v2.AGENT_CODEC,
+    peer: str = "the peer",
     **options: Any,
 ) -> AsyncIterator[Served]:
     """A running Connection whose dispatch is `dispatch(connection)`, and the raw peer."""
     ours, theirs = memory_stream_pair()
-    connection = Connection(ours, codec, lambda call: None, **options)
-    connection.dispatch = dispatch(connection)
+    limits = ConnectionOptions(**options)
+    connection = Connection(ours, codec, lambda call: None, options=limits, peer=peer)
+    connection.switch_to(codec, dispatch(connection), None)
     stopped = anyio.Event()
 
     async def run(task_status: anyio.abc.TaskStatus[None]) -> None:

@@ -22,6 +22,8 @@ Everything an agent or a client needs is importable from here:
   (the peer answered one), `InvalidResponse`, `ConnectionClosed` / `PeerExited`,
   `ProtocolMismatch`, `InitializeTimeout`, `NotInitialized`, `AgentNotFound` /
   `AgentNotExecutable` / `AgentLaunchError`;
+- the limits and checks of a connection: `ConnectionOptions` (`options=` of `serve_agent`,
+  `serve_turns`, `connect` and `open_agent`);
 - what a connection runs over: `acpwire.streams` (`stdio_stream`, `ByteStream`, ...), and
   in-process pairs for tests in `acpwire.testing`.
 
@@ -36,6 +38,7 @@ from . import agent as _agent
 from ._version import __version__
 from .agent import (
     AgentTurn,
+    ConnectionOptions,
     CustomStopReason,
     MemorySessionStore,
     PromptTurns,
@@ -95,6 +98,7 @@ Work: TypeAlias = _agent.Work
 
 __all__ = [  # noqa: RUF022 (grouped by side, sorted within a group)
     "__version__",
+    "ConnectionOptions",
     # the agent side
     "AgentTurn",
     "CustomStopReason",

@@ -1,12 +1,13 @@
-"""Writing an agent: serve it (`serve_agent`), advertise what it implements
-(`agent_capabilities`), run its prompt turns (`PromptTurns`, `V1PromptTurns`) with the helpers a
-turn's work calls (`Turn`, `V1Turn`, tool-call handles), or serve whole sessions from one work
-function and a session store (`serve_turns`).
+"""Writing an agent: serve it (`serve_agent`; its limits in `ConnectionOptions`), advertise
+what it implements (`agent_capabilities`), run its prompt turns (`PromptTurns`,
+`V1PromptTurns`) with the helpers a turn's work calls (`Turn`, `V1Turn`, tool-call handles), or
+serve whole sessions from one work function and a session store (`serve_turns`).
 
 Every name here is also importable from `acpwire`, except the less common ones listed in
 `__all__` below; the modules inside this package are implementation detail.
 """
 
+from .._wire.options import ConnectionOptions
 from .capabilities import CapabilityMismatch, agent_capabilities, capability_mismatches
 from .diffs import git_patch, v1_diff, v2_diff
 from .endpoint import V1Factory, V2Factory, serve_agent
@@ -33,6 +34,7 @@ __all__ = [
     "AgentTurn",
     "AnyWork",
     "CapabilityMismatch",
+    "ConnectionOptions",
     "CustomStopReason",
     "Location",
     "MemorySessionStore",

@@ -30,7 +30,9 @@ import acp_schema.v2 as v2
 from acp_schema import UNSET
 
 from .._version import __version__
+from .._wire.options import ConnectionOptions
 from ..errors import RpcError
+from ..streams.byte_stream import AnyByteStream
 from .capabilities import agent_capabilities
 from .endpoint import serve_agent
 from .schedulers import PromptTurns, V1PromptTurns
@@ -127,14 +129,18 @@ async def serve_turns(
     version: str = __version__,
     store: SessionStore | None = None,
     page_size: int = 50,
-    **serve_options: Any,
+    stream: AnyByteStream | None = None,
+    options: ConnectionOptions | None = None,
+    **limits: Any,
 ) -> None:
-    """Serve `work` over v2 and v1 (stdio unless `stream=` is given; the other options are
-    `serve_agent`'s): `trio.run(serve_turns, work)` or `asyncio.run(serve_turns(work))`."""
+    """Serve `work` over v2 and v1: `trio.run(serve_turns, work)` or
+    `asyncio.run(serve_turns(work))`. `stream` and `options` (`ConnectionOptions`) as for
+    `serve_agent`; the keywords `max_line_bytes` ... `check_outgoing` of earlier releases are
+    passed on to it too (prefer `options=`)."""
     agent_v2, agent_v1 = turn_agents(
         work, name=name, version=version, store=store, page_size=page_size
     )
-    await serve_agent(agent_v2, v1=agent_v1, **serve_options)
+    await serve_agent(agent_v2, v1=agent_v1, stream=stream, options=options, **limits)
 
 
 class _SessionsServed:

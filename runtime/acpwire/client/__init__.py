@@ -1,13 +1,14 @@
 """Writing a client: connect to an agent (`open_agent` spawns one, `connect` takes any byte
-stream), read a session's updates (`subscribe`, `UpdateStream`), fold them into a session's
-state (`SessionState`, `V1SessionState`), answer permission requests by policy
-(`Permissions`), run a prompt turn as a typed event stream (`prompt`, `AgentRequests`) and open
-a session again with its history (`open_session`).
+stream; their limits in `ConnectionOptions`), read a session's updates (`subscribe`,
+`UpdateStream`), fold them into a session's state (`SessionState`, `V1SessionState`), answer
+permission requests by policy (`Permissions`), run a prompt turn as a typed event stream
+(`prompt`, `AgentRequests`) and open a session again with its history (`open_session`).
 
 Every name here is also importable from `acpwire`, except the less common ones listed in
 `__all__` below; the modules inside this package are implementation detail.
 """
 
+from .._wire.options import ConnectionOptions
 from .connection import (
     ClientConnection,
     Negotiated,
@@ -52,6 +53,7 @@ __all__ = [
     "AgentRequests",
     "ClientConnection",
     "Compaction",
+    "ConnectionOptions",
     "Decision",
     "ElicitationRequested",
     "Message",

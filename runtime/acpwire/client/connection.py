@@ -23,9 +23,8 @@ Errors: `open_agent` and `connect` raise the single exception that ended the blo
 
 from __future__ import annotations
 
-import collections
 import shlex
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Generic, TypeVar, cast, overload
 
@@ -34,12 +33,10 @@ import msgspec
 from acp_schema import Codec, MethodSpec, v1, v2
 
 from .._groups import SingleException
-from .._loop import Event, current_loop
-from .._wire.connection import DEFAULT_EOF_GRACE_PERIOD, DEFAULT_MAX_CONCURRENT_REQUESTS, Connection
+from .._wire.connection import Connection
 from .._wire.dispatch import handler_dispatch, implemented
-from .._wire.framing import DEFAULT_MAX_LINE_BYTES
-from .._wire.jsonrpc import Call, RequestId
-from .._wire.outbox import DEFAULT_MAX_BUFFERED_BYTES
+from .._wire.jsonrpc import Call
+from .._wire.options import ConnectionOptions, call_options
 from .._wire.versions import (
     SURFACES,
     Surface,
@@ -58,12 +55,10 @@ from ..errors import (
 from ..streams.agent_process import GRACE_PERIOD, TERMINATE_GRACE_PERIOD, spawn_agent
 from ..streams.byte_stream import AnyByteStream
 from .permissions import cancelled_permission
+from .router import UpdateRouter, UpdateStream
 
 V2Factory = Callable[[v2.AgentPeer], v2.ClientBase]
 V1Factory = Callable[[v1.AgentPeer], v1.ClientBase]
-
-UPDATE_BUFFER = 1024
-"""Updates a per-session iterator may hold before the connection waits for its reader."""
 
 INITIALIZE_TIMEOUT = 30.0
 """Seconds `initialize` waits for the agent's answer by default."""
@@ -74,127 +69,6 @@ SESSION_UPDATE = "session/update"
 Update = TypeVar("Update")
 Peer = TypeVar("Peer")
 Initialized = TypeVar("Initialized")
-
-
-class _Gate:
-    """A request held until `remaining` more updates were taken (counted from the gate
-    before it in the stream, so taking an update counts down the first gate only)."""
-
-    __slots__ = ("opened", "remaining")
-
-    def __init__(self, remaining: int, opened: Event) -> None:
-        self.remaining = remaining
-        self.opened = opened
-
-
-class HeldRequest:
-    """A request of the session, queued among its updates in a stream that holds requests
-    (`UpdateStream.holds_requests`): its handler runs once the reader took it and set
-    `released`."""
-
-    __slots__ = ("call", "released")
-
-    def __init__(self, call: Call, released: Event) -> None:
-        self.call = call
-        self.released = released
-
-
-class UpdateStream(Generic[Update]):
-    """The updates of one session, in order, as an async iterator.
-
-    Items are handed over through a deque, not a channel: a channel costs a scheduler
-    round trip per item, which at tens of thousands of updates a second is most of the cost.
-    The connection waits (back-pressure) while `UPDATE_BUFFER` updates are unread.
-
-    A request of the session waits at a gate until the updates queued before it were taken.
-    """
-
-    def __init__(self) -> None:
-        self._loop = current_loop()
-        self._items: collections.deque[Update] = collections.deque()
-        self._reader: Event | None = None  # set to wake a reader waiting for an item
-        self._writer: Event | None = None  # set to wake a writer waiting for room
-        self._closed = False
-        self._gates: collections.deque[_Gate] = collections.deque()  # in arrival order
-        self.holds_requests = False
-        """True: the session's requests are queued among the updates as `HeldRequest`s, in
-        wire order, their handlers held until the reader sets `released` (acpwire.client.turns)."""
-
-    def offer(self, update: Update) -> bool:
-        """Add an update unless the buffer is full (False); once closed, updates are dropped."""
-        if self._closed:
-            return True
-        if len(self._items) >= UPDATE_BUFFER:
-            return False
-        self._items.append(update)
-        if self._reader is not None:
-            self._reader.set()
-            self._reader = None
-        return True
-
-    async def put(self, update: Update) -> None:
-        """Add an update, waiting for room."""
-        while not self.offer(update):
-            self._writer = self._writer or self._loop.Event()
-            await self._writer.wait()
-
-    def gate(self) -> Event | None:
-        """An event set once the updates queued now were taken (None: nothing is queued)."""
-        if not self._items or self._closed:
-            return None
-        waiting = len(self._items) - sum(gate.remaining for gate in self._gates)
-        gate = _Gate(waiting, self._loop.Event())
-        self._gates.append(gate)
-        return gate.opened
-
-    def _take_past_gates(self) -> Update:
-        update = self._items.popleft()
-        gates = self._gates
-        gates[0].remaining -= 1
-        while gates and gates[0].remaining <= 0:
-            gates.popleft().opened.set()
-        return update
-
-    def hold(self, call: Call) -> Event | None:
-        """Queue a request among the updates (beyond the buffer limit: requests are few);
-        None once closed (nobody will take it)."""
-        if self._closed:
-            return None
-        held = HeldRequest(call, self._loop.Event())
-        self._items.append(held)  # type: ignore[arg-type]
-        if self._reader is not None:
-            self._reader.set()
-            self._reader = None
-        return held.released
-
-    def close(self) -> None:
-        for item in self._items:
-            if isinstance(item, HeldRequest):
-                item.released.set()
-        self._closed = True
-        for waiting in (self._reader, self._writer):
-            if waiting is not None:
-                waiting.set()
-        for gate in self._gates:
-            gate.opened.set()
-        self._gates.clear()
-
-    def __aiter__(self) -> UpdateStream[Update]:
-        return self
-
-    async def __anext__(self) -> Update:
-        items = self._items
-        while not items:
-            if self._closed:
-                raise StopAsyncIteration
-            self._reader = self._reader or self._loop.Event()
-            await self._reader.wait()
-        if self._writer is not None and len(items) <= UPDATE_BUFFER // 2:
-            self._writer.set()
-            self._writer = None
-        if self._gates:
-            return self._take_past_gates()
-        return items.popleft()
 
 
 class Negotiated(Generic[Peer, Initialized, Update]):
@@ -231,14 +105,18 @@ class ClientConnection:
         factories: dict[int, Callable[[Any], Any]],
         *,
         peer: str = "the agent",
-        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-        max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
-        max_buffered_bytes: int = DEFAULT_MAX_BUFFERED_BYTES,
-        eof_grace_period: float = DEFAULT_EOF_GRACE_PERIOD,
-        check_outgoing: bool = False,
+        closed_reason: Callable[[], Any] | None = None,
+        stderr_tail: Callable[[], str] | None = None,
+        options: ConnectionOptions | None = None,
+        max_line_bytes: int = ConnectionOptions.max_line_bytes,
+        max_concurrent_requests: int = ConnectionOptions.max_concurrent_requests,
+        max_buffered_bytes: int = ConnectionOptions.max_buffered_bytes,
+        eof_grace_period: float = ConnectionOptions.eof_grace_period,
+        check_outgoing: bool = ConnectionOptions.check_outgoing,
     ) -> None:
-        """`peer`: how error messages name the agent (`open_agent`: its command line); the
-        other options as for `connect`."""
+        """`peer`: how error messages name the agent (`open_agent`: its command line).
+        `stderr_tail()`: what the agent wrote to stderr lately, quoted when it does not
+        answer `initialize` (`open_agent`). The other options as for `connect`."""
         self._factories = factories  # protocol version -> builds the client implementation
         # what each version's implementation subclasses (stable or unstable); TypeError naming
         # the fix for a client instance, a class of the wrong version, anything not callable
@@ -247,29 +125,43 @@ class ClientConnection:
             for version, factory in factories.items()
         }
         self._peer = peer
-        self._stderr_tail: Callable[[], str] = lambda: ""  # open_agent: the agent's stderr
+        self._stderr_tail = stderr_tail
         self._surface: Surface | None = None  # the negotiated surface
         self._client: v2.ClientBase | v1.ClientBase | None = None
         self._agent: v2.AgentPeer | v1.AgentPeer | None = None
         self._negotiated: V2Connection | V1Connection | None = None
-        self._dispatch: Callable[[Call], Awaitable[Any] | None] = _not_initialized
-        self._handles_updates = False
-        self._update_spec: MethodSpec[Any, None] | None = None
-        self._subscribers: dict[str, list[UpdateStream[Any]]] = {}
-        self._gates: dict[RequestId, list[Event]] = {}
+        self._router = UpdateRouter()
         self._connection = Connection(
             stream,
             bootstrap_codec(Codec[msgspec.Raw](msgspec.Raw)),
             _not_initialized,
-            cancelled_result=self._cancelled_result,
+            options=call_options(
+                options,
+                max_line_bytes=max_line_bytes,
+                max_concurrent_requests=max_concurrent_requests,
+                max_buffered_bytes=max_buffered_bytes,
+                eof_grace_period=eof_grace_period,
+                check_outgoing=check_outgoing,
+            ),
             peer=peer,
-            max_line_bytes=max_line_bytes,
-            max_concurrent_requests=max_concurrent_requests,
-            max_buffered_bytes=max_buffered_bytes,
-            eof_grace_period=eof_grace_period,
-            check_outgoing=check_outgoing,
+            on_request=self._router.on_request,
+            cancelled_result=self._cancelled_result,
+            closed_reason=closed_reason,
         )
-        self._connection.on_request = self._gate_behind_updates
+        self._connection.on_close(self._router.close)
+
+    @asynccontextmanager
+    async def _serving(self) -> AsyncIterator[None]:
+        """Serve the connection while the block runs (`connect`, `open_agent`); an exception
+        ending the block leaves it as itself, not in an ExceptionGroup."""
+        with SingleException() as single:
+            async with self._connection.loop.open_nursery() as nursery:
+                await nursery.start(self._connection.run)
+                try:
+                    with single.callers_code():
+                        yield
+                finally:
+                    nursery.cancel_scope.cancel()
 
     # ------------------------------------------------------------------ setup
 
@@ -320,7 +212,7 @@ class ClientConnection:
         with self._connection.loop.move_on_after(timeout if timeout is not None else float("inf")):
             raw: msgspec.Raw = await self._connection.request(spec, params)
             return raw
-        tail = self._stderr_tail()
+        tail = self._stderr_tail() if self._stderr_tail is not None else ""
         raise InitializeTimeout(
             f"{self._peer} did not answer `initialize` within {timeout:g} s"
             + (f"; stderr tail:\n{tail}\n" if tail else " and wrote nothing to stderr; ")
@@ -334,11 +226,12 @@ class ClientConnection:
         check_built(client, surface.version, "client", surface)
         self._surface, self._agent, self._client = surface, agent, client
         self._negotiated = Negotiated(self, agent, initialize_response)
-        self._dispatch = handler_dispatch(client, surface.client_base)
-        self._handles_updates = implemented(client, surface.client_base, "session_update")
-        self._update_spec = surface.client_codec.inbound[SESSION_UPDATE]
-        self._connection.core.codec = surface.client_codec
-        self._connection.dispatch = self._route
+        route = self._router.routing(
+            handler_dispatch(client, surface.client_base),
+            surface.client_codec.inbound[SESSION_UPDATE],
+            handles_updates=implemented(client, surface.client_base, "session_update"),
+        )
+        self._connection.switch_to(surface.client_codec, route, initialize_response)
 
     @property
     def peer(self) -> str:
@@ -391,55 +284,6 @@ class ClientConnection:
         assert self._negotiated is not None  # set with the surface
         return self._negotiated
 
-    # ------------------------------------------------------------------ incoming
-
-    def _route(self, call: Call) -> Awaitable[Any] | None:
-        """Dispatch once initialized; a session update goes to its subscribers first."""
-        if call.spec is self._update_spec:
-            notification: Any = call.message.params  # type: ignore[union-attr]
-            streams = self._subscribers.get(notification.session_id)
-            if streams:
-                update = notification.update
-                for stream in streams:
-                    if not stream.offer(update):
-                        return self._publish_waiting(streams, stream, update, call)
-            if not self._handles_updates:
-                return None
-        elif self._gates and call.id in self._gates:
-            return self._after_gates(self._gates.pop(call.id), call)
-        return self._dispatch(call)
-
-    async def _publish_waiting(
-        self, streams: list[UpdateStream[Any]], full: UpdateStream[Any], update: Any, call: Call
-    ) -> Any:
-        """Back-pressure: wait until `full` and the subscribers after it have room."""
-        for stream in streams[streams.index(full) :]:
-            await stream.put(update)
-        pending = self._dispatch(call)
-        return None if pending is None else await pending
-
-    def _gate_behind_updates(self, call: Call) -> None:
-        """On arrival of a request (on the reader, in wire order): when it belongs to a
-        session whose subscribers have not taken every earlier update, hold its handler."""
-        session_id = getattr(call.params, "session_id", None) if call.spec else None
-        streams = self._subscribers.get(session_id) if isinstance(session_id, str) else None
-        if not streams:
-            return
-        gates = [
-            gate
-            for stream in streams
-            if (gate := stream.hold(call) if stream.holds_requests else stream.gate()) is not None
-        ]
-        if gates:
-            assert not isinstance(call.id, msgspec.UnsetType)
-            self._gates[call.id] = gates
-
-    async def _after_gates(self, gates: list[Event], call: Call) -> Any:
-        for gate in gates:
-            await gate.wait()
-        pending = self._dispatch(call)
-        return None if pending is None else await pending
-
     def _cancelled_result(self, call: Call) -> Any:
         if call.method != PERMISSION or self._surface is None:
             return None
@@ -447,8 +291,7 @@ class ClientConnection:
 
     # ------------------------------------------------------------------ sessions
 
-    @asynccontextmanager
-    async def subscribe(self, session_id: str) -> AsyncIterator[UpdateStream[Any]]:
+    def subscribe(self, session_id: str) -> AbstractAsyncContextManager[UpdateStream[Any]]:
         """Every `session/update` of a session, in order, while the block runs.
 
         Read it while the turn runs (e.g. in another task): once `UPDATE_BUFFER` updates are
@@ -459,14 +302,7 @@ class ClientConnection:
         a request in the task that should be reading. `conn.v2.subscribe` /
         `conn.v1.subscribe` give the items their type.
         """
-        stream: UpdateStream[Any] = UpdateStream()
-        self._subscribers.setdefault(session_id, []).append(stream)
-        self._connection.on_close(stream.close)
-        try:
-            yield stream
-        finally:
-            self._subscribers[session_id].remove(stream)
-            stream.close()
+        return self._router.subscribe(session_id)
 
     async def cancel(self, session_id: str) -> None:
         """`session/cancel`, after answering this session's pending permission requests with
@@ -527,11 +363,12 @@ async def connect(
     v1: V1Factory | None = None,
     closed_reason: Callable[[], Any] | None = None,
     peer: str = "the agent",
-    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-    max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
-    max_buffered_bytes: int = DEFAULT_MAX_BUFFERED_BYTES,
-    eof_grace_period: float = DEFAULT_EOF_GRACE_PERIOD,
-    check_outgoing: bool = False,
+    options: ConnectionOptions | None = None,
+    max_line_bytes: int = ConnectionOptions.max_line_bytes,
+    max_concurrent_requests: int = ConnectionOptions.max_concurrent_requests,
+    max_buffered_bytes: int = ConnectionOptions.max_buffered_bytes,
+    eof_grace_period: float = ConnectionOptions.eof_grace_period,
+    check_outgoing: bool = ConnectionOptions.check_outgoing,
 ) -> AsyncIterator[ClientConnection]:
     """A client connection over any byte stream, served while the block runs.
 
@@ -539,34 +376,26 @@ async def connect(
     peer it calls the agent through: the `ClientBase` subclass itself, or a function
     returning an instance; at least one. `closed_reason()`: the error pending calls fail with
     once the stream ends. `peer`: how log and error messages name the agent.
-    `max_line_bytes`: longest line accepted; longer ones are answered -32600 and skipped.
-    `max_concurrent_requests`: the agent's requests handled at once (as many more wait).
-    `max_buffered_bytes`: send buffer bound; a slow reader slows the senders.
-    `eof_grace_period`: once the agent closes its side, how long its requests already
-    received may still run before they are answered with an error. `check_outgoing`: check
-    what this client sends against the schema first (development and tests: a typo in an
-    enum value or a union tag fails the send).
+    `options`: the connection's limits and checks (`ConnectionOptions`, which documents them;
+    the defaults when not given). The keywords `max_line_bytes` ... `check_outgoing` are the
+    same options in the form of earlier releases, still accepted; prefer `options=` (one call
+    uses one form).
     An exception ending the block leaves it as itself, not in an ExceptionGroup.
     """
     conn = ClientConnection(
         stream,
         _factories(v2, v1),
         peer=peer,
+        closed_reason=closed_reason,
+        options=options,
         max_line_bytes=max_line_bytes,
         max_concurrent_requests=max_concurrent_requests,
         max_buffered_bytes=max_buffered_bytes,
         eof_grace_period=eof_grace_period,
         check_outgoing=check_outgoing,
     )
-    conn._connection.closed_reason = closed_reason
-    with SingleException() as single:
-        async with conn._connection.loop.open_nursery() as nursery:
-            await nursery.start(conn._connection.run)
-            try:
-                with single.callers_code():
-                    yield conn
-            finally:
-                nursery.cancel_scope.cancel()
+    async with conn._serving():
+        yield conn
 
 
 @asynccontextmanager
@@ -579,18 +408,19 @@ async def open_agent(
     cwd: str | None = None,
     grace_period: float = GRACE_PERIOD,
     terminate_grace_period: float = TERMINATE_GRACE_PERIOD,
-    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-    max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
-    max_buffered_bytes: int = DEFAULT_MAX_BUFFERED_BYTES,
-    eof_grace_period: float = DEFAULT_EOF_GRACE_PERIOD,
-    check_outgoing: bool = False,
+    options: ConnectionOptions | None = None,
+    max_line_bytes: int = ConnectionOptions.max_line_bytes,
+    max_concurrent_requests: int = ConnectionOptions.max_concurrent_requests,
+    max_buffered_bytes: int = ConnectionOptions.max_buffered_bytes,
+    eof_grace_period: float = ConnectionOptions.eof_grace_period,
+    check_outgoing: bool = ConnectionOptions.check_outgoing,
 ) -> AsyncIterator[ClientConnection]:
     """Spawn an agent subprocess and connect to it over its stdio.
 
     `command`: the program and its arguments (no shell). `env`: the agent's environment
     (default: this process's). `cwd`: its working directory. `grace_period`: seconds the
     agent gets to exit once its stdin is closed, then SIGTERM; `terminate_grace_period`:
-    seconds after SIGTERM before SIGKILL. The other options as for `connect`.
+    seconds after SIGTERM before SIGKILL. `options` and the other options as for `connect`.
 
     When the agent dies, pending and later calls raise `PeerExited` with its exit code and
     the tail of its stderr. Leaving the block closes its stdin and waits for it to exit, then
@@ -598,7 +428,15 @@ async def open_agent(
     An exception ending the block (`PeerExited`, or one of the block's own) leaves it as
     itself, not in an ExceptionGroup.
     """
-    _factories(v2, v1)  # misuse fails before anything is spawned
+    factories = _factories(v2, v1)  # misuse fails before anything is spawned
+    options = call_options(
+        options,
+        max_line_bytes=max_line_bytes,
+        max_concurrent_requests=max_concurrent_requests,
+        max_buffered_bytes=max_buffered_bytes,
+        eof_grace_period=eof_grace_period,
+        check_outgoing=check_outgoing,
+    )
     with SingleException() as single:
         async with spawn_agent(
             command,
@@ -607,19 +445,15 @@ async def open_agent(
             grace_period=grace_period,
             terminate_grace_period=terminate_grace_period,
         ) as agent:
-            async with connect(
+            conn = ClientConnection(
                 agent.stream,
-                v2=v2,
-                v1=v1,
-                closed_reason=agent.exited,
+                factories,
                 peer=f"agent `{shlex.join(command)}`",
-                max_line_bytes=max_line_bytes,
-                max_concurrent_requests=max_concurrent_requests,
-                max_buffered_bytes=max_buffered_bytes,
-                eof_grace_period=eof_grace_period,
-                check_outgoing=check_outgoing,
-            ) as conn:
-                conn._stderr_tail = lambda: "\n".join(agent.stderr_tail)
+                closed_reason=agent.exited,
+                stderr_tail=lambda: "\n".join(agent.stderr_tail),
+                options=options,
+            )
+            async with conn._serving():
                 with single.callers_code():
                     yield conn
 

@@ -36,8 +36,9 @@ from .._groups import SingleException
 from .._loop import Event as LoopEvent
 from .._loop import current_loop, new_event
 from ..errors import PeerError
-from .connection import HeldRequest, V1Connection, V2Connection
+from .connection import V1Connection, V2Connection
 from .permissions import Permissions, Verdict, cancelled_permission
+from .router import HeldRequest
 from .state import SessionState, V1SessionState
 
 __all__ = [
