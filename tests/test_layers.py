@@ -28,8 +28,8 @@ ALLOWED: dict[str, set[str]] = {
     "errors": set(),
     "streams": {"errors", "_loop", "_groups"},
     "_wire": {"streams", "errors", "_loop", "_groups"},
-    "agent": {"_wire", "streams", "errors", "_loop", "_groups", "_version"},
-    "client": {"_wire", "streams", "errors", "_loop", "_groups", "_version"},
+    "agent": {"_wire", "streams", "errors", "_loop", "_groups", "_version", "_moved"},
+    "client": {"_wire", "streams", "errors", "_loop", "_groups", "_version", "_moved"},
     "front door": {"agent", "client", "streams", "errors", "_version", "_moved"},
     "_moved": set(),
 }

@@ -7,10 +7,13 @@ Every name here is also importable from `acpwire`, except the less common ones l
 `__all__` below; the modules inside this package are implementation detail.
 """
 
+from typing import TYPE_CHECKING
+
+from .._moved import renamed_names
 from .._wire.options import ConnectionOptions
 from .capabilities import CapabilityMismatch, agent_capabilities, capability_mismatches
 from .diffs import git_patch, v1_diff, v2_diff
-from .endpoint import V1Factory, V2Factory, serve_agent
+from .endpoint import AgentFactory, V1AgentFactory, serve_agent
 from .schedulers import PromptTurns, V1PromptTurns
 from .sessions import MemorySessionStore, SessionStore, StoredSession, serve_turns, turn_agents
 from .turns import (
@@ -31,6 +34,7 @@ from .turns import (
 )
 
 __all__ = [
+    "AgentFactory",
     "AgentTurn",
     "AnyWork",
     "CapabilityMismatch",
@@ -47,11 +51,10 @@ __all__ = [
     "ToolCallHandle",
     "Turn",
     "TurnToolCall",
-    "V1Factory",
+    "V1AgentFactory",
     "V1PromptTurns",
     "V1Turn",
     "V1TurnToolCall",
-    "V2Factory",
     "Work",
     "agent_capabilities",
     "capability_mismatches",
@@ -63,3 +66,13 @@ __all__ = [
     "v1_diff",
     "v2_diff",
 ]
+
+_RENAMED = {"V2Factory": "AgentFactory", "V1Factory": "V1AgentFactory"}
+"""The names of earlier releases: they still resolve, with a DeprecationWarning, until the
+next release (one version-naming rule: no prefix for v2, `V1` for v1)."""
+
+if TYPE_CHECKING:  # the old names, for type checkers
+    V2Factory = AgentFactory
+    V1Factory = V1AgentFactory
+else:
+    __getattr__ = renamed_names(__name__, _RENAMED)

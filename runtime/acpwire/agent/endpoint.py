@@ -59,14 +59,18 @@ from .capabilities import capability_mismatches, describe
 
 log = logging.getLogger("acpwire")
 
-V2Factory = (
+AgentFactory = (
     Callable[[v2.ClientPeer], v2.AgentBase]
     | Callable[[acp_schema.v2.unstable.ClientPeer], acp_schema.v2.unstable.AgentBase]
 )
-V1Factory = (
+"""What `serve_agent` takes for v2: builds the agent from the client's typed peer (the
+`AgentBase` subclass itself, or a function returning an instance)."""
+
+V1AgentFactory = (
     Callable[[v1.ClientPeer], v1.AgentBase]
     | Callable[[acp_schema.v1.unstable.ClientPeer], acp_schema.v1.unstable.AgentBase]
 )
+"""What `serve_agent` takes for v1 (`v1=`), as `AgentFactory` for v2."""
 
 
 class AgentEndpoint:
@@ -196,9 +200,9 @@ class AgentEndpoint:
 
 
 async def serve_agent(
-    v2: V2Factory | None = None,
+    v2: AgentFactory | None = None,
     *,
-    v1: V1Factory | None = None,
+    v1: V1AgentFactory | None = None,
     stream: AnyByteStream | None = None,
     options: ConnectionOptions | None = None,
     max_line_bytes: int = ConnectionOptions.max_line_bytes,

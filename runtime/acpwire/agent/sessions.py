@@ -117,8 +117,8 @@ def turn_agents(
     sharing one store (a `MemorySessionStore` unless given)."""
     served = Served(work, store or MemorySessionStore(), name, version, page_size)
     return (
-        type("TurnAgentV2", (TurnAgentV2,), {"served": served}),
-        type("TurnAgentV1", (TurnAgentV1,), {"served": served}),
+        type("TurnAgent", (TurnAgent,), {"served": served}),
+        type("V1TurnAgent", (V1TurnAgent,), {"served": served}),
     )
 
 
@@ -227,7 +227,7 @@ def _infos(info: type[Info], sessions: list[StoredSession]) -> list[Info]:
     ]
 
 
-class TurnAgentV2(_SessionsServed, v2.AgentBase):
+class TurnAgent(_SessionsServed, v2.AgentBase):
     """A v2 agent serving `served.work` (build one with `turn_agents`)."""
 
     protocol_version = 2
@@ -286,7 +286,7 @@ class TurnAgentV2(_SessionsServed, v2.AgentBase):
         await self.client.session_update(notification)
 
 
-class TurnAgentV1(_SessionsServed, v1.AgentBase):
+class V1TurnAgent(_SessionsServed, v1.AgentBase):
     """A v1 agent serving `served.work` (build one with `turn_agents`)."""
 
     protocol_version = 1

@@ -8,15 +8,17 @@ Every name here is also importable from `acpwire`, except the less common ones l
 `__all__` below; the modules inside this package are implementation detail.
 """
 
+from typing import TYPE_CHECKING
+
+from .._moved import renamed_names
 from .._wire.options import ConnectionOptions
 from .connection import (
     ClientConnection,
+    ClientFactory,
     Negotiated,
     UpdateStream,
-    V1Connection,
-    V1Factory,
-    V2Connection,
-    V2Factory,
+    V1ClientFactory,
+    V1Negotiated,
     connect,
     open_agent,
 )
@@ -40,18 +42,18 @@ from .turns import (
     PermissionRequested,
     SessionUpdateEvent,
     TurnClient,
+    TurnEvent,
     TurnEvents,
-    V1Event,
     V1TurnClient,
+    V1TurnEvent,
     V1TurnEvents,
-    V2Event,
-    V2TurnEvents,
     prompt,
 )
 
 __all__ = [
     "AgentRequests",
     "ClientConnection",
+    "ClientFactory",
     "Compaction",
     "ConnectionOptions",
     "Decision",
@@ -69,18 +71,15 @@ __all__ = [
     "Terminal",
     "ToolCall",
     "TurnClient",
+    "TurnEvent",
     "TurnEvents",
     "UpdateStream",
-    "V1Connection",
-    "V1Event",
-    "V1Factory",
+    "V1ClientFactory",
+    "V1Negotiated",
     "V1SessionState",
     "V1TurnClient",
+    "V1TurnEvent",
     "V1TurnEvents",
-    "V2Connection",
-    "V2Event",
-    "V2Factory",
-    "V2TurnEvents",
     "Verdict",
     "approve_all",
     "approve_reads",
@@ -95,3 +94,26 @@ __all__ = [
     "replay",
     "rules",
 ]
+
+_RENAMED = {
+    "V2Factory": "ClientFactory",
+    "V1Factory": "V1ClientFactory",
+    "V2Connection": "Negotiated",
+    "V1Connection": "V1Negotiated",
+    "V2Event": "TurnEvent",
+    "V1Event": "V1TurnEvent",
+    "V2TurnEvents": "TurnEvents",
+}
+"""The names of earlier releases: they still resolve, with a DeprecationWarning, until the
+next release (one version-naming rule: no prefix for v2, `V1` for v1)."""
+
+if TYPE_CHECKING:  # the old names, for type checkers
+    V2Factory = ClientFactory
+    V1Factory = V1ClientFactory
+    V2Connection = Negotiated
+    V1Connection = V1Negotiated
+    V2Event = TurnEvent
+    V1Event = V1TurnEvent
+    V2TurnEvents = TurnEvents
+else:
+    __getattr__ = renamed_names(__name__, _RENAMED)

@@ -57,8 +57,12 @@ from ..streams.byte_stream import AnyByteStream
 from .permissions import cancelled_permission
 from .router import UpdateRouter, UpdateStream
 
-V2Factory = Callable[[v2.AgentPeer], v2.ClientBase]
-V1Factory = Callable[[v1.AgentPeer], v1.ClientBase]
+ClientFactory = Callable[[v2.AgentPeer], v2.ClientBase]
+"""What `open_agent` / `connect` take for v2: builds the client from the agent's typed peer
+(the `ClientBase` subclass itself, or a function returning an instance)."""
+
+V1ClientFactory = Callable[[v1.AgentPeer], v1.ClientBase]
+"""What `open_agent` / `connect` take for v1 (`v1=`), as `ClientFactory` for v2."""
 
 INITIALIZE_TIMEOUT = 30.0
 """Seconds `initialize` waits for the agent's answer by default."""
@@ -71,7 +75,7 @@ Peer = TypeVar("Peer")
 Initialized = TypeVar("Initialized")
 
 
-class Negotiated(Generic[Peer, Initialized, Update]):
+class _Negotiated(Generic[Peer, Initialized, Update]):
     """The connection seen through the protocol version the agent chose, fully typed.
 
     `peer`: the agent's typed methods; `initialize_response`: the agent's answer to
@@ -92,8 +96,14 @@ class Negotiated(Generic[Peer, Initialized, Update]):
         await self.connection.cancel(session_id)
 
 
-V2Connection = Negotiated[v2.AgentPeer, v2.InitializeResponse, v2.SessionUpdate]
-V1Connection = Negotiated[v1.AgentPeer, v1.InitializeResponse, v1.SessionUpdate]
+class Negotiated(_Negotiated[v2.AgentPeer, v2.InitializeResponse, v2.SessionUpdate]):
+    """The connection seen through protocol version 2 (`conn.v2`), fully typed: `peer` (the
+    agent's typed methods), `initialize_response` (the agent's answer to `initialize`),
+    `subscribe` / `cancel` (as on `ClientConnection`, with typed updates)."""
+
+
+class V1Negotiated(_Negotiated[v1.AgentPeer, v1.InitializeResponse, v1.SessionUpdate]):
+    """The connection seen through protocol version 1 (`conn.v1`), as `Negotiated` for v2."""
 
 
 class ClientConnection:
@@ -129,7 +139,7 @@ class ClientConnection:
         self._surface: Surface | None = None  # the negotiated surface
         self._client: v2.ClientBase | v1.ClientBase | None = None
         self._agent: v2.AgentPeer | v1.AgentPeer | None = None
-        self._negotiated: V2Connection | V1Connection | None = None
+        self._negotiated: Negotiated | V1Negotiated | None = None
         self._router = UpdateRouter()
         self._connection = Connection(
             stream,
@@ -225,7 +235,8 @@ class ClientConnection:
         client = self._factories[surface.version](agent)
         check_built(client, surface.version, "client", surface)
         self._surface, self._agent, self._client = surface, agent, client
-        self._negotiated = Negotiated(self, agent, initialize_response)
+        view = Negotiated if surface.version == 2 else V1Negotiated
+        self._negotiated = view(self, agent, initialize_response)
         route = self._router.routing(
             handler_dispatch(client, surface.client_base),
             surface.client_codec.inbound[SESSION_UPDATE],
@@ -274,7 +285,7 @@ class ClientConnection:
             )
         return self._surface
 
-    def _negotiated_as(self, version: int) -> V2Connection | V1Connection:
+    def _negotiated_as(self, version: int) -> Negotiated | V1Negotiated:
         chosen = self._require_initialized().version
         if chosen != version:
             raise ProtocolMismatch(
@@ -323,17 +334,17 @@ class ClientConnection:
     # (last in the class: within it, the names v2 and v1 are these properties from here on)
 
     @property
-    def v2(self) -> V2Connection:
+    def v2(self) -> Negotiated:
         """The connection typed for protocol version 2 (when the agent chose it). A client
         built on `acp_schema.v2.unstable` gets the unstable peer here, typed as the stable one:
         `cast(acp_schema.v2.unstable.AgentPeer, conn.v2.peer)` types its draft methods."""
-        return cast("V2Connection", self._negotiated_as(2))
+        return cast("Negotiated", self._negotiated_as(2))
 
     @property
-    def v1(self) -> V1Connection:
+    def v1(self) -> V1Negotiated:
         """The connection typed for protocol version 1 (when the agent chose it; unstable
         peers as for `v2`)."""
-        return cast("V1Connection", self._negotiated_as(1))
+        return cast("V1Negotiated", self._negotiated_as(1))
 
 
 def _not_initialized(call: Call) -> None:
@@ -342,7 +353,9 @@ def _not_initialized(call: Call) -> None:
         raise RpcError.invalid_request("the connection is not initialized yet")
 
 
-def _factories(v2: V2Factory | None, v1: V1Factory | None) -> dict[int, Callable[[Any], Any]]:
+def _factories(
+    v2: ClientFactory | None, v1: V1ClientFactory | None
+) -> dict[int, Callable[[Any], Any]]:
     given: dict[int, Callable[[Any], Any] | None] = {2: v2, 1: v1}
     factories = {version: f for version, f in given.items() if f is not None}
     if not factories:
@@ -359,8 +372,8 @@ def _factories(v2: V2Factory | None, v1: V1Factory | None) -> dict[int, Callable
 async def connect(
     stream: AnyByteStream,
     *,
-    v2: V2Factory | None = None,
-    v1: V1Factory | None = None,
+    v2: ClientFactory | None = None,
+    v1: V1ClientFactory | None = None,
     closed_reason: Callable[[], Any] | None = None,
     peer: str = "the agent",
     options: ConnectionOptions | None = None,
@@ -402,8 +415,8 @@ async def connect(
 async def open_agent(
     command: Sequence[str],
     *,
-    v2: V2Factory | None = None,
-    v1: V1Factory | None = None,
+    v2: ClientFactory | None = None,
+    v1: V1ClientFactory | None = None,
     env: dict[str, str] | None = None,
     cwd: str | None = None,
     grace_period: float = GRACE_PERIOD,
@@ -465,8 +478,7 @@ __all__ = [
     "Negotiated",
     "NotInitialized",
     "UpdateStream",
-    "V1Connection",
-    "V2Connection",
+    "V1Negotiated",
     "connect",
     "open_agent",
 ]
