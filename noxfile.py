@@ -4,6 +4,7 @@ environment)."""
 
 from __future__ import annotations
 
+import json
 import re
 import tempfile
 from pathlib import Path
@@ -50,7 +51,7 @@ TOOLS = {
         *("pytest", "hypothesis", "jsonschema", "datamodel-code-generator", "trio", "anyio"),
         "packaging",
         "mypy",  # tests type-check user code against the public API (mypy --strict)
-        "pdoc",  # tests/test_docs.py checks docstrings with the docs build's own rules
+        "pdoc",  # tests/e2e/test_docs.py checks docstrings with the docs build's own rules
     ),
     "bench": ("msgspec", "trio", "anyio", "uvloop", "orjson", "agent-client-protocol"),
     "lint": (*CODEGEN, "mypy", "trio", "anyio", "pytest", "hypothesis", "jsonschema"),
@@ -67,7 +68,11 @@ def _install(session: nox.Session, tools: str) -> None:
 
 @nox.session
 def generate(session: nox.Session) -> None:
-    """Regenerate generated/acp_schema from schema/ (refuses files that don't match schema/lock.json)."""
+    """Regenerate generated/acp_schema from schema/ (refuses files that don't match schema/lock.json).
+
+    Arguments go to `python -m codegen`: `nox -s generate -- --schema-dir DIR --release
+    X.Y.Z+LABEL --out OUT` generates from schema files that were never released (a directory,
+    or with `--rev REF` a git repository's schema/ at that revision) into OUT."""
     _install(session, "codegen")
     session.run("python", "-m", "codegen", *session.posargs)
 
@@ -109,8 +114,9 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def docs(session: nox.Session) -> None:
     """The API reference (pdoc) of acpwire and acp_schema from the docstrings into docs/_build
-    (`nox -s docs -- <dir>` for another directory). A pdoc warning, or a public object of
-    acpwire without a docstring, fails the build."""
+    (`nox -s docs -- <dir>` for another directory), with search. A pdoc warning, a public
+    object without a docstring, or a type in a rendered signature that links nowhere fails
+    the build (docs/build.py)."""
     _install(session, "docs")
     session.run("python", "docs/build.py", *session.posargs)
 
@@ -132,11 +138,23 @@ def demo(session: nox.Session) -> None:
 
 @nox.session
 def update_schema(session: nox.Session) -> None:
-    """`nox -s update_schema -- <npm version>`: vendor another schema release and regenerate."""
+    """Vendor other schema files into schema/ (and lock them), print the change report, regenerate.
+
+    `nox -s update_schema -- <npm version> [--package NAME]`: a release of
+    @agentclientprotocol/sdk, fetched with npm pack and checked against the registry's integrity
+    hash. `nox -s update_schema -- --from PATH [--rev REF] --release X.Y.Z+LABEL`: schema files
+    never published as an npm release (the protocol repository's main branch, a fork, a draft
+    PR): a directory holding v1/ and v2/ (or a checkout whose schema/ does), or with `--rev` the
+    schema/ of that revision of a git repository; the label (the npm release the files build
+    on, then a label) becomes the acp-schema version X.Y.Z.<revision>+LABEL. Every argument goes
+    to `python -m codegen.vendor update`."""
     if not session.posargs:
-        session.error("usage: nox -s update_schema -- <@agentclientprotocol/sdk version>")
+        session.error(
+            "usage: nox -s update_schema -- <npm version> [--package NAME]\n"
+            "   or: nox -s update_schema -- --from PATH [--rev REF] --release X.Y.Z+LABEL"
+        )
     _install(session, "codegen")
-    session.run("python", "-m", "codegen.vendor", "update", session.posargs[0])
+    session.run("python", "-m", "codegen.vendor", "update", *session.posargs)
     session.run("python", "-m", "codegen")
 
 
@@ -151,7 +169,7 @@ def bench(session: nox.Session) -> None:
 
 @nox.session
 def fuzz(session: nox.Session) -> None:
-    """Fuzz for longer than CI: tests/test_fuzz.py with FUZZ_EXAMPLES examples (default 20000,
+    """Fuzz for longer than CI: tests/wire/test_fuzz.py with FUZZ_EXAMPLES examples (default 20000,
     ~20 min), then atheris (libFuzzer) on the decode entry points for a bounded time.
 
     `nox -s fuzz -- -max_total_time=600` passes libFuzzer flags (default -max_total_time=120);
@@ -168,7 +186,12 @@ def fuzz(session: nox.Session) -> None:
     examples = os.environ.get("FUZZ_EXAMPLES", "20000")
     if examples != "0":
         session.run(
-            "python", "-m", "pytest", "-q", "tests/test_fuzz.py", env={"FUZZ_EXAMPLES": examples}
+            "python",
+            "-m",
+            "pytest",
+            "-q",
+            "tests/wire/test_fuzz.py",
+            env={"FUZZ_EXAMPLES": examples},
         )
     corpus = ROOT / "fuzz" / "corpus"
     session.run("python", "fuzz/seeds.py", "--out", str(corpus / "seeds"))
@@ -195,30 +218,42 @@ def _build_wheel(session: nox.Session, project: Path, wheel_dir: Path) -> None:
     )
 
 
+def _locked_release(schema_dir: Path) -> str:
+    """The npm version or snapshot label schema_dir/lock.json records."""
+    source = json.loads((schema_dir / "lock.json").read_text())["source"]
+    return str(source.get("version") or source["snapshot"])
+
+
 @nox.session
 def dist(session: nox.Session) -> None:
     """`nox -s dist`: the acp-schema and acpwire wheels for schema/ into dist/.
 
-    `nox -s dist -- <npm version>`: the acp-schema wheel for that release of
+    `nox -s dist -- <npm version> [--package NAME]`: the acp-schema wheel for that release of
     @agentclientprotocol/sdk (fetched with npm pack, checked against the registry's integrity
-    hash, generated under build/) into dist/schema-<version>/; schema/ is not touched."""
+    hash, generated under build/); `nox -s dist -- --from PATH [--rev REF] --release
+    X.Y.Z+LABEL`: the acp-schema wheel for schema files never published as a release (see
+    `update_schema`), versioned X.Y.Z.<revision>+LABEL. Either goes into dist/schema-<release>/;
+    schema/ is not touched. Every run ends saying which acpwire the acp-schema wheel installs
+    next to (acpwire requires `acp-schema>=X,<Y`), and what to do when it does not."""
     _install(session, "dist")
-    release = session.posargs[0] if session.posargs else None
-    if release is None:
+    if not session.posargs:
         schema_dir, wheel_dir = ROOT / "schema", DIST
         for old in DIST.glob("*.whl"):
             old.unlink()
     else:
-        schema_dir, wheel_dir = BUILD / f"schema-{release}", DIST / f"schema-{release}"
-        session.run("python", "-m", "codegen.vendor", "fetch", release, str(schema_dir))
+        schema_dir = BUILD / "schema-other"
+        vendor = ("python", "-m", "codegen.vendor", "update", "--schema-dir", str(schema_dir))
+        session.run(*vendor, "--compare-with", str(ROOT / "schema"), *session.posargs)
+        wheel_dir = DIST / f"schema-{_locked_release(schema_dir)}"
     stage = ["python", "-m", "codegen.release"]
     session.run(*stage, "stage-schema", str(schema_dir), str(BUILD / "acp-schema"))
     _build_wheel(session, BUILD / "acp-schema", wheel_dir)
-    if release is None:
+    if not session.posargs:
         session.run(*stage, "stage-runtime", str(BUILD / "acpwire"))
         _build_wheel(session, BUILD / "acpwire", wheel_dir)
     for wheel in sorted(wheel_dir.glob("*.whl")):
         session.log(f"{wheel.relative_to(ROOT)}: {wheel.stat().st_size} bytes")
+    session.run(*stage, "compatibility", str(schema_dir))
 
 
 def _only_wheel(pattern: str) -> Path:

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from . import ir
 from .names import unknown_variant_names, variant_name
 from .naming import camel_case, snake_case
-from .patch_fields import ALL, PatchSpec
+from .patch_semantics import patch_fields
 
 Node = Mapping[str, Any]
 
@@ -146,12 +146,10 @@ class Classifier:
         unstable: bool,
         source: str,
         sha256: str,
-        patch: PatchSpec,
     ) -> None:
         self.root = schema
         self.defs: Mapping[str, Node] = schema["$defs"]
         self.module = ir.Module(version, unstable, source, sha256)
-        self.patch = patch
         self.envelopes = {n for n, node in self.defs.items() if node.get("x-docs-ignore")}
         self.ref_counts = Counter(
             name
@@ -186,7 +184,6 @@ class Classifier:
                     if self.ref_counts[child] == 0:
                         self.result.pop(child, None)
         self._drop_unreachable()
-        self._check_patch_config()
         self.module.definitions = _topological(self.result)
         self.module.unpinned = sorted(
             (union, tag, name)
@@ -224,7 +221,7 @@ class Classifier:
                 node, {"type", "properties", "required", "additionalProperties"}, pointer, "struct"
             )
             self.result[name] = ir.StructDef(
-                name, _doc(node), self._fields(name, node, pointer), source=pointer
+                name, _doc(node), self._fields(node, pointer), source=pointer
             )
         elif "allOf" in node:
             _expect_keys(node, {"allOf"}, pointer, "alias")
@@ -236,12 +233,10 @@ class Classifier:
 
     # ------------------------------------------------------------------ structs
 
-    def _fields(
-        self, owner: str, node: Node, pointer: str, tag: str | None = None
-    ) -> tuple[ir.Field, ...]:
+    def _fields(self, node: Node, pointer: str, tag: str | None = None) -> tuple[ir.Field, ...]:
         """The struct fields of an object node; `tag` names a discriminator to leave out."""
         required = set(node.get("required", ())) - {tag}
-        patch = self.patch.get(owner, ())
+        patch = patch_fields(node)
         fields: list[ir.Field] = []
         seen: dict[str, str] = {}
         for wire, prop in node.get("properties", {}).items():
@@ -264,31 +259,13 @@ class Classifier:
                 leniency=_leniency(prop),
                 default_json=prop.get("default"),
             )
-            if patch == ALL or wire in patch:
-                if not field.required and field.nullable:
-                    field = ir.Field(**{**field.__dict__, "three_state": True})
-                elif patch != ALL:
-                    raise ShapeError(
-                        prop_pointer, "listed as a patch field but not optional+nullable"
-                    )
+            if wire in patch and not field.required and field.nullable:
+                field = ir.Field(**{**field.__dict__, "three_state": True})
             fields.append(field)
         missing = required - set(node.get("properties", {})) - {None}
         if missing:
             raise ShapeError(pointer, f"required names without properties: {sorted(missing)}")
         return tuple(fields)
-
-    def _check_patch_config(self) -> None:
-        for type_name, spec in self.patch.items():
-            if type_name not in self.defs:
-                raise ShapeError(
-                    f"#/$defs/{type_name}", "named in patch_fields.py but not in the schema"
-                )
-            if spec != ALL:
-                missing = set(spec) - set(self.defs[type_name].get("properties", {}))
-                if missing:
-                    raise ShapeError(
-                        f"#/$defs/{type_name}", f"patch fields not in schema: {missing}"
-                    )
 
     # ------------------------------------------------------------------ field types
 
@@ -404,7 +381,7 @@ class Classifier:
             node, {"type", "properties", "required", "anyOf", "oneOf"}, pointer, "object union"
         )
         tag = _union_tag(members, pointer)
-        base = self._fields(name, node, pointer, tag)
+        base = self._fields(node, pointer, tag)
         if tag is None:
             # Untagged alternatives (e.g. session vs request scope): one struct, checked on decode.
             self.result[name] = self._merged_struct(name, node, pointer)
@@ -468,7 +445,7 @@ class Classifier:
     ) -> str:
         _expect_keys(member, {"type", "properties", "required", "allOf"}, pointer, "variant")
         payload = _single_ref(member, pointer)
-        own = self._fields(union, member, pointer, tag)
+        own = self._fields(member, pointer, tag)
         fields: tuple[ir.Field, ...] = own
         merged: tuple[ir.MergedChecks, ...] = ()
         doc = _doc(member)
@@ -489,7 +466,7 @@ class Classifier:
     ) -> str:
         """An inline variant without a discriminator: the default when the tag is absent."""
         _expect_keys(member, {"type", "properties", "required"}, pointer, "default variant")
-        fields = _merge_fields(self._fields(union, member, pointer) + base, pointer)
+        fields = _merge_fields(self._fields(member, pointer) + base, pointer)
         struct_name = self._variant_name(union, str(member["title"]), None)
         self.result[struct_name] = ir.StructDef(struct_name, _doc(member), fields, source=pointer)
         return struct_name
@@ -548,7 +525,7 @@ class Classifier:
         _expect_keys(
             node, {"type", "properties", "required", "additionalProperties"}, pointer, "payload"
         )
-        return ir.StructDef(name, _doc(node), self._fields(name, node, pointer))
+        return ir.StructDef(name, _doc(node), self._fields(node, pointer))
 
     def _merged_struct(self, name: str, node: Node, pointer: str) -> ir.StructDef:
         """A union nested inside a variant, merged into one struct with decode-time checks.
@@ -560,7 +537,7 @@ class Classifier:
         key = "anyOf" if "anyOf" in node else "oneOf"
         members = node[key]
         tag = _union_tag(members, pointer)
-        base = list(self._fields(name, node, pointer, tag))
+        base = list(self._fields(node, pointer, tag))
         per_alt: list[tuple[str | None, tuple[ir.Field, ...], ir.MergedChecks | None]] = []
         tag_values: list[str] = []
         is_open = False
@@ -575,7 +552,7 @@ class Classifier:
                 tag_required = False
                 continue
             found = _variant_tag(member) if tag is not None else None
-            own = self._fields(name, member, mp, tag)
+            own = self._fields(member, mp, tag)
             payload = _single_ref(member, mp)
             inner_checks: ir.MergedChecks | None = None
             if payload is not None:
@@ -829,14 +806,13 @@ def classify(
     unstable: bool,
     source: str,
     sha256: str,
-    patch: PatchSpec | None = None,
 ) -> ir.Module:
-    """`patch`: the three-state patch fields of this release (patch_fields.patch_fields_for)."""
+    """The IR of one schema file. Three-state patch fields are those the schema's descriptions
+    say are (codegen/patch_semantics.py)."""
     return Classifier(
         python_def_names(schema),
         version=version,
         unstable=unstable,
         source=source,
         sha256=sha256,
-        patch=patch or {},
     ).run()

@@ -1,16 +1,27 @@
-"""Vendor the ACP JSON Schema from an npm release of the SDK, and report what changed.
+"""Vendor the ACP JSON Schema, from an npm release of the SDK or a snapshot, and report what changed.
 
-    python -m codegen.vendor update <npm-version> [--schema-dir schema] [--package NAME]
+    python -m codegen.vendor update <npm-version> [--package NAME] [--schema-dir schema]
+    python -m codegen.vendor update --from PATH [--rev REF] --release X.Y.Z+LABEL [--schema-dir schema]
+        (either update also takes --compare-with DIR: report against DIR, not the schema dir)
     python -m codegen.vendor fetch <npm-version> <dest-dir> [--package NAME]
+    python -m codegen.vendor fetch --from PATH [--rev REF] --release X.Y.Z+LABEL <dest-dir>
     python -m codegen.vendor report <old-dir> <new-dir>
 
-`update` packs `<package>@<version>` with npm, checks the tarball against the
-registry's integrity hash, copies the schema files it ships under
-`package/schema/` into the schema dir, rewrites the lock and prints a change
-report (computed before anything is overwritten). `fetch` does the same into a
-new directory (for building another release's bindings, schema/ untouched) and
-prints the report against schema/. `report` compares two schema dirs and writes
-nothing.
+`update <npm-version>` packs `<package>@<version>` with npm, checks the tarball against the
+registry's integrity hash, copies the schema files it ships under `package/schema/` into the
+schema dir, rewrites the lock and prints a change report (computed before anything is
+overwritten). `update --from` does the same with schema files that were never published as an
+npm release (the protocol repository's main branch, a fork, a draft PR): a directory holding
+v1/ and v2/ (or a checkout whose schema/ holds them), or with `--rev` the `schema/` of that
+revision of a git repository (checkout or bare clone); `--release` is the label the bindings
+go by (the npm release the snapshot builds on, then a label: `2.4.0+main.b7f0005` gives
+acp-schema `2.4.0.<revision>+main.b7f0005`; codegen/release.py says why), recorded in the lock
+with the path, ref and commit. `fetch` does either into a new directory (for building another
+release's bindings, schema/ untouched) and prints the report against schema/. `report`
+compares two schema dirs and writes nothing.
+
+The report starts with the release line (old -> new lock, with the acp-schema versions); when
+only the release label changes, it says so instead of listing every file as unchanged.
 
 The report functions are pure (`schema_report`, `format_reports`, ...) so they
 can be used without npm.
@@ -33,15 +44,23 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from codegen.classify import ShapeError, classify
-from codegen.lock import SCHEMA_FILES, write_lock
-from codegen.patch_fields import ALL, PATCH_FIELDS
+from codegen.lock import (
+    SCHEMA_FILES,
+    LockMismatch,
+    NpmRelease,
+    SchemaLock,
+    Source,
+    read_lock,
+    write_lock,
+)
+from codegen.patch_semantics import schema_patch_fields
+from codegen.release import RELEASE_FORMS, ReleaseError, schema_package_version
+from codegen.sources import SourceError, read_snapshot
 
 DEFAULT_PACKAGE = "@agentclientprotocol/sdk"
 PACKAGE_SCHEMA_DIR = PurePosixPath("package/schema")
 WRAP_WIDTH = 100
 
-# A property schema with none of these keys accepts any JSON value, null included.
-STRUCTURAL_KEYS = frozenset({"type", "$ref", "anyOf", "oneOf", "allOf", "const", "enum", "not"})
 MESSAGE_KINDS = ("Request", "Response", "Notification")
 # Keywords whose values map names (not keywords) to subschemas.
 NAME_MAP_KEYS = frozenset({"properties", "patternProperties", "$defs", "dependentSchemas"})
@@ -97,6 +116,8 @@ DEFS = "$defs"
 METHODS = "methods"
 VARIANTS = "union variants"
 THREE_STATE = "three-state fields"
+RENAMED = "renamed $defs"
+MOVED = "moved between stable and unstable"
 CLASS_NAMES = "variant class names"
 UNPINNED = "variant names not in codegen/names.py"
 
@@ -160,39 +181,13 @@ def variants_of(schema: Schema) -> set[str]:
     return found
 
 
-def is_null_schema(member: Any) -> bool:
-    return isinstance(member, Mapping) and member.get("type") == "null"
-
-
-def admits_null(prop: Any) -> bool:
-    """Whether a property schema accepts null: a null type, a null union member, or no type at all."""
-    if prop is True:
-        return True
-    if not isinstance(prop, Mapping):
-        return False
-    type_ = prop.get("type")
-    if type_ == "null" or (isinstance(type_, list) and "null" in type_):
-        return True
-    if any(is_null_schema(member) for member in union_members(prop)):
-        return True
-    return not (STRUCTURAL_KEYS & prop.keys())
-
-
-def three_state_fields_of(schema: Schema, version: str) -> set[str]:
-    """'Type.field' for every patch field of PATCH_FIELDS[version] present in the schema."""
-    found: set[str] = set()
-    defs = defs_of(schema)
-    for type_name, fields in PATCH_FIELDS.get(version, {}).items():
-        body = defs.get(type_name)
-        if not isinstance(body, Mapping):
-            continue
-        properties: Mapping[str, Any] = body.get("properties", {})
-        required = set(body.get("required", []))
-        wanted = properties.keys() if fields == ALL else [f for f in fields if f in properties]
-        for field in wanted:
-            if field not in required and admits_null(properties[field]):
-                found.add(f"{type_name}.{field}")
-    return found
+def three_state_fields_of(schema: Schema) -> set[str]:
+    """'Type.field' for every field the schema's descriptions give patch semantics."""
+    return {
+        f"{type_name}.{field}"
+        for type_name, fields in schema_patch_fields(schema).items()
+        for field in fields
+    }
 
 
 # --- comparing two schemas --------------------------------------------------
@@ -229,6 +224,36 @@ def defs_section(old: Schema, new: Schema) -> Section:
     )
     base = set_section(DEFS, old_defs.keys(), new_defs.keys())
     return Section(DEFS, base.added, base.removed, changed, docs_only)
+
+
+def renamed_section(old: Schema, new: Schema) -> Section:
+    """'Old -> New' for each removed $def whose body (descriptions aside) is that of exactly one
+    added $def."""
+    old_defs, new_defs = defs_of(old), defs_of(new)
+    added = [name for name in new_defs if name not in old_defs]
+    pairs = []
+    for name in sorted(old_defs.keys() - new_defs.keys()):
+        body = without_descriptions(old_defs[name])
+        same = [other for other in added if without_descriptions(new_defs[other]) == body]
+        if len(same) == 1:
+            pairs.append(f"{name} -> {same[0]}")
+    return Section(RENAMED, changed=tuple(pairs))
+
+
+def moved_section(
+    old_stable: Schema, old_unstable: Schema, new_stable: Schema, new_unstable: Schema
+) -> Section:
+    """$defs that left the stable file for the unstable one only (removed), and unstable-only
+    $defs that became stable (added)."""
+    old_s, old_u = defs_of(old_stable).keys(), defs_of(old_unstable).keys()
+    new_s, new_u = defs_of(new_stable).keys(), defs_of(new_unstable).keys()
+    stabilized = sorted((new_s - old_s) & (old_u - old_s))
+    to_unstable = sorted((old_s - new_s) & (new_u - new_s))
+    return Section(
+        MOVED,
+        tuple(f"{name} (was unstable only)" for name in stabilized),
+        tuple(f"{name} (now unstable only)" for name in to_unstable),
+    )
 
 
 def describe_methods(triples: set[tuple[str, str, str]]) -> tuple[str, ...]:
@@ -307,13 +332,10 @@ def schema_report(
     """Compare two parsed schema files of protocol `version` ('v1' / 'v2')."""
     sections = (
         defs_section(old, new),
+        renamed_section(old, new),
         methods_section(old, new),
         set_section(VARIANTS, variants_of(old), variants_of(new)),
-        set_section(
-            THREE_STATE,
-            three_state_fields_of(old, version),
-            three_state_fields_of(new, version),
-        ),
+        set_section(THREE_STATE, three_state_fields_of(old), three_state_fields_of(new)),
         *names_sections(old, new, version, unstable),
     )
     return Report(name or version, sections)
@@ -342,14 +364,21 @@ def presence_note(old: object, new: object) -> str:
 
 
 def dir_reports(old_dir: Path, new_dir: Path) -> list[Report]:
-    """One report per SCHEMA_FILES entry; a missing file compares as an empty schema."""
+    """One report per SCHEMA_FILES entry; a missing file compares as an empty schema. A stable
+    file's report also lists the $defs that moved between it and its unstable file."""
     reports = []
     for file_name in SCHEMA_FILES:
         old = load_schema(old_dir / file_name)
         new = load_schema(new_dir / file_name)
         unstable = file_name.endswith(".unstable.json")
         report = schema_report(old or {}, new or {}, version_of(file_name), file_name, unstable)
-        reports.append(Report(report.name, report.sections, presence_note(old, new)))
+        sections = report.sections
+        if not unstable:
+            unstable_name = file_name.replace(".json", ".unstable.json")
+            old_u = load_schema(old_dir / unstable_name) or {}
+            new_u = load_schema(new_dir / unstable_name) or {}
+            sections += (moved_section(old or {}, old_u, new or {}, new_u),)
+        reports.append(Report(report.name, sections, presence_note(old, new)))
     return reports
 
 
@@ -378,6 +407,9 @@ def format_section(section: Section) -> list[str]:
     counts = f"+{len(section.added)} -{len(section.removed)}"
     if section.title == DEFS:
         counts += f" ~{len(section.changed)} ({len(section.docs_only)} docs only)"
+    elif section.changed:
+        changed = f"~{len(section.changed)}"
+        counts = f"{counts} {changed}" if section.added or section.removed else changed
     structural = tuple(name for name in section.changed if name not in section.docs_only)
     lines = [f"  {section.title}: {counts}"]
     for label, items in (
@@ -489,16 +521,74 @@ def verify_integrity(tarball: Path, expected: str) -> None:
         )
 
 
+@dataclass(frozen=True)
+class Update:
+    """What vendoring did: the lock it replaced (None: there was none), the new one, and the
+    change report of the schema files."""
+
+    previous: SchemaLock | None
+    lock: SchemaLock
+    reports: list[Report]
+
+    def format(self) -> str:
+        """The release line, then the change report; files identical to the previous ones
+        are said to be so (only the release label changed), not listed as 'no changes'."""
+        lines = [f"release: {release_change(self.previous, self.lock)}"]
+        if self.previous is not None and self.previous.files == self.lock.files:
+            if self.previous.source == self.lock.source:
+                lines.append("schema files: unchanged")
+            else:
+                lines.append(
+                    "schema files: identical, byte for byte, to the ones they replace; "
+                    "only the release label (and so the acp-schema version) changes"
+                )
+            return "\n".join(lines)
+        return "\n".join([*lines, format_reports(self.reports)])
+
+
+def release_change(previous: SchemaLock | None, lock: SchemaLock) -> str:
+    """'@pkg@2.3.0 -> @pkg@2.4.0 (acp-schema 2.3.0.1 -> 2.4.0.1)', or one side when unchanged."""
+
+    def named(entry: SchemaLock) -> str:
+        try:
+            return f"{entry.origin} (acp-schema {schema_package_version(entry.release)})"
+        except ReleaseError:
+            return f"{entry.origin} (no acp-schema version: {RELEASE_FORMS} needed)"
+
+    if previous is None:
+        return f"{named(lock)}, no previous lock"
+    if previous.source == lock.source:
+        return f"unchanged, {named(lock)}"
+    return f"{named(previous)} -> {named(lock)}"
+
+
+def previous_lock(schema_dir: Path) -> SchemaLock | None:
+    try:
+        return read_lock(schema_dir)
+    except (LockMismatch, ValueError, KeyError):
+        return None  # no lock, or not one we can read: every file is reported as it is
+
+
+def install(
+    source_dir: Path, source: Source, schema_dir: Path, compare_with: Path | None = None
+) -> Update:
+    """Copy the schema files of `source_dir` into schema_dir and lock them as `source`.
+
+    The report compares with `compare_with` (default: schema_dir as it was)."""
+    old_dir = compare_with or schema_dir
+    previous = previous_lock(old_dir)
+    reports = dir_reports(old_dir, source_dir)
+    install_schema_files(source_dir, schema_dir)
+    return Update(previous, write_lock(schema_dir, source), reports)
+
+
 def install_release(
     version: str,
     schema_dir: Path,
     package: str = DEFAULT_PACKAGE,
     compare_with: Path | None = None,
-) -> list[Report]:
-    """Pack package@version, verify it, copy its schema files into schema_dir and lock them.
-
-    Returns the change report against `compare_with` (default: schema_dir as it was).
-    """
+) -> Update:
+    """Pack package@version, verify it, copy its schema files into schema_dir and lock them."""
     with tempfile.TemporaryDirectory(prefix="acp-vendor-") as tmp:
         tmp_dir = Path(tmp)
         pack_dir, extract_dir = tmp_dir / "pack", tmp_dir / "extract"
@@ -507,25 +597,42 @@ def install_release(
         tarball = npm_pack(package, version, pack_dir)
         verify_integrity(tarball, registry_integrity(package, version))
         source_dir = packaged_schema_dir(extract_tarball(tarball, extract_dir), tarball.name)
-        reports = dir_reports(compare_with or schema_dir, source_dir)
-        install_schema_files(source_dir, schema_dir)
-    write_lock(schema_dir, package, version)
-    return reports
+        return install(source_dir, NpmRelease(package, version), schema_dir, compare_with)
 
 
-def update(version: str, schema_dir: Path, package: str = DEFAULT_PACKAGE) -> list[Report]:
-    """Vendor package@version into schema_dir, rewrite the lock, return the change report."""
+def install_snapshot(
+    path: Path, rev: str | None, release: str, schema_dir: Path, compare_with: Path | None = None
+) -> Update:
+    """A snapshot's schema files (a directory, or git revision `rev` of repository `path`)
+    copied into schema_dir and locked under the release label `release`."""
+    try:
+        snapshot = read_snapshot(path, rev, release)
+    except (SourceError, ReleaseError) as exc:
+        raise VendorError(str(exc)) from exc
+    with tempfile.TemporaryDirectory(prefix="acp-snapshot-") as tmp:
+        for name, data in snapshot.contents.items():
+            (Path(tmp) / name).parent.mkdir(parents=True, exist_ok=True)
+            (Path(tmp) / name).write_bytes(data)
+        return install(Path(tmp), snapshot.lock.source, schema_dir, compare_with)
+
+
+def update(version: str, schema_dir: Path, package: str = DEFAULT_PACKAGE) -> Update:
+    """Vendor package@version into schema_dir, rewrite the lock, return what changed."""
     return install_release(version, schema_dir, package)
+
+
+def fresh_dir(dest: Path) -> Path:
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    return dest
 
 
 def fetch(
     version: str, dest: Path, package: str = DEFAULT_PACKAGE, compare_with: Path = Path("schema")
-) -> list[Report]:
+) -> Update:
     """package@version's schema files, verified and locked, into a new directory `dest`."""
-    if dest.exists():
-        shutil.rmtree(dest)
-    dest.mkdir(parents=True)
-    return install_release(version, dest, package, compare_with)
+    return install_release(version, fresh_dir(dest), package, compare_with)
 
 
 # --- CLI --------------------------------------------------------------------
@@ -538,24 +645,69 @@ def compare_dirs(old_dir: Path, new_dir: Path) -> list[Report]:
     return dir_reports(old_dir, new_dir)
 
 
+def add_source_arguments(command: argparse.ArgumentParser) -> None:
+    """An npm version (`version`, `--package`) or a snapshot (`--from`, `--rev`, `--release`)."""
+    command.add_argument("version", nargs="?", help="npm version of the package, e.g. 2.4.0")
+    command.add_argument("--package", help=f"the npm package (default {DEFAULT_PACKAGE})")
+    snapshot = command.add_argument_group(
+        "a snapshot instead of an npm release (files never published as one)"
+    )
+    snapshot.add_argument(
+        "--from",
+        dest="snapshot",
+        type=Path,
+        metavar="PATH",
+        help="a dir holding v1/ and v2/ (or a checkout whose schema/ does); with --rev a git repo",
+    )
+    snapshot.add_argument("--rev", help="read PATH's schema/ at this git revision")
+    snapshot.add_argument(
+        "--release", help="the snapshot's release label, X.Y.Z+LABEL (e.g. 2.4.0+main.b7f0005)"
+    )
+
+
+def check_source_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    if args.snapshot is None:
+        if args.version is None:
+            parser.error("give an npm version (e.g. 2.4.0), or --from PATH --release X.Y.Z+LABEL")
+        if args.rev is not None or args.release is not None:
+            parser.error("--rev and --release go with --from (a snapshot), not an npm version")
+        return
+    if args.version is not None:
+        parser.error(f"give an npm version ({args.version}) or --from, not both")
+    if args.package is not None:
+        parser.error("--package names an npm package; --from reads files, not a package")
+    if args.release is None:
+        parser.error(
+            "--from needs --release X.Y.Z+LABEL: the npm release the snapshot builds on, then "
+            "a label (e.g. 2.4.0+main.b7f0005); it becomes the acp-schema version"
+        )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m codegen.vendor",
-        description="Vendor the ACP JSON Schema from an npm release and report what changed.",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     commands = parser.add_subparsers(dest="command", required=True)
 
-    update_cmd = commands.add_parser("update", help="vendor the schema files of an npm release")
-    update_cmd.add_argument("version", help="npm version of the package, e.g. 2.4.0")
+    update_cmd = commands.add_parser(
+        "update", help="vendor the schema files of an npm release or a snapshot into schema/"
+    )
+    add_source_arguments(update_cmd)
     update_cmd.add_argument("--schema-dir", type=Path, default=Path("schema"))
-    update_cmd.add_argument("--package", default=DEFAULT_PACKAGE)
+    update_cmd.add_argument(
+        "--compare-with",
+        type=Path,
+        metavar="DIR",
+        help="report against DIR (default: --schema-dir)",
+    )
 
     fetch_cmd = commands.add_parser(
-        "fetch", help="fetch, verify and lock a release's schema files into a new directory"
+        "fetch", help="fetch and lock an npm release's or a snapshot's schema files into a new dir"
     )
-    fetch_cmd.add_argument("version", help="npm version of the package, e.g. 2.0.0")
+    add_source_arguments(fetch_cmd)
     fetch_cmd.add_argument("dest", type=Path)
-    fetch_cmd.add_argument("--package", default=DEFAULT_PACKAGE)
 
     report_cmd = commands.add_parser("report", help="compare two schema dirs, write nothing")
     report_cmd.add_argument("old_dir", type=Path)
@@ -563,21 +715,31 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def vendor_into(args: argparse.Namespace, schema_dir: Path, compare_with: Path | None) -> Update:
+    if args.snapshot is not None:
+        return install_snapshot(args.snapshot, args.rev, args.release, schema_dir, compare_with)
+    return install_release(args.version, schema_dir, args.package or DEFAULT_PACKAGE, compare_with)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command in ("update", "fetch"):
+        check_source_arguments(parser, args)
     try:
         if args.command == "update":
-            reports = update(args.version, args.schema_dir, args.package)
-            print(f"vendored {args.package}@{args.version} into {args.schema_dir}")
+            done = vendor_into(args, args.schema_dir, args.compare_with)
+            print(f"vendored {done.lock.origin} into {args.schema_dir}")
         elif args.command == "fetch":
-            reports = fetch(args.version, args.dest, args.package)
-            print(f"fetched {args.package}@{args.version} into {args.dest}; compared with schema/:")
+            done = vendor_into(args, fresh_dir(args.dest), Path("schema"))
+            print(f"fetched {done.lock.origin} into {args.dest}; compared with schema/:")
         else:
-            reports = compare_dirs(args.old_dir, args.new_dir)
+            print(format_reports(compare_dirs(args.old_dir, args.new_dir)))
+            return 0
     except VendorError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    print(format_reports(reports))
+    print(done.format())
     return 0
 
 

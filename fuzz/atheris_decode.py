@@ -24,7 +24,7 @@ Each input, as one line, goes through:
   line it yields goes to a fresh v2 agent core, checked as above.
 
 Exceptions of known open bugs (`KNOWN_BUGS`, each with a strict xfail test in
-tests/test_fuzz.py; none at the moment) are counted and reported, first occurrence with the
+tests/wire/test_fuzz.py; none at the moment) are counted and reported, first occurrence with the
 input, instead of stopping the run, so fuzzing goes on past them; `--strict` makes them
 crashes too.
 """
@@ -57,7 +57,7 @@ with atheris.instrument_imports():
     from fuzz.seeds import fuzzed_codecs
 
 # Exceptions of known, open bugs in the codecs (each with a strict xfail test in
-# tests/test_fuzz.py), tolerated so fuzzing goes past them. Empty: none is open (it held
+# tests/wire/test_fuzz.py), tolerated so fuzzing goes past them. Empty: none is open (it held
 # (UnicodeDecodeError, RecursionError) until 74eec51).
 KNOWN_BUGS: tuple[type[BaseException], ...] = ()
 STRICT = False

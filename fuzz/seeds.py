@@ -3,7 +3,7 @@
     python fuzz/seeds.py [--out fuzz/corpus/seeds] [--dict fuzz/corpus/acp.dict]
 
 writes one file per seed line into `--out` (named by its sha1, so reruns are idempotent)
-and the dictionary of JSON / ACP tokens for `-dict=`. tests/test_fuzz.py imports
+and the dictionary of JSON / ACP tokens for `-dict=`. tests/wire/test_fuzz.py imports
 `corpus()` from here, so the hypothesis tests and atheris start from the same messages.
 
 Sources, in order:

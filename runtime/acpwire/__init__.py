@@ -2,22 +2,29 @@
 bindings, on trio or asyncio (the same classes and calls on both: it runs in whichever loop
 calls it, a running one included).
 
-Everything an agent or a client needs is importable from here:
+Everything an agent or a client needs, the types to annotate it with included, is
+importable from here:
 
 - an agent (`acpwire.agent`): subclass `acp_schema.v2.AgentBase`, run
   `trio.run(serve_agent, MyAgent)` or `asyncio.run(serve_agent(MyAgent))`; `PromptTurns` runs
-  the v2 prompt lifecycle (`Turn` sends the updates), `V1PromptTurns` the v1 one;
-  `agent_capabilities` advertises what the class implements; `serve_turns` serves one
-  `AgentTurn` work function over v2 and v1, sessions listed, resumed and loaded from a
-  `MemorySessionStore` or your own `SessionStore`;
+  the v2 prompt lifecycle (`Turn` sends the updates, `TurnToolCall` a tool call's),
+  `V1PromptTurns` the v1 one (`V1Turn`, `V1TurnToolCall`); `agent_capabilities` advertises
+  what the class implements; `serve_turns` serves one `AgentTurn` work function (`AnyWork`,
+  its tool calls `ToolCallHandle`s, permission options `PermissionChoice`s) over v2 and v1,
+  sessions listed, resumed and loaded from a `MemorySessionStore` or your own `SessionStore`
+  of `StoredSession`s;
 - a client (`acpwire.client`): subclass `acp_schema.v2.ClientBase`,
   `async with open_agent(command, v2=MyClient) as conn` (or `connect(stream, ...)` over any
-  byte stream), then `conn.v2.peer` calls the agent and `conn.v2.subscribe(session_id)`
-  iterates a session's updates; `open_session` (resume -> load -> new, the replayed history
-  folded), `prompt` (one turn as a typed event stream: `SessionUpdateEvent`,
-  `PermissionRequested`, `ElicitationRequested`), `AgentRequests` with `TurnClient` /
-  `V1TurnClient`, `Permissions` and the policies `approve_all`, `approve_reads`, `deny_all`,
-  `ask_user`, `rules`, the folded `SessionState` / `V1SessionState`, `authenticated`;
+  byte stream), then `conn.v2` (a `Negotiated`; `conn.v1` a `V1Negotiated`) calls the agent
+  through `.peer` and `.subscribe(session_id)` iterates a session's updates (an
+  `UpdateStream`); `open_session` (resume -> load -> new, the replayed history folded:
+  `Opened`), `prompt` (one turn as a typed event stream: `TurnEvents` / `V1TurnEvents` of
+  `TurnEvent` / `V1TurnEvent`: `SessionUpdateEvent`, `PermissionRequested`,
+  `ElicitationRequested`), `AgentRequests` with `TurnClient` /
+  `V1TurnClient`, `Permissions` and the policies (`Policy`, deciding a `Decision`; a
+  `Verdict` once decided) `approve_all`, `approve_reads`, `deny_all`, `ask_user`, `rules`,
+  the folded `SessionState` / `V1SessionState`, `authenticated`, `V1UnknownSessionUpdate` (a
+  v1 update of a type these bindings do not know);
 - errors (`acpwire.errors`): `RpcError` (answer a request with a JSON-RPC error), `PeerError`
   (the peer answered one), `InvalidResponse`, `ConnectionClosed` / `PeerExited`,
   `ProtocolMismatch`, `InitializeTimeout`, `NotInitialized`, `AgentNotFound` /
@@ -25,25 +32,37 @@ Everything an agent or a client needs is importable from here:
 - the limits and checks of a connection: `ConnectionOptions` (`options=` of `serve_agent`,
   `serve_turns`, `connect` and `open_agent`);
 - what a connection runs over: `acpwire.streams` (`stdio_stream`, `ByteStream`, ...), and
-  in-process pairs for tests in `acpwire.testing`.
+  in-process pairs for tests in `acpwire.testing`;
+- forwarding (a proxy, a recorder): `Verbatim`, a received line kept byte for byte with its
+  typed view (re-encoding a decoded message drops the fields these bindings do not know).
 
 Import from `acpwire` or from those public packages; the modules inside them are
 implementation detail.
 """
 
-from typing import TypeAlias
+from typing import TYPE_CHECKING
 
 from . import _moved
-from . import agent as _agent
 from ._version import __version__
 from .agent import (
     AgentTurn,
+    AnyWork,
     ConnectionOptions,
     CustomStopReason,
     MemorySessionStore,
+    PermissionChoice,
     PromptTurns,
+    RunState,
+    SessionStore,
+    StopReason,
+    StoredSession,
+    ToolCallHandle,
     Turn,
+    TurnToolCall,
     V1PromptTurns,
+    V1Turn,
+    V1TurnToolCall,
+    Work,
     agent_capabilities,
     serve_agent,
     serve_turns,
@@ -51,15 +70,27 @@ from .agent import (
 from .client import (
     AgentRequests,
     ClientConnection,
+    Decision,
     ElicitationRequested,
+    Negotiated,
+    Opened,
     PermissionContext,
     PermissionRequested,
     Permissions,
+    Policy,
     SessionState,
     SessionUpdateEvent,
     TurnClient,
+    TurnEvent,
+    TurnEvents,
+    UpdateStream,
+    V1Negotiated,
     V1SessionState,
     V1TurnClient,
+    V1TurnEvent,
+    V1TurnEvents,
+    V1UnknownSessionUpdate,
+    Verdict,
     approve_all,
     approve_reads,
     ask_user,
@@ -85,29 +116,28 @@ from .errors import (
     RpcError,
 )
 from .streams import stdio_stream
-
-StopReason: TypeAlias = _agent.StopReason
-"""ACP's stop reasons, the values of `acp_schema.v2.SessionStateUpdate.stop_reason`: what a turn's
-`Work` returns (or a `CustomStopReason`)."""
-
-RunState: TypeAlias = _agent.RunState
-"""The values of `acp_schema.v2.SessionStateUpdate.state`."""
-
-Work: TypeAlias = _agent.Work
-"""A turn's work for `PromptTurns.start`: `async def work(turn: Turn) -> StopReason`."""
+from .verbatim import Verbatim
 
 __all__ = [  # noqa: RUF022 (grouped by side, sorted within a group)
     "__version__",
     "ConnectionOptions",
     # the agent side
     "AgentTurn",
+    "AnyWork",
     "CustomStopReason",
     "MemorySessionStore",
+    "PermissionChoice",
     "PromptTurns",
     "RunState",
+    "SessionStore",
     "StopReason",
+    "StoredSession",
+    "ToolCallHandle",
     "Turn",
+    "TurnToolCall",
     "V1PromptTurns",
+    "V1Turn",
+    "V1TurnToolCall",
     "Work",
     "agent_capabilities",
     "serve_agent",
@@ -116,15 +146,27 @@ __all__ = [  # noqa: RUF022 (grouped by side, sorted within a group)
     # the client side
     "AgentRequests",
     "ClientConnection",
+    "Decision",
     "ElicitationRequested",
+    "Negotiated",
+    "Opened",
     "PermissionContext",
     "PermissionRequested",
     "Permissions",
+    "Policy",
     "SessionState",
     "SessionUpdateEvent",
     "TurnClient",
+    "TurnEvent",
+    "TurnEvents",
+    "UpdateStream",
+    "V1Negotiated",
     "V1SessionState",
     "V1TurnClient",
+    "V1TurnEvent",
+    "V1TurnEvents",
+    "V1UnknownSessionUpdate",
+    "Verdict",
     "approve_all",
     "approve_reads",
     "ask_user",
@@ -147,6 +189,27 @@ __all__ = [  # noqa: RUF022 (grouped by side, sorted within a group)
     "PeerExited",
     "ProtocolMismatch",
     "RpcError",
+    # forwarding
+    "Verbatim",
 ]
+
+_RENAMED = {
+    "V2Connection": "Negotiated",
+    "V1Connection": "V1Negotiated",
+    "V2Event": "TurnEvent",
+    "V1Event": "V1TurnEvent",
+    "V2TurnEvents": "TurnEvents",
+}
+"""The names used before the rename: they still resolve, with a DeprecationWarning, until the next
+release (one version-naming rule: no prefix for v2, `V1` for v1)."""
+
+if TYPE_CHECKING:  # the old names, for type checkers
+    V2Connection = Negotiated
+    V1Connection = V1Negotiated
+    V2Event = TurnEvent
+    V1Event = V1TurnEvent
+    V2TurnEvents = TurnEvents
+else:
+    __getattr__ = _moved.renamed_names(__name__, _RENAMED)
 
 _moved.install()

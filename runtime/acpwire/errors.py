@@ -84,8 +84,30 @@ class RpcError(Exception):
         )
 
 
+DATA_TEXT_LIMIT = 500
+"""The most characters of an error's `data` shown in a `PeerError`'s text."""
+
+
+def data_text(data: Any) -> str | None:
+    """What an error's `data` says in words: a string, or an object's `message` string
+    (stripped, cut at `DATA_TEXT_LIMIT` characters); None when it says nothing so."""
+    if isinstance(data, dict):
+        data = data.get("message")
+    if not isinstance(data, str) or not data.strip():
+        return None
+    text = data.strip()
+    if len(text) > DATA_TEXT_LIMIT:
+        text = f"{text[:DATA_TEXT_LIMIT]}... ({len(text) - DATA_TEXT_LIMIT} more characters)"
+    return text
+
+
 class PeerError(RpcError):
     """The error the peer answered one of our requests (`method`) with.
+
+    Its text is `method: message (code)`, followed by what `data` says when it is a string or
+    an object with a `message` string: agents often put the useful part there
+    (`authenticate: Internal error (-32603): OPENAI_API_KEY is not set`). `data` itself is
+    kept whole.
 
     Still an `RpcError` for those who catch that; a handler it escapes from answers its own
     request with -32603 and this error in `data` (`nested_failure`), not with it verbatim:
@@ -95,8 +117,10 @@ class PeerError(RpcError):
 
     def __init__(self, method: str, code: int, message: str, data: Any = None) -> None:
         super().__init__(code, message, data)
-        self.args = (f"{method}: {message} ({code})",)
-        """The exception's text: `method: message (code)`."""
+        detail = data_text(data)
+        shown = f": {detail}" if detail is not None and detail != message else ""
+        self.args = (f"{method}: {message} ({code}){shown}",)
+        """The exception's text: `method: message (code)`, then `data`'s text if it has one."""
         self.method = method
         """The method of our request the peer answered with this error."""
 

@@ -68,6 +68,7 @@ class MemoryStream:
     """
 
     def __init__(self, outgoing: _Pipe, incoming: _Pipe) -> None:
+        """Built by `memory_stream_pair()`. @private"""
         self._outgoing = outgoing
         self._incoming = incoming
         self._sending = False

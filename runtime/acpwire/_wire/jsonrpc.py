@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -30,8 +31,11 @@ from acp_schema import (
 )
 
 from ..errors import InvalidResponse, PeerError, RpcError
+from .shallow import top_level_scalars
 
 RequestId = int | str | None
+
+log = logging.getLogger("acpwire")
 
 
 class _Probe(msgspec.Struct):
@@ -104,6 +108,15 @@ class _Batch:
 UNPARSABLE = (msgspec.DecodeError, RecursionError, UnicodeDecodeError)
 """What decoding a line can raise besides a validation error: bad JSON, nesting deeper than
 Python's recursion limit, invalid UTF-8 inside a string."""
+
+
+_ENVELOPE_KEYS = frozenset({b'"id"', b'"method"'})
+
+
+def _too_deep(exc: BaseException) -> bool:
+    """Whether decoding failed on depth (msgspec raises RecursionError; the codec's envelope
+    path turns it into a DecodeError saying so)."""
+    return isinstance(exc, RecursionError) or "nested too deeply" in str(exc)
 
 
 def _describe(exc: BaseException) -> str:
@@ -207,6 +220,8 @@ class JsonRpcCore:
         except msgspec.ValidationError as exc:  # (a subclass of DecodeError: check it first)
             return self._invalid(data, exc, in_batch=batch is not None)
         except UNPARSABLE as exc:
+            if _too_deep(exc):
+                return self._too_deep(data)
             return [_unparsable(data, exc)]
         cls = type(message)
         spec = self._spec_of.get(cls)  # a class lookup: cheaper than isinstance chains
@@ -225,6 +240,26 @@ class JsonRpcCore:
         if batch is not None:
             batch.waiting.add(request_id)
         return [Call(message, spec, request_id)]
+
+    def _too_deep(self, data: bytes) -> list[Event]:
+        """Valid JSON nested deeper than the decoder goes: a request is answered -32600 with
+        its id, an answer to one of ours fails that call, a notification is dropped with a
+        warning (no error may be sent back); anything else gets -32600 with `id: null`."""
+        envelope = top_level_scalars(data, _ENVELOPE_KEYS)
+        method, request_id = envelope.get("method"), envelope.get("id", UNSET)
+        reason = "JSON nested too deeply to decode"
+        if isinstance(method, str) and request_id is UNSET:
+            log.warning("dropped a %s notification: %s", method, reason)
+            return []
+        if request_id is None or (
+            isinstance(request_id, int | str) and not isinstance(request_id, bool)
+        ):
+            if isinstance(method, str):
+                return [Reply(_error(request_id, RpcError.invalid_request(reason)))]
+            pending = self._pending.pop(request_id, None)
+            if pending is not None:
+                return [Answer(request_id, error=InvalidResponse(pending, reason))]
+        return [Reply(_error(None, RpcError.invalid_request(reason)))]
 
     def _invalid(self, data: bytes, exc: msgspec.ValidationError, in_batch: bool) -> list[Event]:
         """A line that is JSON but not a valid message: answer it if it has an id.

@@ -3,8 +3,10 @@ what it implements (`agent_capabilities`), run its prompt turns (`PromptTurns`,
 `V1PromptTurns`) with the helpers a turn's work calls (`Turn`, `V1Turn`, tool-call handles), or
 serve whole sessions from one work function and a session store (`serve_turns`).
 
-Every name here is also importable from `acpwire`, except the less common ones listed in
-`__all__` below; the modules inside this package are implementation detail.
+The names an agent is written and annotated with are also importable from `acpwire`; the
+less common ones (`turn_agents`, `git_patch`, `v1_diff`, `v2_diff`, `text_of`,
+`capability_mismatches`, `CapabilityMismatch`, `Location`, `AgentFactory`,
+`V1AgentFactory`) only from here. The modules inside this package are implementation detail.
 """
 
 from typing import TYPE_CHECKING

@@ -8,7 +8,10 @@ it (v2: `capabilities.session` for every `session/*` method, `session.delete` fo
     mismatches = capability_mismatches(MyAgent, response)   # [] when they agree
 
 The endpoint runs `capability_mismatches` on the first `initialize` it answers and logs one
-WARNING on the `acpwire` logger naming the methods and the field to set.
+WARNING on the `acpwire` logger naming the methods and the fix. In v2, `capabilities.session`
+advertises six session methods at once (`session/new`, `list`, `resume`, `close`, `prompt`,
+`cancel`): an agent serving some of them but not all gets a TypeError from
+`agent_capabilities`, and the warning, naming the handlers to add.
 """
 
 from __future__ import annotations
@@ -70,8 +73,13 @@ GATES: dict[int, dict[str, Path]] = {
 }
 """Which field of the `initialize` response (wire names, from the response down) advertises
 each optional agent method, per version; a surface uses the entries of methods it has. The
-schema says this only in prose (field descriptions): tests/test_agent_endpoint.py checks
+schema says this only in prose (field descriptions): tests/agent/test_agent_endpoint.py checks
 this table against those descriptions in every schema file."""
+
+
+SESSION: Path = ("capabilities", "session")
+"""v2: the field advertising the baseline session methods, and holding every other session
+method's capability (`session.delete`, `session.fork`, ...)."""
 
 
 @dataclass(frozen=True)
@@ -79,8 +87,13 @@ class CapabilityMismatch:
     """An optional method served but not advertised (`served`), or advertised but not served."""
 
     method: str
-    field: str  # dotted wire path in the initialize response, e.g. "capabilities.session"
+    """The optional agent method, e.g. `session/list`."""
+    field: str
+    """The field advertising it: the dotted wire path in the `initialize` response, e.g.
+    `capabilities.session`."""
     served: bool
+    """True: the agent overrides the method's handler but the field does not advertise it;
+    False: the field advertises a method the agent does not override."""
 
     def __str__(self) -> str:
         if self.served:
@@ -110,17 +123,34 @@ def agent_capabilities(
 def agent_capabilities(
     agent: type[v1u.AgentBase] | v1u.AgentBase, start: v1u.AgentCapabilities | None = None
 ) -> v1u.AgentCapabilities: ...
-def agent_capabilities(agent: type | object, start: msgspec.Struct | None = None) -> Any:
+def agent_capabilities(
+    agent: type | object,
+    start: v2.AgentCapabilities
+    | v2u.AgentCapabilities
+    | v1.AgentCapabilities
+    | v1u.AgentCapabilities
+    | None = None,
+) -> v2.AgentCapabilities | v2u.AgentCapabilities | v1.AgentCapabilities | v1u.AgentCapabilities:
     """The `AgentCapabilities` (of the agent's own surface) advertising exactly the optional
     methods `agent` (a class or an instance) overrides, on top of `start` (for what handlers
     cannot tell: prompt content types, MCP transports, ...). `authMethods` lives outside the
     capabilities: list the methods there yourself when the agent implements authentication.
+
+    v2 advertises its session methods as a set: `session: {}` means the agent implements
+    `session/new`, `session/list`, `session/resume`, `session/close`, `session/prompt` and
+    `session/cancel`, and the other session methods (`session.delete`, ...) are advertised
+    inside it. A v2 agent that implements some of those but not all raises TypeError naming
+    the missing handlers (no answer would be right: with `session` the client calls the
+    missing ones, without it none); `serve_turns` implements them all.
 
     Typed by the generated base class `agent` subclasses: an `acp_schema.v2.AgentBase`
     subclass gets `acp_schema.v2.AgentCapabilities` (likewise v1 and the `.unstable`
     modules), so a type checker sees capabilities of the wrong version in a response."""
     cls = agent if isinstance(agent, type) else type(agent)
     surface = _surface(cls)
+    missing = missing_session_methods(cls, surface)
+    if missing:
+        raise TypeError(incomplete_sessions(cls, surface, missing))
     capabilities_field = _capabilities_field(surface)
     result = start if start is not None else _struct_type(capabilities_field.type)()
     for method, path in gates(surface).items():
@@ -147,10 +177,44 @@ def capability_mismatches(
 def describe(agent: type, mismatches: list[CapabilityMismatch]) -> str:
     """One log message for the mismatches, naming the fix."""
     items = "; ".join(str(mismatch) for mismatch in mismatches)
+    summary = f"{agent.__name__}'s initialize response does not match the methods it serves: "
+    surface = _surface(agent)
+    missing = missing_session_methods(agent, surface)
+    if missing:
+        return f"{summary}{items}. {incomplete_sessions(agent, surface, missing)}"
     return (
-        f"{agent.__name__}'s initialize response does not match the methods it serves: "
-        f"{items}. Set those fields (acpwire.agent_capabilities({agent.__name__}) "
+        f"{summary}{items}. Set those fields (acpwire.agent_capabilities({agent.__name__}) "
         f"builds them from the handlers) or implement / remove the handlers"
+    )
+
+
+def missing_session_methods(cls: type, surface: Surface) -> list[str]:
+    """v2: the baseline session methods `cls` leaves out while it serves a method advertised
+    by `capabilities.session` or inside it. The schema: `session: {}` means the agent
+    supports all of them, so an agent serving sessions cannot advertise only some (and a
+    client may call no `session/*` method without it)."""
+    table = gates(surface)
+    baseline = [method for method, path in table.items() if path == SESSION]
+    sessions = [method for method, path in table.items() if path[: len(SESSION)] == SESSION]
+    if not any(_implements(cls, surface, method) for method in sessions):
+        return []
+    return [method for method in baseline if not _implements(cls, surface, method)]
+
+
+def incomplete_sessions(cls: type, surface: Surface, missing: list[str]) -> str:
+    """What to do about `missing_session_methods`."""
+    baseline = [method for method, path in gates(surface).items() if path == SESSION]
+    handlers = ", ".join(surface.module.AGENT_METHODS[method].handler for method in missing)
+    return (
+        f"{cls.__name__} does not implement {', '.join(missing)}: in ACP v2, "
+        f"`capabilities.session` advertises {', '.join(baseline)} together (the agent "
+        f"supports all of them), and every other session method inside it. Implement "
+        f"{handlers} (with PromptTurns, session_close is "
+        f"`return await self.turns.close(params.session_id)`; an agent that keeps no "
+        f"session beyond its connection answers session_list with "
+        f"`ListSessionsResponse(sessions=[])` and session_resume with "
+        f"`raise RpcError.resource_not_found(params.session_id)`), or serve one turn "
+        f"function with acpwire.serve_turns, which implements them all"
     )
 
 

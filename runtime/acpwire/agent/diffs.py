@@ -4,7 +4,8 @@
     v1_diff("/repo/a.py", old, new)   # v1 `Diff`: path, oldText, newText
 
 `old` is None for a file the tool creates; in v2, `new` is None for a file it deletes (v1
-has no deletion: its `newText` is required, pass "").
+has no deletion: its `newText` is required, pass ""). Both refuse a relative path (ValueError):
+the schema's diff paths are absolute.
 """
 
 from __future__ import annotations
@@ -32,13 +33,14 @@ def v2_diff(path: str, old: str | None, new: str | None) -> v2.Diff:
 
 def v1_diff(path: str, old: str | None, new: str) -> v1.Diff:
     """The v1 diff content of one file change (`old` None: a new file)."""
+    require_absolute(path, "diff path", 'v1 Diff.path: "The absolute file path being modified."')
     return v1.Diff(path=path, old_text=old, new_text=new)
 
 
 def git_patch(path: str, old: str | None, new: str | None) -> str:
     """One `diff --git` section in ACP's `git_patch` format: absolute paths without `a/`/`b/`
     prefixes, `/dev/null` for the missing side, "" when the text is unchanged."""
-    _check_absolute(path)
+    require_absolute(path, "diff path", V2_DIFF_PATHS)
     if old == new:
         return ""
     name = _quote(path)
@@ -58,7 +60,7 @@ def git_patch(path: str, old: str | None, new: str | None) -> str:
 
 
 def _change(path: str, old: str | None, new: str | None) -> v2.DiffChange:
-    _check_absolute(path)
+    require_absolute(path, "diff path", V2_DIFF_PATHS)
     if old is None:
         return v2.AddDiffChange(path=path, file_type="text")
     if new is None:
@@ -93,9 +95,14 @@ def _quote(path: str) -> str:
     return '"' + "".join(quoted) + '"'
 
 
-def _check_absolute(path: str) -> None:
+V2_DIFF_PATHS = "v2 Diff: `changes` is authoritative for affected absolute paths"
+
+
+def require_absolute(path: str, what: str, rule: str) -> None:
+    """ValueError unless `path` is absolute on this machine (the agent's: the schema's
+    `AbsolutePath` "uses the native syntax of the machine the Agent runs on")."""
     if not os.path.isabs(path):
         raise ValueError(
-            f"diff path {path!r} is relative: ACP diff paths MUST be absolute "
-            "(join it with the session's cwd)"
+            f"{what} {path!r} is relative: ACP paths MUST be absolute (schema: {rule}); "
+            "join it with the session's cwd"
         )

@@ -63,14 +63,14 @@ AgentFactory = (
     Callable[[v2.ClientPeer], v2.AgentBase]
     | Callable[[acp_schema.v2.unstable.ClientPeer], acp_schema.v2.unstable.AgentBase]
 )
-"""What `serve_agent` takes for v2: builds the agent from the client's typed peer (the
+"""What `serve_agent(v2=...)` takes: builds the v2 agent from the client's typed peer (the
 `AgentBase` subclass itself, or a function returning an instance)."""
 
 V1AgentFactory = (
     Callable[[v1.ClientPeer], v1.AgentBase]
     | Callable[[acp_schema.v1.unstable.ClientPeer], acp_schema.v1.unstable.AgentBase]
 )
-"""What `serve_agent` takes for v1 (`v1=`), as `AgentFactory` for v2."""
+"""What `serve_agent(v1=...)` takes: builds the v1 agent from the client's typed peer."""
 
 
 class AgentEndpoint:

@@ -75,6 +75,7 @@ from .turns import (
     Work,
     _RecordingTurn,
     _RecordingV1Turn,
+    is_stop_reason,
 )
 
 log = logging.getLogger("acpwire.agent")
@@ -132,8 +133,7 @@ class PromptTurns:
             )
         self.client = client
         """The client's typed peer the turns send their updates through."""
-        self.connection: RunningConnection = connection
-        """The connection the turns run on (its task group holds them)."""
+        self._connection: RunningConnection = connection  # its task group holds the turns
         self.prompt_capabilities = prompt_capabilities
         """What prompt content the agent accepts beyond text and resource links."""
         self.recorder = recorder
@@ -147,7 +147,7 @@ class PromptTurns:
         self._check_content(params.prompt)
         session = self._sessions.setdefault(params.session_id, _Session())
         turn = await self._insert(session, params)
-        self.connection.start_soon(self._run, session, turn, work)
+        self._connection.start_soon(self._run, session, turn, work)
         return acp.PromptResponse(message_id=turn.user_message_id)
 
     def current_state(self, session_id: str) -> RunState:
@@ -164,7 +164,7 @@ class PromptTurns:
         turn = session.turn if session is not None else None
         if turn is not None:
             turn._scope.cancel()
-        prompts = self.connection.cancel_requests(
+        prompts = self._connection.cancel_requests(
             lambda call: (
                 isinstance(call.params, acp.PromptRequest) and call.params.session_id == session_id
             )
@@ -198,7 +198,7 @@ class PromptTurns:
     def _advertised(self) -> acp.PromptCapabilities:
         if self.prompt_capabilities is not None:
             return self.prompt_capabilities
-        response = self.connection.initialize_response
+        response = self._connection.initialize_response
         if isinstance(response, acp.InitializeResponse):
             capabilities = response.capabilities
             if isinstance(capabilities, acp.AgentCapabilities):
@@ -236,7 +236,7 @@ class PromptTurns:
         )
 
     def _first_held(self, session: _Session, params: acp.PromptRequest) -> bool:
-        for call in self.connection.requests_in_flight():
+        for call in self._connection.requests_in_flight():
             if session.holds(call.params):
                 return call.params is params
         return True  # not a request of this connection (start called directly)
@@ -245,7 +245,7 @@ class PromptTurns:
         return any(
             isinstance(call.params, acp.CloseSessionRequest)
             and call.params.session_id == session_id
-            for call in self.connection.requests_in_flight()
+            for call in self._connection.requests_in_flight()
         )
 
     def _settle(self, session: _Session, session_id: str) -> None:
@@ -282,7 +282,7 @@ async def _outcome(turn: Turn, work: Work) -> tuple[StopReason | CustomStopReaso
             return "error", f"{type(exc).__name__}: {exc}"
         if turn._scope.cancel_called:
             return "cancelled", None  # cancellation ended the work, whatever it returned
-        if not _valid_stop_reason(stop_reason):
+        if not is_stop_reason(stop_reason):
             problem = (
                 f"the turn's work returned the stop reason {stop_reason!r}: it must be one of "
                 f"{sorted(KNOWN_STOP_REASONS)} or begin with '_' (CustomStopReason)"
@@ -291,10 +291,6 @@ async def _outcome(turn: Turn, work: Work) -> tuple[StopReason | CustomStopReaso
             return "error", problem
         return stop_reason, None
     return "cancelled", None  # the scope caught the cancellation
-
-
-def _valid_stop_reason(value: object) -> bool:
-    return isinstance(value, str) and (value in KNOWN_STOP_REASONS or value.startswith("_"))
 
 
 def _content_type(block: acp.ContentBlock) -> str:

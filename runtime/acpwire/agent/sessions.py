@@ -4,8 +4,8 @@
         await turn.say("hello")
         return "end_turn"
 
-    trio.run(serve_turns, work)          # serve_turns(work, name=..., store=MyStore())
-    asyncio.run(serve_turns(work))       # the same on asyncio
+    trio.run(partial(serve_turns, work, name="my-agent", version="1.0"))
+    asyncio.run(serve_turns(work, name="my-agent", version="1.0", store=MyStore()))
 
 The agents `turn_agents` builds serve `session/new`, `session/prompt` (your work, as a v2
 `Turn` or a `V1Turn`), `session/cancel`, `session/close`, `session/list` (cursor paging),
@@ -29,7 +29,6 @@ import acp_schema.v1 as v1
 import acp_schema.v2 as v2
 from acp_schema import UNSET
 
-from .._version import __version__
 from .._wire.options import ConnectionOptions
 from ..errors import RpcError
 from ..streams.byte_stream import AnyByteStream
@@ -46,20 +45,30 @@ class StoredSession:
     """A session as the store keeps it: what `session/list` reports and its history."""
 
     session_id: str
+    """The session's id."""
     cwd: str
+    """Its working directory (`session/list` filters on it; resume and load must give it)."""
     protocol_version: int
     """The version its history is recorded in (replayed only over that version)."""
     title: str | None = None
+    """Its title (`serve_turns`: the first line of its first prompt), None before one."""
     updated_at: float = field(default_factory=time.time)
+    """When it was last prompted (seconds since the epoch)."""
     history: list[SessionUpdate] = field(default_factory=list)
+    """Every update sent in it, in order (replayed by v2 `session/resume` and v1
+    `session/load`)."""
 
 
 class SessionStore(Protocol):
     """Where sessions and their history live (`MemorySessionStore` by default)."""
 
-    def add(self, session: StoredSession) -> None: ...
+    def add(self, session: StoredSession) -> None:
+        """Keep a new session (`session/new`)."""
+        ...
 
-    def get(self, session_id: str) -> StoredSession | None: ...
+    def get(self, session_id: str) -> StoredSession | None:
+        """The session, None when unknown (answered -32002)."""
+        ...
 
     def sessions(self) -> Iterable[StoredSession]:
         """All sessions, always in the same order (oldest first): `session/list` pages it."""
@@ -108,13 +117,14 @@ class Served:
 def turn_agents(
     work: AnyWork,
     *,
-    name: str = "acpwire-agent",
-    version: str = __version__,
+    name: str,
+    version: str,
     store: SessionStore | None = None,
     page_size: int = 50,
 ) -> tuple[type[v2.AgentBase], type[v1.AgentBase]]:
     """The v2 and v1 agent classes serving `work` (for `serve_agent(v2cls, v1=v1cls)`),
-    sharing one store (a `MemorySessionStore` unless given)."""
+    sharing one store (a `MemorySessionStore` unless given); `name` and `version` as for
+    `serve_turns`."""
     served = Served(work, store or MemorySessionStore(), name, version, page_size)
     return (
         type("TurnAgent", (TurnAgent,), {"served": served}),
@@ -125,18 +135,25 @@ def turn_agents(
 async def serve_turns(
     work: AnyWork,
     *,
-    name: str = "acpwire-agent",
-    version: str = __version__,
+    name: str,
+    version: str,
     store: SessionStore | None = None,
     page_size: int = 50,
     stream: AnyByteStream | None = None,
     options: ConnectionOptions | None = None,
     **limits: Any,
 ) -> None:
-    """Serve `work` over v2 and v1: `trio.run(serve_turns, work)` or
-    `asyncio.run(serve_turns(work))`. `stream` and `options` (`ConnectionOptions`) as for
-    `serve_agent`; the keywords `max_line_bytes` ... `check_outgoing` of earlier releases are
-    passed on to it too (prefer `options=`)."""
+    """Serve `work` over v2 and v1 (stdio unless `stream=` is given):
+    `trio.run(lambda: serve_turns(work, name="my-agent", version="1.0"))`
+    or `asyncio.run(serve_turns(work, name="my-agent", version="1.0"))`.
+
+    `name` and `version` are your agent's, as `initialize` reports them to the client (v2
+    `info`, v1 `agentInfo`): required, because no default would be true (acpwire's own
+    would name the library, not the agent). `store`: where sessions and their history live
+    (a `MemorySessionStore` by default). `page_size`: sessions per `session/list` page.
+    `stream` and `options` (`ConnectionOptions`) as for `serve_agent`; the keywords
+    `max_line_bytes` ... `check_outgoing` of earlier releases are passed on to it too (prefer
+    `options=`)."""
     agent_v2, agent_v1 = turn_agents(
         work, name=name, version=version, store=store, page_size=page_size
     )

@@ -3,6 +3,23 @@ reply, tool calls (`TurnToolCall`, `V1TurnToolCall`) and permission requests; `A
 `ToolCallHandle` are what work written once for both versions sees.
 
 The schedulers that run turns (`PromptTurns`, `V1PromptTurns`) are in `schedulers.py`.
+
+The helpers never send what the schema forbids for what their own arguments give: such a call
+raises ValueError naming the rule, before anything is sent (the checks are a set lookup or
+ride on a loop the helper runs anyway). They check:
+
+- permission requests (`request_permission` of a turn or a tool call): v2 `options` has at
+  least one option (`minItems: 1`); option ids are unique within the request (v2: MUST; v1:
+  "Unique identifier"). v1 allows an empty `options`, so V1Turn sends one;
+- tool call locations (`tool_call`, `update`): absolute paths (`AbsolutePath`), lines from 1
+  in v2 ("`0` is invalid"), from 0 in v1, within uint32; diffs (`diff`): absolute paths;
+- `Turn.state`: a state and a stop reason are ACP's or begin with `_` (the others are
+  reserved for future ACP versions);
+- ids: the helpers make tool call and message ids unique within the turn.
+
+What a caller builds whole (`update(any_update)`, `content=` items, a
+`RequestPermissionRequest`'s other fields) and enum values typed as Literals are left to the
+types and to the opt-in `check_outgoing` (the whole-message schema check).
 """
 
 from __future__ import annotations
@@ -10,14 +27,14 @@ from __future__ import annotations
 import itertools
 from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple, Protocol, TypeAlias, get_args
+from typing import Any, Literal, NamedTuple, Protocol, TypeAlias, TypeVar, get_args
 
 import acp_schema.v1 as v1
 import acp_schema.v2 as acp
 from acp_schema import UNSET, UnsetType
 
 from .._loop import CancelScope, Event, current_loop, is_cancelled, new_cancel_scope, new_event
-from .diffs import v1_diff, v2_diff
+from .diffs import require_absolute, v1_diff, v2_diff
 
 StopReason: TypeAlias = Literal[
     "end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"
@@ -29,6 +46,13 @@ RunState: TypeAlias = Literal["running", "idle", "requires_action"]
 """The values of the generated `v2.SessionStateUpdate.state`."""
 
 KNOWN_STOP_REASONS: frozenset[str] = frozenset(get_args(StopReason))
+KNOWN_RUN_STATES: frozenset[str] = frozenset(get_args(RunState))
+UINT32_MAX = 2**32 - 1
+
+
+def is_stop_reason(value: object) -> bool:
+    """ACP's own stop reasons, or a custom one (begins with `_`): what an agent may send."""
+    return isinstance(value, str) and (value in KNOWN_STOP_REASONS or value.startswith("_"))
 
 
 class CustomStopReason(str):
@@ -80,7 +104,9 @@ class ToolCallHandle(Protocol):
     """A tool call of a turn, v1 or v2: every change of it is one call."""
 
     @property
-    def tool_call_id(self) -> str: ...
+    def tool_call_id(self) -> str:
+        """The tool call's id, unique within the session."""
+        ...
 
     def update(
         self,
@@ -167,11 +193,11 @@ class Turn:
     """The prompt's content blocks."""
     user_message_id: str
     """The messageId the prompt was inserted with (the `session/prompt` response's)."""
-    _ids: Iterator[int] = field(default_factory=itertools.count)
-    _message_id: str | None = None
-    _scope: CancelScope = field(default_factory=new_cancel_scope)
-    _ended: Event = field(default_factory=new_event)
-    _blocked: int = 0  # permission requests pending
+    _ids: Iterator[int] = field(default_factory=itertools.count, init=False, repr=False)
+    _message_id: str | None = field(default=None, init=False, repr=False)
+    _scope: CancelScope = field(default_factory=new_cancel_scope, init=False, repr=False)
+    _ended: Event = field(default_factory=new_event, init=False, repr=False)
+    _blocked: int = field(default=0, init=False, repr=False)  # permission requests pending
 
     def update(self, update: acp.SessionUpdate) -> Coroutine[Any, Any, None]:
         """Send a `session/update` of this session: `await turn.update(...)`."""
@@ -197,7 +223,20 @@ class Turn:
         self, state: RunState, stop_reason: StopReason | CustomStopReason | None = None
     ) -> None:
         """Send a `state_update` (the helpers send `running`, `requires_action` and the final
-        `idle` themselves)."""
+        `idle` themselves). ValueError for a state or stop reason that is not ACP's and does
+        not begin with `_`."""
+        if state not in KNOWN_RUN_STATES and not state.startswith("_"):
+            raise ValueError(
+                f"session/update state_update: state {state!r} is not one of "
+                f"{sorted(KNOWN_RUN_STATES)} and does not begin with '_' (schema: StateUpdate: "
+                "values that do not begin with `_` are reserved for future ACP variants)"
+            )
+        if stop_reason is not None and not is_stop_reason(stop_reason):
+            raise ValueError(
+                f"session/update state_update: stop reason {stop_reason!r} is not one of "
+                f"{sorted(KNOWN_STOP_REASONS)}: custom stop reasons MUST begin with '_' "
+                "(CustomStopReason)"
+            )
         update = acp.SessionStateUpdate(state=state)
         if stop_reason is not None:
             update.stop_reason = stop_reason
@@ -206,7 +245,9 @@ class Turn:
     async def request_permission(
         self, params: acp.RequestPermissionRequest
     ) -> acp.RequestPermissionResponse:
-        """Ask the user; the session reports `requires_action` until every request is answered."""
+        """Ask the user; the session reports `requires_action` until every request is answered.
+        ValueError, before anything is sent, for no option or two options of one id."""
+        check_options(params.options, at_least_one=True)
         self._blocked += 1
         if self._blocked == 1:
             await self.state("requires_action")
@@ -234,6 +275,7 @@ class Turn:
         raw_input: object = UNSET,
     ) -> TurnToolCall:
         """Announce a new tool call (a first `tool_call_update`, status `pending`)."""
+        places = v2_locations(locations) if locations else UNSET
         call = TurnToolCall(self, self.new_message_id("call"))
         await self.update(
             acp.ToolCallProgress(
@@ -241,7 +283,7 @@ class Turn:
                 title=title,
                 kind=kind,
                 status="pending",
-                locations=_v2_locations(locations) if locations else UNSET,
+                locations=places,
                 raw_input=raw_input,
             )
         )
@@ -253,7 +295,9 @@ class TurnToolCall:
     """A v2 tool call of a turn (see `ToolCallHandle`)."""
 
     turn: Turn
+    """The turn it belongs to."""
     tool_call_id: str
+    """Its id, unique within the session."""
 
     def update(
         self,
@@ -274,9 +318,7 @@ class TurnToolCall:
                 title=title,
                 kind=kind,
                 status=status,
-                locations=_v2_locations(locations)
-                if isinstance(locations, Sequence)
-                else locations,
+                locations=v2_locations(locations) if isinstance(locations, Sequence) else locations,
                 content=content,
                 raw_input=raw_input,
                 raw_output=raw_output,
@@ -290,6 +332,7 @@ class TurnToolCall:
         )
 
     def stream(self, text: str) -> Coroutine[Any, Any, None]:
+        """Stream a text into the tool call's content (a `tool_call_content_chunk`)."""
         return self.add(acp.Content(content=acp.TextContent(text=text)))
 
     def diff(self, path: str, old: str | None, new: str | None) -> Coroutine[Any, Any, None]:
@@ -314,13 +357,59 @@ class TurnToolCall:
         return _choice(answer.outcome)
 
 
-def _v2_locations(locations: Sequence[Location]) -> list[acp.ToolCallLocation]:
-    return [
-        acp.ToolCallLocation(path=place)
-        if isinstance(place, str)
-        else acp.ToolCallLocation(path=place[0], line=place[1])
-        for place in locations
-    ]
+def check_options(
+    options: Sequence[acp.PermissionOption] | Sequence[v1.PermissionOption], at_least_one: bool
+) -> None:
+    """ValueError naming the rule for a permission request's options the schema forbids."""
+    if not options:
+        if at_least_one:
+            raise ValueError(
+                "session/request_permission: options must contain at least one option "
+                "(schema: minItems 1)"
+            )
+        return
+    ids = [option.option_id for option in options]
+    if len(set(ids)) != len(ids):
+        twice = next(i for n, i in enumerate(ids) if i in ids[:n])
+        raise ValueError(
+            f"session/request_permission: option id {twice!r} appears twice: each optionId "
+            "MUST be unique within the request (schema: PermissionOption.optionId)"
+        )
+
+
+LocationStruct = TypeVar("LocationStruct", acp.ToolCallLocation, v1.ToolCallLocation)
+
+
+def _locations(
+    locations: Sequence[Location], kind: type[LocationStruct], first_line: int
+) -> list[LocationStruct]:
+    """The locations as the version's `ToolCallLocation`s; ValueError for a relative path or
+    a line outside `first_line`..uint32 (the schema's `ToolCallLocation`)."""
+    built = []
+    for place in locations:
+        path, line = (place, None) if isinstance(place, str) else place
+        require_absolute(path, "tool call location", "ToolCallLocation.path is an AbsolutePath")
+        if line is None:
+            built.append(kind(path=path))
+            continue
+        if not first_line <= line <= UINT32_MAX:
+            raise ValueError(
+                f"tool call location {path!r}: line {line!r} is out of range: lines are "
+                f"{first_line}..{UINT32_MAX} (schema: ToolCallLocation.line, uint32, minimum "
+                f"{first_line})"
+            )
+        built.append(kind(path=path, line=line))
+    return built
+
+
+def v2_locations(locations: Sequence[Location]) -> list[acp.ToolCallLocation]:
+    """v2 locations: lines are 1-based ("`0` is invalid")."""
+    return _locations(locations, acp.ToolCallLocation, 1)
+
+
+def v1_locations(locations: Sequence[Location]) -> list[v1.ToolCallLocation]:
+    """v1 locations: lines from 0 (`minimum: 0`)."""
+    return _locations(locations, v1.ToolCallLocation, 0)
 
 
 Record = Callable[["acp.SessionUpdate | v1.SessionUpdate"], object]
@@ -354,10 +443,14 @@ class V1Turn:
     """One v1 prompt's work in a session, with the same helpers as the v2 `Turn`."""
 
     client: v1.ClientPeer
+    """The client's typed peer, for requests beyond the helpers (files, terminals)."""
     session_id: str
+    """The session the turn runs in."""
     prompt: list[v1.ContentBlock]
+    """The prompt's content blocks."""
     turn_id: str
-    _ids: Iterator[int] = field(default_factory=itertools.count)
+    """An id of the turn, unique within the `V1PromptTurns` (tool call ids start with it)."""
+    _ids: Iterator[int] = field(default_factory=itertools.count, init=False, repr=False)
 
     def update(self, update: v1.SessionUpdate) -> Coroutine[Any, Any, None]:
         """Send a `session/update` of this session: `await turn.update(...)`."""
@@ -377,6 +470,10 @@ class V1Turn:
     def request_permission(
         self, params: v1.RequestPermissionRequest
     ) -> Coroutine[Any, Any, v1.RequestPermissionResponse]:
+        """Ask the user (`session/request_permission`; v1 asks for a tool call: `params`
+        names one in `tool_call`); ValueError, before anything is sent, for two options of
+        one id (v1 allows an empty `options`)."""
+        check_options(params.options, at_least_one=False)
         return self.client.session_request_permission(params)
 
     async def tool_call(
@@ -388,6 +485,7 @@ class V1Turn:
         raw_input: object = UNSET,
     ) -> V1TurnToolCall:
         """Announce a new tool call (a `tool_call`, status `pending`)."""
+        places = v1_locations(locations) if locations else UNSET
         call = V1TurnToolCall(self, f"call_{self.turn_id}_{next(self._ids)}")
         await self.update(
             v1.ToolCall(
@@ -395,7 +493,7 @@ class V1Turn:
                 title=title,
                 kind=kind,
                 status="pending",
-                locations=_v1_locations(locations) if locations else UNSET,
+                locations=places,
                 raw_input=raw_input,
             )
         )
@@ -420,8 +518,11 @@ class V1TurnToolCall:
     and `diff` send the whole content so far in a `tool_call_update`."""
 
     turn: V1Turn
+    """The turn it belongs to."""
     tool_call_id: str
+    """Its id, unique within the session."""
     content: list[v1.ToolCallContent] = field(default_factory=list)
+    """Its content so far (v1 sends the whole list with every change)."""
 
     def update(
         self,
@@ -436,31 +537,31 @@ class V1TurnToolCall:
     ) -> Coroutine[Any, Any, None]:
         """A `tool_call_update` with the given fields (None clears one; `content` replaces
         the whole content, where `stream`/`diff` add to it)."""
+        update = v1.ToolCallProgress(
+            tool_call_id=self.tool_call_id,
+            title=title,
+            kind=kind,
+            status=status,
+            locations=v1_locations(locations) if isinstance(locations, Sequence) else locations,
+            content=content,
+            raw_input=raw_input,
+            raw_output=raw_output,
+        )
         if not isinstance(content, UnsetType):
             self.content = list(content or ())
-        return self.turn.update(
-            v1.ToolCallProgress(
-                tool_call_id=self.tool_call_id,
-                title=title,
-                kind=kind,
-                status=status,
-                locations=_v1_locations(locations)
-                if isinstance(locations, Sequence)
-                else locations,
-                content=content,
-                raw_input=raw_input,
-                raw_output=raw_output,
-            )
-        )
+        return self.turn.update(update)
 
     def add(self, content: v1.ToolCallContent) -> Coroutine[Any, Any, None]:
         """Add one item to the content (v1 sends the whole list again)."""
         return self.update(content=[*self.content, content])
 
     def stream(self, text: str) -> Coroutine[Any, Any, None]:
+        """Add a text to the tool call's content."""
         return self.add(v1.Content(content=v1.TextContent(text=text)))
 
     def diff(self, path: str, old: str | None, new: str) -> Coroutine[Any, Any, None]:
+        """Add the diff of a file to the content (v1: `oldText` / `newText`; `old` None: a
+        new file)."""
         return self.add(v1_diff(path, old, new))
 
     async def request_permission(
@@ -476,12 +577,3 @@ class V1TurnToolCall:
             )
         )
         return _choice(answer.outcome)
-
-
-def _v1_locations(locations: Sequence[Location]) -> list[v1.ToolCallLocation]:
-    return [
-        v1.ToolCallLocation(path=place)
-        if isinstance(place, str)
-        else v1.ToolCallLocation(path=place[0], line=place[1])
-        for place in locations
-    ]

@@ -4,8 +4,10 @@ stream; their limits in `ConnectionOptions`), read a session's updates (`subscri
 permission requests by policy (`Permissions`), run a prompt turn as a typed event stream
 (`prompt`, `AgentRequests`) and open a session again with its history (`open_session`).
 
-Every name here is also importable from `acpwire`, except the less common ones listed in
-`__all__` below; the modules inside this package are implementation detail.
+The names a client is written and annotated with are also importable from `acpwire`; the
+less common ones (`load`, `replay`, the state's records `Message`, `ToolCall`, `Terminal`,
+`Compaction`, `Role`, `ClientFactory`, `V1ClientFactory`) only from here. The modules inside
+this package are implementation detail.
 """
 
 from typing import TYPE_CHECKING
@@ -49,6 +51,7 @@ from .turns import (
     V1TurnEvents,
     prompt,
 )
+from .unknown_updates import V1UnknownSessionUpdate
 
 __all__ = [
     "AgentRequests",
@@ -80,6 +83,7 @@ __all__ = [
     "V1TurnClient",
     "V1TurnEvent",
     "V1TurnEvents",
+    "V1UnknownSessionUpdate",
     "Verdict",
     "approve_all",
     "approve_reads",

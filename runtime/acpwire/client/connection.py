@@ -56,13 +56,14 @@ from ..streams.agent_process import GRACE_PERIOD, TERMINATE_GRACE_PERIOD, spawn_
 from ..streams.byte_stream import AnyByteStream
 from .permissions import cancelled_permission
 from .router import UpdateRouter, UpdateStream
+from .unknown_updates import V1UnknownSessionUpdate, open_session_updates
 
 ClientFactory = Callable[[v2.AgentPeer], v2.ClientBase]
-"""What `open_agent` / `connect` take for v2: builds the client from the agent's typed peer
-(the `ClientBase` subclass itself, or a function returning an instance)."""
+"""What `open_agent(v2=...)` / `connect(v2=...)` take: builds the v2 client from the agent's
+typed peer (the `ClientBase` subclass itself, or a function returning an instance)."""
 
 V1ClientFactory = Callable[[v1.AgentPeer], v1.ClientBase]
-"""What `open_agent` / `connect` take for v1 (`v1=`), as `ClientFactory` for v2."""
+"""What `open_agent(v1=...)` / `connect(v1=...)` take: builds the v1 client."""
 
 INITIALIZE_TIMEOUT = 30.0
 """Seconds `initialize` waits for the agent's answer by default."""
@@ -84,8 +85,11 @@ class _Negotiated(Generic[Peer, Initialized, Update]):
 
     def __init__(self, conn: ClientConnection, peer: Peer, initialize_response: Initialized):
         self.connection = conn
+        """The connection itself (untyped by version)."""
         self.peer = peer
+        """The agent's methods, typed for the negotiated version: `await view.peer.session_new(...)`."""
         self.initialize_response = initialize_response
+        """The agent's answer to `initialize` (its capabilities, info, auth methods)."""
 
     def subscribe(self, session_id: str) -> AbstractAsyncContextManager[UpdateStream[Update]]:
         """Every `session/update` of a session, in order, while the block runs."""
@@ -97,13 +101,26 @@ class _Negotiated(Generic[Peer, Initialized, Update]):
 
 
 class Negotiated(_Negotiated[v2.AgentPeer, v2.InitializeResponse, v2.SessionUpdate]):
-    """The connection seen through protocol version 2 (`conn.v2`), fully typed: `peer` (the
+    """`conn.v2`: the connection seen through protocol version 2, fully typed: `peer` (the
     agent's typed methods), `initialize_response` (the agent's answer to `initialize`),
     `subscribe` / `cancel` (as on `ClientConnection`, with typed updates)."""
 
+    peer: v2.AgentPeer
+    """The agent's methods: `await conn.v2.peer.session_new(...)`."""
+    initialize_response: v2.InitializeResponse
+    """The agent's answer to `initialize` (its capabilities, info, auth methods)."""
 
-class V1Negotiated(_Negotiated[v1.AgentPeer, v1.InitializeResponse, v1.SessionUpdate]):
-    """The connection seen through protocol version 1 (`conn.v1`), as `Negotiated` for v2."""
+
+class V1Negotiated(
+    _Negotiated[v1.AgentPeer, v1.InitializeResponse, v1.SessionUpdate | V1UnknownSessionUpdate]
+):
+    """`conn.v1`: the connection seen through protocol version 1, as `Negotiated` for v2 (an
+    update of a type these bindings do not know arrives as a `V1UnknownSessionUpdate`)."""
+
+    peer: v1.AgentPeer
+    """The agent's methods: `await conn.v1.peer.session_new(...)`."""
+    initialize_response: v1.InitializeResponse
+    """The agent's answer to `initialize` (its capabilities, info, auth methods)."""
 
 
 class ClientConnection:
@@ -237,12 +254,13 @@ class ClientConnection:
         self._surface, self._agent, self._client = surface, agent, client
         view = Negotiated if surface.version == 2 else V1Negotiated
         self._negotiated = view(self, agent, initialize_response)
+        codec = open_session_updates(surface.client_codec, self._peer)  # v1: unknown tags kept
         route = self._router.routing(
             handler_dispatch(client, surface.client_base),
-            surface.client_codec.inbound[SESSION_UPDATE],
+            codec.inbound[SESSION_UPDATE],
             handles_updates=implemented(client, surface.client_base, "session_update"),
         )
-        self._connection.switch_to(surface.client_codec, route, initialize_response)
+        self._connection.switch_to(codec, route, initialize_response)
 
     @property
     def peer(self) -> str:
@@ -437,7 +455,7 @@ async def open_agent(
 
     When the agent dies, pending and later calls raise `PeerExited` with its exit code and
     the tail of its stderr. Leaving the block closes its stdin and waits for it to exit, then
-    ends its process group (`spawn_agent` says how, and the longest this takes).
+    ends its process group (`acpwire.streams.spawn_agent` says how, and the longest this takes).
     An exception ending the block (`PeerExited`, or one of the block's own) leaves it as
     itself, not in an ExceptionGroup.
     """

@@ -43,9 +43,15 @@ class Opened(Generic[State]):
     and the agent's answer (resume/load/new response)."""
 
     session_id: str
+    """The session's id (a new session's, when it could not be opened again)."""
     how: Literal["resumed", "loaded", "new"]
+    """How it was opened: `resumed` (v2 `session/resume`, v1 `session/resume`), `loaded`
+    (v1 `session/load`) or `new` (`session/new`)."""
     state: State
+    """The replayed history, folded (empty for a new session and for v1 resume)."""
     response: Any
+    """The agent's answer: a `ResumeSessionResponse`, `LoadSessionResponse` or
+    `NewSessionResponse` of the negotiated version."""
 
 
 async def _folding(
@@ -62,7 +68,7 @@ async def _folding(
 
             nursery.start_soon(fold)
             response = await request()
-            gate = updates.gate()  # the updates queued before the answer: wait until taken
+            gate = updates._gate()  # the updates queued before the answer: wait until taken
             if gate is not None:
                 await gate.wait()
             nursery.cancel_scope.cancel()
@@ -129,16 +135,25 @@ async def open_session(
     history: bool = True,
 ) -> Opened[V1SessionState]: ...
 async def open_session(
-    conn: Any,
+    conn: Negotiated | V1Negotiated,
     *,
     cwd: str,
     session_id: str | None = None,
-    mcp_servers: list[Any] | None = None,
+    mcp_servers: list[v2.McpServer] | list[v1.McpServer] | None = None,
     history: bool = True,
-) -> Opened[Any]:
+) -> Opened[SessionState] | Opened[V1SessionState]:
     """Resume `session_id` (with its history replayed when `history`), else load it (v1),
-    else start a new session: each step only when the agent advertises it, and the next one
-    when it answers -32601 anyway. Without `session_id`: a new session."""
+    else start a new session: each step only when the agent advertises it (v2:
+    `capabilities.session`; v1: `loadSession`, `sessionCapabilities.resume`), and the next
+    one when it answers -32601 anyway. Without `session_id`: a new session.
+
+    Typed by the version: `conn.v2` gives an `Opened[SessionState]`, `conn.v1` an
+    `Opened[V1SessionState]`. The replay is complete when it returns: the agent answers
+    resume/load after the replayed updates, and those are folded into `opened.state` first.
+    Without history wanted (`history=False`) v1 resume (which never replays) comes before
+    load. It waits as long as the agent takes (a long history replays for a while): bound it
+    with the loop's own timeout (`trio.fail_after`, `asyncio.timeout`, `anyio.fail_after`),
+    which cancels the request with `$/cancel_request`."""
     if isinstance(conn.peer, v2.AgentPeer):
         return await _open_v2(conn, cwd, session_id, mcp_servers or [], history)
     return await _open_v1(conn, cwd, session_id, mcp_servers or [], history)

@@ -41,6 +41,7 @@ __all__ = [
 ]
 
 Decision = Literal["allow", "reject", "ask"]
+"""What a policy decides for one permission request."""
 READ_KINDS = frozenset({"read", "search", "think"})
 ALLOW = ("allow_once", "allow_always")
 REJECT = ("reject_once", "reject_always")
@@ -72,6 +73,8 @@ class PermissionContext:
 
 
 Policy = Callable[[PermissionContext], Decision]
+"""A permission policy: `approve_all`, `approve_reads`, `deny_all`, `ask_user`, `rules(...)`,
+or any function of a `PermissionContext` returning a `Decision`."""
 
 
 def approve_all(context: PermissionContext) -> Decision:
@@ -143,6 +146,7 @@ def context_of(
 
 
 Ask = Callable[[], Awaitable[Any]]
+Response = v2.RequestPermissionResponse | v1.RequestPermissionResponse
 
 
 class Permissions:
@@ -173,15 +177,19 @@ class Permissions:
         remembered = self.remembered(context)
         return Verdict(context, remembered or self.policy(context), remembered is not None)
 
-    def respond(self, verdict: Verdict) -> Any:
-        """The response for an allow/reject verdict (asking with nobody to ask: reject)."""
+    def respond(self, verdict: Verdict) -> Response:
+        """The response for an allow/reject verdict (asking with nobody to ask: reject), of
+        the request's version."""
         request = verdict.context.request
         module: Any = v2 if isinstance(request, v2.RequestPermissionRequest) else v1
         kinds = ALLOW if verdict.decision == "allow" else REJECT
         # a remembered answer repeats the `*_always` option when offered
-        return select(module, request.options, kinds[::-1] if verdict.remembered else kinds)
+        response: Response = select(
+            module, request.options, kinds[::-1] if verdict.remembered else kinds
+        )
+        return response
 
-    def learn(self, verdict: Verdict, response: Any) -> None:
+    def learn(self, verdict: Verdict, response: Response) -> None:
         """Remember an `allow_always` / `reject_always` option the user chose."""
         context = verdict.context
         option_id = getattr(response.outcome, "option_id", None)
@@ -207,11 +215,17 @@ class Permissions:
         ask: Ask | None = None,
         state: V1SessionState | None = None,
     ) -> v1.RequestPermissionResponse: ...
-    async def answer(self, request: Any, ask: Ask | None = None, state: Any = None) -> Any:
-        """The response to `request`: the policy's (or a remembered) decision, else `ask()`."""
+    async def answer(
+        self,
+        request: v2.RequestPermissionRequest | v1.RequestPermissionRequest,
+        ask: Ask | None = None,
+        state: SessionState | V1SessionState | None = None,
+    ) -> Response:
+        """The response to `request` (of its version): the policy's (or a remembered)
+        decision, else `ask()`'s answer (with no `ask`, asking rejects)."""
         verdict = self.decide(request, state)
         if verdict.decision == "ask" and ask is not None:
-            response = await ask()
+            response: Response = await ask()
             self.learn(verdict, response)
             return response
         return self.respond(verdict)
@@ -222,8 +236,12 @@ class Verdict:
     """A decision on one request: `decision`, and whether it was a remembered answer."""
 
     context: PermissionContext
+    """What the decision was made on."""
     decision: Decision
+    """`allow`, `reject` or `ask`."""
     remembered: bool
+    """Whether it is an earlier `*_always` answer for the session and tool (not the
+    policy's)."""
 
 
 def select(module: Any, options: list[Any], kinds: tuple[str, ...]) -> Any:

@@ -42,7 +42,7 @@ class _Gate:
 
 class HeldRequest:
     """A request of the session, queued among its updates in a stream that holds requests
-    (`UpdateStream.holds_requests`): its handler runs once the reader took it and set
+    (`UpdateStream._holds_requests`): its handler runs once the reader took it and set
     `released`."""
 
     __slots__ = ("call", "released")
@@ -69,11 +69,11 @@ class UpdateStream(Generic[Update]):
         self._writer: Event | None = None  # set to wake a writer waiting for room
         self._closed = False
         self._gates: collections.deque[_Gate] = collections.deque()  # in arrival order
-        self.holds_requests = False
-        """True: the session's requests are queued among the updates as `HeldRequest`s, in
-        wire order, their handlers held until the reader sets `released` (`acpwire.prompt` does)."""
+        # True: the session's requests are queued among the updates as `HeldRequest`s, in
+        # wire order, their handlers held until the reader sets `released` (client/turns.py)
+        self._holds_requests = False
 
-    def offer(self, update: Update) -> bool:
+    def _offer(self, update: Update) -> bool:
         """Add an update unless the buffer is full (False); once closed, updates are dropped."""
         if self._closed:
             return True
@@ -85,13 +85,13 @@ class UpdateStream(Generic[Update]):
             self._reader = None
         return True
 
-    async def put(self, update: Update) -> None:
+    async def _put(self, update: Update) -> None:
         """Add an update, waiting for room."""
-        while not self.offer(update):
+        while not self._offer(update):
             self._writer = self._writer or self._loop.Event()
             await self._writer.wait()
 
-    def gate(self) -> Event | None:
+    def _gate(self) -> Event | None:
         """An event set once the updates queued now were taken (None: nothing is queued)."""
         if not self._items or self._closed:
             return None
@@ -108,7 +108,7 @@ class UpdateStream(Generic[Update]):
             gates.popleft().opened.set()
         return update
 
-    def hold(self, call: Call) -> Event | None:
+    def _hold(self, call: Call) -> Event | None:
         """Queue a request among the updates (beyond the buffer limit: requests are few);
         None once closed (nobody will take it)."""
         if self._closed:
@@ -121,6 +121,8 @@ class UpdateStream(Generic[Update]):
         return held.released
 
     def close(self) -> None:
+        """Take no more updates: iterating ends after the ones already queued (leaving the
+        `subscribe` block, or the connection's end, does this)."""
         for item in self._items:
             if isinstance(item, HeldRequest):
                 item.released.set()
@@ -190,7 +192,8 @@ class UpdateRouter:
         gates = [
             gate
             for stream in streams
-            if (gate := stream.hold(call) if stream.holds_requests else stream.gate()) is not None
+            if (gate := stream._hold(call) if stream._holds_requests else stream._gate())
+            is not None
         ]
         if gates:
             assert not isinstance(call.id, msgspec.UnsetType)
@@ -212,7 +215,7 @@ class UpdateRouter:
                 if streams:
                     update = notification.update
                     for stream in streams:
-                        if not stream.offer(update):
+                        if not stream._offer(update):
                             return _publish_waiting(dispatch, streams, stream, update, call)
                 if not handles_updates:
                     return None
@@ -232,7 +235,7 @@ async def _publish_waiting(
 ) -> Any:
     """Back-pressure: wait until `full` and the subscribers after it have room."""
     for stream in streams[streams.index(full) :]:
-        await stream.put(update)
+        await stream._put(update)
     pending = dispatch(call)
     return None if pending is None else await pending
 

@@ -11,7 +11,12 @@ value unchanged, `null` clears it (or resets it to the schema's default: a tool 
 `other`, its status to `pending`), a value replaces it; chunks append; a full message
 (`agent_message` ...) with `content` replaces the chunks received so far; a `tool_call_update`
 with `content` replaces the tool call's content and `tool_call_content_chunk` appends to it;
-`_meta` patches by top-level key. Unknown variants are kept in `unknown`, in order.
+`_meta` patches by top-level key. Unknown variants are kept in `unknown`, in order (v1 too:
+the client delivers a v1 update of a tag these bindings do not know as an `OpenVariant`).
+
+Messages are keyed by `(role, messageId)`, in order of first appearance: each message type
+has its own ID space (the schema's `MessageId`), so a user message, an agent message and a
+thought may share an id and stay three messages (`state.messages["agent", "m1"]`).
 
 Cost: an update is a dict lookup and a few attribute writes; chunks are appended to a list
 (linear in the size of a message; `Message.text()` joins on demand). `snapshot()` is a shallow
@@ -28,11 +33,12 @@ from typing import Any, ClassVar, Generic, Literal, TypeVar
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from acp_schema import v1, v2
+from acp_schema import OpenVariant, v1, v2
 
 __all__ = [
     "Compaction",
     "Message",
+    "MessageKey",
     "Role",
     "SessionState",
     "Terminal",
@@ -41,6 +47,10 @@ __all__ = [
 ]
 
 Role = Literal["user", "agent", "thought"]
+"""Who a `Message` is from: the user, the agent, or the agent's thought."""
+MessageKey = tuple[Role, "str | int"]
+"""How `messages` keys a message: `(role, messageId)`; a v1 message sent without a messageId
+(a run of chunks of one role) is `(role, n)`, `n` an int (the count of messages before it)."""
 Meta = dict[str, Any]
 Handlers = dict[type[Any], Callable[[Any, Any], None]]
 Block = TypeVar("Block")
@@ -108,16 +118,19 @@ class _Content(_Record, Generic[Item]):
 
 
 class Message(_Content[Block]):
-    """A user message, an agent message or a thought, by `messageId` (None: a v1 chunk sent
-    without one; consecutive chunks of one role form one message)."""
+    """A user message, an agent message or a thought, by role and `messageId` (None: a v1
+    chunk sent without one; consecutive chunks of one role form one message)."""
 
     __slots__ = ("message_id", "meta", "role")
 
     def __init__(self, generation: int, message_id: str | None, role: Role) -> None:
         super().__init__(generation)
         self.message_id = message_id
+        """Its `messageId` (None: v1 chunks sent without one)."""
         self.role: Role = role
+        """`user`, `agent` or `thought`."""
         self.meta: Meta | None = None
+        """Its `_meta`, patched by key as updates arrive."""
 
     def text(self) -> str:
         """The text blocks of the content, joined."""
@@ -131,34 +144,86 @@ class Message(_Content[Block]):
         return f"Message({self.message_id!r}, {self.role!r}, {self.text()!r})"
 
 
-class ToolCall(_Content[Item], Generic[Item, Location]):
-    """A tool call by id; a new one starts as kind `other`, status `pending`, no title."""
+TOOL_CALL_FIELDS: tuple[tuple[str, str | None], ...] = (
+    ("name", None),
+    ("title", None),
+    ("kind", "other"),
+    ("status", "pending"),
+    ("locations", None),
+    ("raw_input", None),
+    ("raw_output", None),
+    ("capabilities", None),
+)
+"""A tool call's fields an update sets by name (the record's attribute is the update's field),
+each with the value a new tool call starts at, which a v2 `null` resets it to. `content`
+(replaced or appended to) and `_meta` (patched by key) have rules of their own."""
 
-    __slots__ = (
-        "capabilities",
-        "kind",
-        "locations",
-        "meta",
-        "name",
-        "raw_input",
-        "raw_output",
-        "status",
-        "title",
-        "tool_call_id",
-    )
+
+def _straight_line(signature: str, statements: list[str]) -> Callable[..., None]:
+    """A function running `statements` one after the other, written from TOOL_CALL_FIELDS
+    once at import (as dataclasses writes `__init__`): the one table, at the speed of code
+    written out field by field (a loop over the table makes a tool call update ~2x slower)."""
+    namespace: dict[str, Any] = {"UNSET": UNSET}
+    exec(f"def function({signature}):\n" + "".join(f"    {s}\n" for s in statements), namespace)
+    function: Callable[..., None] = namespace["function"]
+    return function
+
+
+_start = _straight_line("call", [f"call.{name} = {start!r}" for name, start in TOOL_CALL_FIELDS])
+"""Every field of a new tool call at its start value."""
+
+_patch_v2 = _straight_line(
+    "call, update",
+    [
+        f"if (value := update.{name}) is not UNSET: call.{name} = "
+        + ("value" if start is None else f"{start!r} if value is None else value")
+        for name, start in TOOL_CALL_FIELDS
+    ],
+)
+"""A v2 update's fields: omitted keeps, `null` resets to the start value, a value replaces."""
+
+_patch_v1 = _straight_line(
+    "call, update",
+    [
+        f"if (value := update.{name}) is not UNSET and value is not None: call.{name} = value"
+        for name, _ in TOOL_CALL_FIELDS
+        if name in v1.ToolCallUpdate.__struct_fields__
+    ],
+)
+"""A v1 `tool_call` / `tool_call_update`'s fields: omitted and `null` alike keep (v1 has no
+clearing), a value replaces."""
+
+
+class ToolCall(_Content[Item], Generic[Item, Location]):
+    """A tool call by id; a new one starts as kind `other`, status `pending`, no title
+    (`TOOL_CALL_FIELDS`)."""
+
+    __slots__ = ("meta", "tool_call_id", *(name for name, _ in TOOL_CALL_FIELDS))
+
+    name: str | None
+    """The tool's programmatic name, when the agent gave one."""
+    title: str | None
+    """Its title (None before the agent gave one)."""
+    kind: str
+    """Its tool kind (`read`, `edit`, `execute`, ...)."""
+    status: str
+    """`pending`, `in_progress`, `completed`, `failed` (v2 also `paused`, `cancelled`)."""
+    locations: list[Location] | None
+    """The files it touches (`ToolCallLocation`s), None when not given."""
+    raw_input: Any
+    """The tool's raw input, as the agent sent it (any JSON)."""
+    raw_output: Any
+    """The tool's raw output, as the agent sent it (any JSON)."""
+    capabilities: v2.ToolCallCapabilities | None
+    """What the client may do with it: v2 only (v1 has none: always None)."""
 
     def __init__(self, generation: int, tool_call_id: str) -> None:
         super().__init__(generation)
         self.tool_call_id = tool_call_id
-        self.name: str | None = None
-        self.title: str | None = None
-        self.kind: str = "other"
-        self.status: str = "pending"
-        self.locations: list[Location] | None = None
-        self.raw_input: Any = None
-        self.raw_output: Any = None
-        self.capabilities: v2.ToolCallCapabilities | None = None
+        """Its `toolCallId`."""
+        _start(self)
         self.meta: Meta | None = None
+        """Its `_meta`, patched by key as updates arrive."""
 
     def __repr__(self) -> str:
         return f"ToolCall({self.tool_call_id!r}, {self.title!r}, {self.kind}, {self.status})"
@@ -172,12 +237,19 @@ class Terminal(_Content[str]):
     def __init__(self, generation: int, terminal_id: str) -> None:
         super().__init__(generation)
         self.terminal_id = terminal_id
+        """Its `terminalId`."""
         self.command: str | None = None
+        """The command it runs, when reported."""
         self.cwd: str | None = None
+        """Its working directory, when reported."""
         self.exit_status: v2.TerminalExitStatus | None = None
+        """How it exited (None while it runs)."""
         self.size: v2.TerminalSize | None = None
+        """Its size in rows and columns, when reported."""
         self.capabilities: v2.TerminalCapabilities | None = None
+        """What the client may do with it."""
         self.meta: Meta | None = None
+        """Its `_meta`, patched by key as updates arrive."""
 
     def output(self) -> bytes:
         """The terminal's output bytes (each part is independently base64-encoded)."""
@@ -192,12 +264,17 @@ class Compaction(_Content[Block]):
     def __init__(self, generation: int, compaction_id: str) -> None:
         super().__init__(generation)
         self.compaction_id = compaction_id
+        """Its `compactionId`."""
         self.status: str = "in_progress"
+        """`in_progress`, `completed` or `failed`."""
         self.error: str | None = None
+        """Why it failed, when it did."""
         self.meta: Meta | None = None
+        """Its `_meta`, patched by key as updates arrive."""
 
 
 R = TypeVar("R", bound=_Record)
+K = TypeVar("K")
 
 
 class _Fold(Generic[Update, Block]):
@@ -212,16 +289,26 @@ class _Fold(Generic[Update, Block]):
 
     def __init__(self) -> None:
         self._generation = 0
-        self.messages: dict[str, Message[Block]] = {}
+        self.messages: dict[MessageKey, Message[Block]] = {}
+        """Messages by `(role, messageId)` in order of first appearance (see `MessageKey`):
+        each role has its own id space, as the schema's `MessageId` says."""
         self.compactions: dict[str, Compaction[Block]] = {}
+        """Context compactions by id."""
         self.title: str | None = None
+        """The session's title (`session_info_update`)."""
         self.updated_at: str | None = None
+        """When the session was last updated, as the agent reported it (ISO 8601)."""
         self.info_meta: Meta | None = None
+        """The `_meta` of `session_info_update`s, patched by key."""
         self.notices: list[Any] = []
+        """The agent's notices, in order."""
         self.unknown: list[Any] = []
+        """Updates of variants newer than these bindings (`OpenVariant`s), in order: kept,
+        never dropped."""
 
     def apply(self, update: Update) -> None:
-        """Fold one update into the state."""
+        """Fold one `session/update`'s update into the state (an unknown variant goes to
+        `unknown`)."""
         handler = self._handlers.get(type(update))
         if handler is None:
             self.unknown.append(update)
@@ -239,27 +326,28 @@ class _Fold(Generic[Update, Block]):
             setattr(copy, name, value)
         copy._generation = -1  # a snapshot is read-only: writing to it is a bug
 
-    def _own(self, records: dict[str, R], key: str, record: R) -> R:
+    def _own(self, records: dict[K, R], key: K, record: R) -> R:
         if record._generation != self._generation:
             record = records[key] = record._copy(self._generation)
         return record
 
     # -- messages
 
-    def _message(self, message_id: str, role: Role) -> Message[Block]:
-        message = self.messages.get(message_id)
+    def _message(self, key: MessageKey, message_id: str, role: Role) -> Message[Block]:
+        message = self.messages.get(key)
         if message is None:
-            message = self.messages[message_id] = Message(self._generation, message_id, role)
+            message = self.messages[key] = Message(self._generation, message_id, role)
             return message
-        return self._own(self.messages, message_id, message)
+        return self._own(self.messages, key, message)
 
     def _chunk(self, message_id: str | None, role: Role, block: Block) -> None:
         if message_id is None:
             self._anonymous(role)._append(block)
             return
-        message = self.messages.get(message_id)
+        key = (role, message_id)
+        message = self.messages.get(key)
         if message is None or message._generation != self._generation:
-            message = self._message(message_id, role)
+            message = self._message(key, message_id, role)
         message._append(block)
 
     def _anonymous(self, role: Role) -> Message[Block]:
@@ -267,14 +355,14 @@ class _Fold(Generic[Update, Block]):
         messages = self.messages
         key = next(reversed(messages), None)
         last = None if key is None else messages[key]
-        if last is None or last.message_id is not None or last.role != role:
-            key = f"\x00{len(messages)}"
-            return messages.setdefault(key, Message(self._generation, None, role))
-        assert key is not None
+        if key is None or last is None or last.message_id is not None or last.role != role:
+            key = (role, len(messages))
+            message = messages[key] = Message(self._generation, None, role)
+            return message
         return self._own(messages, key, last)
 
     def _full_message(self, message_id: str, role: Role, content: Any, meta: Any) -> None:
-        message = self._message(message_id, role)
+        message = self._message((role, message_id), message_id, role)
         if content is not UNSET:
             message._replace(content)
         message.meta = patch_meta(message.meta, meta)
@@ -344,8 +432,11 @@ class SessionState(_Fold[v2.SessionUpdate, v2.ContentBlock]):
         """Tool calls by id."""
         self.terminals: dict[str, Terminal] = {}
         """Agent-owned terminals by id (display state)."""
-        self.plans: dict[str, v2.PlanItems] = {}
-        """Plans by id (each update replaces its plan)."""
+        self.plans: dict[str, v2.PlanUpdateContent] = {}
+        """Plans by `planId`, each the content of its latest `plan_update`, which replaces
+        the plan whatever its content type (the schema). A content type these bindings do not
+        know is kept as received (an `OpenVariant`, `.tag` its type); one without a string
+        `planId` cannot be placed and goes to `unknown` instead."""
         self.available_commands: list[v2.AvailableCommand] = []
         """The latest `available_commands_update`'s commands."""
         self.config_options: list[v2.SessionConfigOption] = []
@@ -403,26 +494,15 @@ class SessionState(_Fold[v2.SessionUpdate, v2.ContentBlock]):
             self._tool_call_update(request.subject.tool_call)
 
     def _tool_call_update(self, update: v2.ToolCallProgress | v2.ToolCallUpdate) -> None:
-        call = self._tool_call(update.tool_call_id)
-        if update.name is not UNSET:
-            call.name = update.name
-        if update.title is not UNSET:
-            call.title = update.title
-        if update.kind is not UNSET:
-            call.kind = "other" if update.kind is None else update.kind
-        if update.status is not UNSET:
-            call.status = "pending" if update.status is None else update.status
+        """An upsert (the schema: a new id starts at the protocol defaults)."""
+        call = self.tool_calls.get(update.tool_call_id)
+        if call is None or call._generation != self._generation:  # new, or shared: the slow path
+            call = self._tool_call(update.tool_call_id)
+        _patch_v2(call, update)
         if update.content is not UNSET:
             call._replace(update.content)
-        if update.locations is not UNSET:
-            call.locations = update.locations
-        if update.raw_input is not UNSET:
-            call.raw_input = update.raw_input
-        if update.raw_output is not UNSET:
-            call.raw_output = update.raw_output
-        if update.capabilities is not UNSET:
-            call.capabilities = update.capabilities
-        call.meta = patch_meta(call.meta, update.meta)
+        if update.meta is not UNSET:
+            call.meta = patch_meta(call.meta, update.meta)
 
     def _tool_call_chunk(self, update: v2.ToolCallContentChunk) -> None:
         self._tool_call(update.tool_call_id)._append(update.content)
@@ -454,10 +534,15 @@ class SessionState(_Fold[v2.SessionUpdate, v2.ContentBlock]):
         self._terminal(update.terminal_id)._append(update.data)
 
     def _plan(self, update: v2.PlanUpdate) -> None:
-        if isinstance(update.plan, v2.PlanItems):
-            self.plans[update.plan.plan_id] = update.plan
-        else:  # a plan content type newer than this schema release: kept as is
-            self.unknown.append(update)
+        plan = update.plan
+        if isinstance(plan, OpenVariant):  # a content type newer than these bindings
+            plan_id = plan.get("planId")
+            if not isinstance(plan_id, str):
+                self.unknown.append(update)
+                return
+        else:
+            plan_id = plan.plan_id
+        self.plans[plan_id] = plan
 
     _handlers: ClassVar[Handlers] = {
         v2.UserMessageChunk: _user_chunk,
@@ -482,10 +567,17 @@ class SessionState(_Fold[v2.SessionUpdate, v2.ContentBlock]):
     }
 
 
-class V1SessionState(_Fold[v1.SessionUpdate, v1.ContentBlock]):
+class V1SessionState(_Fold["v1.SessionUpdate | OpenVariant", v1.ContentBlock]):
     """A v1 session's state, in the same shape as `SessionState` where the concepts match
     (v1 has one plan, `current_mode_id`, no terminals display state, no run-state updates:
-    the prompt turn helper records `stop_reason` from the `session/prompt` response)."""
+    the prompt turn helper records `stop_reason` from the `session/prompt` response).
+
+    A `tool_call_update` for an id never seen creates the tool call (title None until one
+    arrives), as v2's upsert does, although v1 calls it "an update to an existing tool call":
+    an agent that skipped `tool_call`, or a subscriber that missed it, still shows the call
+    and its progress instead of losing them. A v1 update whose tag these bindings do not know
+    (delivered by the client as an `OpenVariant`) is kept in `unknown`.
+    """
 
     def __init__(self) -> None:
         super().__init__()
@@ -523,20 +615,9 @@ class V1SessionState(_Fold[v1.SessionUpdate, v1.ContentBlock]):
         """`tool_call`: a new tool call, all fields given (a repeated id starts it over)."""
         call: V1ToolCall = ToolCall(self._generation, update.tool_call_id)
         self.tool_calls[update.tool_call_id] = call
-        call.title = update.title
-        call.name = update.name or None
-        if update.kind is not UNSET:
-            call.kind = update.kind
-        if update.status is not UNSET:
-            call.status = update.status
+        _patch_v1(call, update)
         if update.content is not UNSET:
             call._replace(update.content)
-        if update.locations is not UNSET:
-            call.locations = update.locations
-        if update.raw_input is not UNSET:
-            call.raw_input = update.raw_input
-        if update.raw_output is not UNSET:
-            call.raw_output = update.raw_output
         call.meta = update.meta or None
 
     def apply_permission_request(self, request: v1.RequestPermissionRequest) -> None:
@@ -544,29 +625,17 @@ class V1SessionState(_Fold[v1.SessionUpdate, v1.ContentBlock]):
         self._tool_call_update(request.tool_call)
 
     def _tool_call_update(self, update: v1.ToolCallProgress | v1.ToolCallUpdate) -> None:
-        """v1 has no clearing: `null` and omitted both leave a field unchanged."""
+        """v1 has no clearing: `null` and omitted both leave a field unchanged; an id never
+        seen creates the tool call (see the class)."""
         key = update.tool_call_id
         call = self.tool_calls.get(key)
         if call is None:
             call = self.tool_calls[key] = ToolCall(self._generation, key)
         else:
             call = self._own(self.tool_calls, key, call)
-        if update.name:
-            call.name = update.name
-        if update.title:
-            call.title = update.title
-        if update.kind:
-            call.kind = update.kind
-        if update.status:
-            call.status = update.status
+        _patch_v1(call, update)
         if update.content is not UNSET and update.content is not None:
             call._replace(update.content)
-        if update.locations is not UNSET and update.locations is not None:
-            call.locations = update.locations
-        if update.raw_input is not UNSET and update.raw_input is not None:
-            call.raw_input = update.raw_input
-        if update.raw_output is not UNSET and update.raw_output is not None:
-            call.raw_output = update.raw_output
         if update.meta:
             call.meta = update.meta
 

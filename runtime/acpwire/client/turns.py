@@ -14,7 +14,7 @@
     turn.stop_reason, turn.state                         # the folded SessionState
 
 Events come in wire order: the turn's subscription holds the session's requests among its
-updates (`UpdateStream.holds_requests`); the turn queues each where it came and only then lets
+updates (`UpdateStream._holds_requests`); the turn queues each where it came and only then lets
 its handler run (which answers it by policy or waits for the event's answer). The turn ends at the first idle `state_update` after the
 `session/prompt` response (v2) or at the `session/prompt` response once the updates before it
 were yielded (v1). Leaving the block before the end sends `session/cancel` (pending permission
@@ -140,14 +140,14 @@ TurnEvent = (
     | PermissionRequested[v2.RequestPermissionRequest]
     | ElicitationRequested[v2.CreateElicitationRequest, v2.CreateElicitationResponse]
 )
-"""What a v2 turn (`TurnEvents`) yields."""
+"""An event of a v2 turn (`TurnEvents`)."""
 
 V1TurnEvent = (
     SessionUpdateEvent[v1.SessionUpdate]
     | PermissionRequested[v1.RequestPermissionRequest]
     | ElicitationRequested[v1.CreateElicitationRequest, v1.CreateElicitationResponse]
 )
-"""What a v1 turn (`V1TurnEvents`) yields."""
+"""An event of a v1 turn (`V1TurnEvents`)."""
 
 
 class _TurnEvents(Generic[Event, State]):
@@ -156,10 +156,16 @@ class _TurnEvents(Generic[Event, State]):
 
     def __init__(self, session_id: str, state: State, module: Any) -> None:
         self.session_id = session_id
+        """The session the turn runs in."""
         self.state: State = state
+        """The session's state, every update of the turn folded in as it is yielded."""
         self.stop_reason: str | None = None
+        """How the turn ended (`end_turn`, `cancelled`, ...), None until it did."""
         self.ended = False
+        """Whether iterating reached the turn's end."""
         self.prompt_response: Any = None
+        """The agent's `session/prompt` answer (v2: the inserted message's id; v1: the stop
+        reason), None until it came."""
         self._module = module
         self._events: collections.deque[Any] = collections.deque()
         self._loop = current_loop()
@@ -233,14 +239,14 @@ class _TurnEvents(Generic[Event, State]):
 
 
 class TurnEvents(_TurnEvents[TurnEvent, SessionState]):
-    """One v2 prompt turn (what `prompt` gives for a v2 connection): iterate it for its
-    events (`TurnEvent`); `state` is the session's folded `SessionState`, `stop_reason` is
-    set once the turn ended (`ended`)."""
+    """A v2 turn: what `prompt(conn.v2, ...)` gives. Iterate it for its events (`TurnEvent`);
+    `state` is the session's folded `SessionState`, `stop_reason` is set once the turn ended
+    (`ended`)."""
 
 
 class V1TurnEvents(_TurnEvents[V1TurnEvent, V1SessionState]):
-    """One v1 prompt turn, as `TurnEvents` for v2 (events `V1TurnEvent`, state
-    `V1SessionState`)."""
+    """A v1 turn: what `prompt(conn.v1, ...)` gives, as `TurnEvents` for v2 (events
+    `V1TurnEvent`, state `V1SessionState`)."""
 
 
 class AgentRequests:
@@ -306,14 +312,18 @@ class AgentRequests:
     async def request_permission(
         self, params: v1.RequestPermissionRequest
     ) -> v1.RequestPermissionResponse: ...
-    async def request_permission(self, params: Any) -> Any:
-        """The answer to a permission request: the policy's, else the turn event's."""
+    async def request_permission(
+        self, params: v2.RequestPermissionRequest | v1.RequestPermissionRequest
+    ) -> v2.RequestPermissionResponse | v1.RequestPermissionResponse:
+        """The answer to a permission request (of its version): the policy's, else the
+        running turn's `PermissionRequested` event's."""
         entry = self._claim(params)
         if entry is None:
             return await self.permissions.answer(params)
         if isinstance(entry, Verdict):
             return self.permissions.respond(entry)
         verdict, event = entry
+        response: v2.RequestPermissionResponse | v1.RequestPermissionResponse
         response = await event._answer.wait()
         self.permissions.learn(verdict, response)
         return response
@@ -326,13 +336,21 @@ class AgentRequests:
     async def elicitation(
         self, params: v1.CreateElicitationRequest
     ) -> v1.CreateElicitationResponse: ...
-    async def elicitation(self, params: Any) -> Any:
-        """The answer to an elicitation: the turn event's (outside a turn: `cancel`)."""
+    async def elicitation(
+        self, params: v2.CreateElicitationRequest | v1.CreateElicitationRequest
+    ) -> v2.CreateElicitationResponse | v1.CreateElicitationResponse:
+        """The answer to an elicitation (of its version): the running turn's
+        `ElicitationRequested` event's (outside a turn: `cancel`)."""
         event: ElicitationRequested[Any, Any] | None = self._claim(params)
+        response: v2.CreateElicitationResponse | v1.CreateElicitationResponse
         if event is None:
-            module = v2 if type(params).__module__.startswith(v2.__name__) else v1
-            return module.CancelElicitationResponse()
-        return await event._answer.wait()
+            v2_request = type(params).__module__.startswith(v2.__name__)
+            response = (
+                v2.CancelElicitationResponse() if v2_request else v1.CancelElicitationResponse()
+            )
+        else:
+            response = await event._answer.wait()
+        return response
 
 
 class TurnClient(v2.ClientBase):
@@ -389,12 +407,48 @@ def prompt(
     *,
     state: V1SessionState | None = None,
 ) -> AbstractAsyncContextManager[V1TurnEvents]: ...
+def prompt(
+    conn: Negotiated | V1Negotiated,
+    requests: AgentRequests,
+    params: v2.PromptRequest | v1.PromptRequest,
+    *,
+    state: SessionState | V1SessionState | None = None,
+) -> AbstractAsyncContextManager[TurnEvents] | AbstractAsyncContextManager[V1TurnEvents]:
+    """Send `session/prompt` and give the turn as an event stream:
+
+        async with prompt(conn.v2, requests, params) as turn:
+            async for event in turn: ...
+        turn.stop_reason, turn.state
+
+    Typed by the version: `conn.v2` with a `v2.PromptRequest` gives a `TurnEvents`
+    (events `TurnEvent`, state `SessionState`), `conn.v1` with a `v1.PromptRequest` a
+    `V1TurnEvents` (`V1TurnEvent`, `V1SessionState`).
+
+    The events come in wire order: `SessionUpdateEvent` (the update, already folded into
+    `turn.state`), `PermissionRequested` (answer with `select(option_id)` or `cancel()`; a v2
+    tool call subject is applied to the state first) and `ElicitationRequested`
+    (`respond(response)`). `requests` is the `AgentRequests` the client's handlers answer
+    through (`open_agent(command, v2=requests.v2_client, v1=requests.v1_client)`): what its
+    permission policy allows or rejects is answered at once, what it asks becomes a
+    `PermissionRequested` event.
+
+    A v2 turn ends at the first idle `state_update` after the user message its prompt
+    inserted; a v1 turn at the `session/prompt` response, once the updates sent before it were
+    yielded. Then `turn.stop_reason` and `turn.state` hold the result. `await turn.cancel()`
+    sends `session/cancel` and keeps iterating to the end the agent reports (v2: idle
+    `cancelled`); leaving the block before the end does the same on the wire, and a
+    permission or elicitation still unanswered is answered `cancelled` / `cancel`. A prompt
+    the agent rejects raises `PeerError` (and sends no cancel).
+
+    `state`: the session's state to fold into (default: a new one; `opened.state` of
+    `open_session` continues the replayed history). One turn per session at a time: a
+    second one raises RuntimeError.
+    """
+    return _turn(conn, requests, params, state)
+
+
 @asynccontextmanager
-async def prompt(
-    conn: Any, requests: AgentRequests, params: Any, *, state: Any = None
-) -> AsyncIterator[Any]:
-    """Send `session/prompt` and give the turn's events (see the module's docstring).
-    `state`: the session's state to fold into (default: a new one)."""
+async def _turn(conn: Any, requests: AgentRequests, params: Any, state: Any) -> AsyncIterator[Any]:
     session_id = params.session_id
     if session_id in requests._turns:
         raise RuntimeError(f"a turn of session {session_id!r} is already running")
@@ -408,7 +462,7 @@ async def prompt(
     with SingleException() as single:
         loop = current_loop()
         async with conn.subscribe(session_id) as updates, loop.open_nursery() as nursery:
-            updates.holds_requests = True  # the session's requests come in among the updates
+            updates._holds_requests = True  # the session's requests come in among the updates
             requests._turns[session_id] = turn
             try:
                 drive = _drive_v2 if version_2 else _drive_v1
@@ -531,7 +585,7 @@ async def _drive_v1(
         response = await _send_prompt(turn, conn, params)
         # the updates sent before the response are in the subscription by now: take them
         # into the turn before its end
-        gate = updates.gate()
+        gate = updates._gate()
         if gate is not None:
             await gate.wait()
         turn.prompt_response = response

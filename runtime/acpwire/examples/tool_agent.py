@@ -22,4 +22,4 @@ async def work(turn: AgentTurn) -> StopReason:
 
 
 if __name__ == "__main__":
-    trio.run(lambda: serve_turns(work, name="tool-agent"))
+    trio.run(lambda: serve_turns(work, name="tool-agent", version="1.0"))

@@ -11,7 +11,8 @@ pairs), or an anyio `ByteStream` (`anyio.connect_tcp`, `anyio.connect_unix`,
             ...
 
 Stdio and agent subprocesses need none of this: `serve_agent` uses `stdio_stream()` and
-`open_agent` uses `spawn_agent(command)`.
+`open_agent` uses `spawn_agent(command)` (an `AgentProcess`: its `Child` process and the
+`PipeStream` of its stdin/stdout).
 """
 
 from typing import TypeAlias
@@ -19,6 +20,8 @@ from typing import TypeAlias
 from . import byte_stream as _byte_stream
 from .agent_process import AgentProcess, spawn_agent
 from .byte_stream import ByteStream, HalfCloseable
+from .child import Child
+from .pipes import PipeStream
 from .stdio import stdio_stream
 
 AnyByteStream: TypeAlias = _byte_stream.AnyByteStream
@@ -28,7 +31,9 @@ __all__ = [
     "AgentProcess",
     "AnyByteStream",
     "ByteStream",
+    "Child",
     "HalfCloseable",
+    "PipeStream",
     "spawn_agent",
     "stdio_stream",
 ]

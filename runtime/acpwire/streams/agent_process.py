@@ -37,17 +37,16 @@ class AgentProcess:
 
     process: Child
     """The child process: `pid`, `returncode`, `await wait()`."""
-    loop: Loop = field(default_factory=current_loop)
-    """The event loop it runs on."""
     stderr_tail: collections.deque[str] = field(
         default_factory=lambda: collections.deque(maxlen=STDERR_TAIL_LINES)
     )
     """Its last stderr lines (at most `STDERR_TAIL_LINES`, each cut at `STDERR_LINE_BYTES`)."""
-    stderr_done: Event = field(init=False)
-    """Set once its stderr reached EOF."""
+    _loop: Loop = field(init=False, repr=False)  # the loop it runs on
+    _stderr_done: Event = field(init=False, repr=False)  # set once its stderr reached EOF
 
     def __post_init__(self) -> None:
-        self.stderr_done = self.loop.Event()
+        self._loop = current_loop()
+        self._stderr_done = self._loop.Event()
 
     @property
     def stream(self) -> PipeStream:
@@ -57,9 +56,9 @@ class AgentProcess:
     async def exited(self, wait: float = 2.0) -> PeerExited:
         """The error describing the agent's exit (waits a little for it to finish dying and
         for its last stderr output to be read)."""
-        with self.loop.move_on_after(wait):
+        with self._loop.move_on_after(wait):
             await self.process.wait()
-            await self.stderr_done.wait()
+            await self._stderr_done.wait()
         return PeerExited(self.process.returncode, "\n".join(self.stderr_tail))
 
 
@@ -87,7 +86,7 @@ async def _drain_stderr(agent: AgentProcess, forward: Callable[[str], None] | No
             pending += chunk[start : start + STDERR_LINE_BYTES]
     if pending:
         emit(pending)
-    agent.stderr_done.set()
+    agent._stderr_done.set()
 
 
 def forward_to_stderr(line: str) -> None:
@@ -127,7 +126,7 @@ async def spawn_agent(
     """
     full_env = {**os.environ, **(env or {})}
     loop = current_loop()
-    agent = AgentProcess(_start(command, full_env, cwd), loop)
+    agent = AgentProcess(_start(command, full_env, cwd))
     widen_pipe(agent.stream.receive_fd)
     # Cancelling the block must not stop reading stderr before the agent is shut down.
     readers = loop.CancelScope(shield=True)
@@ -140,7 +139,7 @@ async def spawn_agent(
                 with loop.CancelScope(shield=True):
                     await _shut_down(agent, grace_period, terminate_grace_period)
                     with loop.move_on_after(EXIT_EOF_GRACE):  # long only if a process outside
-                        await agent.stderr_done.wait()  # the group still holds stderr open
+                        await agent._stderr_done.wait()  # the group still holds stderr open
                 readers.cancel()
     finally:
         agent.stream.close_send()
@@ -159,7 +158,7 @@ async def _read_output(
     scope: CancelScope, agent: AgentProcess, forward_stderr: Callable[[str], None] | None
 ) -> None:
     with scope:
-        async with agent.loop.open_nursery() as nursery:
+        async with agent._loop.open_nursery() as nursery:
             nursery.start_soon(agent.process.watch)
             nursery.start_soon(_drain_stderr, agent, forward_stderr)
             nursery.start_soon(_end_of_output_on_exit, agent)
@@ -169,7 +168,7 @@ async def _end_of_output_on_exit(agent: AgentProcess) -> None:
     """Once the agent exited, end its output even if a child of it keeps the pipe open:
     otherwise requests waiting for answers would wait for that child."""
     await agent.process.wait()
-    await agent.loop.sleep(EXIT_EOF_GRACE)
+    await agent._loop.sleep(EXIT_EOF_GRACE)
     agent.stream.close_receive()
 
 
@@ -178,7 +177,7 @@ async def _shut_down(agent: AgentProcess, grace_period: float, terminate_grace: 
     group = agent.process.pid  # the agent leads its own session and group
     try:
         agent.stream.close_send()
-        with agent.loop.move_on_after(grace_period):
+        with agent._loop.move_on_after(grace_period):
             await agent.process.wait()
         if not _group_running(group):
             return
@@ -194,10 +193,10 @@ async def _shut_down(agent: AgentProcess, grace_period: float, terminate_grace: 
 
 async def _group_exits(agent: AgentProcess, seconds: float) -> bool:
     """Wait up to `seconds` for the agent and every other process of its group to exit."""
-    with agent.loop.move_on_after(seconds):
+    with agent._loop.move_on_after(seconds):
         await agent.process.wait()
         while _group_running(agent.process.pid):
-            await agent.loop.sleep(
+            await agent._loop.sleep(
                 GROUP_POLL_INTERVAL
             )  # the kernel has nothing to wait on for this
         return True

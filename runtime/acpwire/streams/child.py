@@ -19,14 +19,19 @@ class Child:
 
     def __init__(self, popen: subprocess.Popen[bytes], stream: PipeStream, stderr: PipeStream):
         self.popen = popen
+        """The `subprocess.Popen` object."""
         self.pid = popen.pid
+        """Its process id (it leads a process group of its own: the group's id too)."""
         self.stream = stream
+        """Its stdin (we send) and stdout (we receive) as one stream."""
         self.stderr = stderr
+        """Its stderr (receive only)."""
         self._loop = current_loop()
         self._exited: Event = self._loop.Event()
 
     @property
     def returncode(self) -> int | None:
+        """Its exit code once it exited (negative: the signal that ended it), else None."""
         return self.popen.returncode
 
     async def wait(self) -> int:

@@ -32,19 +32,22 @@ class PipeStream:
             if fd != CLOSED:
                 os.set_blocking(fd, False)
         self.send_fd = send_fd
+        """The pipe end we write to (CLOSED once closed)."""
         self.receive_fd = receive_fd
+        """The pipe end we read from (CLOSED once closed)."""
         self._burst = 0
         self._loop: Loop | None = None  # the loop of the first use
         self._readable: ReadableFd | None = None  # made on the first wait to read
 
     @property
-    def loop(self) -> Loop:
+    def _running_loop(self) -> Loop:
         if self._loop is None:
             self._loop = current_loop()
         return self._loop
 
     async def send_all(self, data: bytes | bytearray | memoryview) -> None:
-        loop = self.loop
+        """Write all of `data`, waiting while the pipe is full."""
+        loop = self._running_loop
         await loop.checkpoint_if_cancelled()
         view = memoryview(data)
         while view:
@@ -68,7 +71,8 @@ class PipeStream:
             return 0
 
     async def receive_some(self, max_bytes: int | None = None) -> bytes:
-        loop = self.loop
+        """The next bytes read (at most `max_bytes`), waiting for some; `b""` at EOF."""
+        loop = self._running_loop
         if self._burst >= BURST_READS:
             self._burst = 0
             await loop.checkpoint()
@@ -91,6 +95,7 @@ class PipeStream:
             return data
 
     async def send_eof(self) -> None:
+        """Close the end we write to (`close_send`)."""
         self.close_send()
 
     def close_send(self) -> None:
@@ -116,6 +121,7 @@ class PipeStream:
         os.close(fd)
 
     async def aclose(self) -> None:
+        """Close both ends."""
         self.close_send()
         self.close_receive()
 

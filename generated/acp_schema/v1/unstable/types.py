@@ -5888,6 +5888,8 @@ class SessionMessage(
     The sending session.
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it.
+
+    Three-state patch field: UNSET leaves the value unchanged, None clears it.
     """
 
     recipient_session_id: SessionId | None | UnsetType = msgspec.field(
@@ -5897,6 +5899,8 @@ class SessionMessage(
     The receiving session.
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it.
+
+    Three-state patch field: UNSET leaves the value unchanged, None clears it.
     """
 
     sender_message_id: MessageId | None | UnsetType = msgspec.field(
@@ -5908,6 +5912,8 @@ class SessionMessage(
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it. It can arrive
     after the message starts streaming.
+
+    Three-state patch field: UNSET leaves the value unchanged, None clears it.
     """
 
     recipient_message_id: MessageId | None | UnsetType = msgspec.field(
@@ -5919,12 +5925,16 @@ class SessionMessage(
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it. It can arrive
     after the message starts streaming.
+
+    Three-state patch field: UNSET leaves the value unchanged, None clears it.
     """
 
     content: list[ContentBlock] | None | UnsetType = UNSET
     """
     Omitted leaves content unchanged. `null` or `[]` clears it.
     A non-empty array replaces all content.
+
+    Three-state patch field: UNSET leaves the value unchanged, None clears it.
     """
 
     meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
@@ -5932,6 +5942,8 @@ class SessionMessage(
     Omitted leaves metadata unchanged. `null` removes it.
 
     Implementations MUST NOT make assumptions about values in `_meta`.
+
+    Three-state patch field: UNSET leaves the value unchanged, None clears it.
     """
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
@@ -6240,6 +6252,8 @@ class SubagentUpdate(
 
     Omitted means unchanged. `null` clears it. If unset, the Client chooses
     a fallback presentation.
+
+    Three-state patch field: UNSET leaves the value unchanged, None clears it.
     """
 
     description: str | None | UnsetType = UNSET
@@ -6249,6 +6263,8 @@ class SubagentUpdate(
     Omitted means unchanged. `null` clears it. If unset, the Client chooses
     a fallback presentation. This is current display metadata, not the
     history of instructions sent to the child.
+
+    Three-state patch field: UNSET leaves the value unchanged, None clears it.
     """
 
     capabilities: SubagentSessionCapabilities | None | UnsetType = UNSET
@@ -6259,6 +6275,8 @@ class SubagentUpdate(
     child mutations. If never supplied, no session mutations are permitted.
     Read-only operations retain their normal protocol semantics and capability
     requirements. A concrete object replaces the whole capability set.
+
+    Three-state patch field: UNSET leaves the value unchanged, None clears it.
     """
 
     state: StateUpdate | None | UnsetType = UNSET
@@ -6269,6 +6287,8 @@ class SubagentUpdate(
     asserting idle or sending an `unknown` snapshot. A concrete state
     replaces the previous state object wholesale. If never supplied, the
     current activity is unset/unconfirmed.
+
+    Three-state patch field: UNSET leaves the value unchanged, None clears it.
     """
 
     cwd: str | None | UnsetType = UNSET
@@ -6279,6 +6299,8 @@ class SubagentUpdate(
     reported value. While unset, the child inherits its immediate parent's
     effective working directory. Clients use this value for the child's
     root set and as the default terminal working directory.
+
+    Three-state patch field: UNSET leaves the value unchanged, None clears it.
     """
 
     additional_directories: list[str] | None | UnsetType = msgspec.field(
@@ -6292,6 +6314,8 @@ class SubagentUpdate(
     effective additional directories, independently of `cwd`. A concrete
     array replaces the whole list. `[]` reports no additional directories.
     Clients use these values for the child's root set.
+
+    Three-state patch field: UNSET leaves the value unchanged, None clears it.
     """
 
     meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
@@ -6302,6 +6326,8 @@ class SubagentUpdate(
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     Omitted means unchanged. `null` removes the metadata.
+
+    Three-state patch field: UNSET leaves the value unchanged, None clears it.
     """
 
     __acp_lenient__: ClassVar[dict[str, int]] = {

@@ -6718,6 +6718,8 @@ class SessionMessage(
     The sending session.
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it.
+
+    Three-state patch field: UNSET leaves the value unchanged, None clears it.
     """
 
     recipient_session_id: SessionId | None | UnsetType = msgspec.field(
@@ -6727,6 +6729,8 @@ class SessionMessage(
     The receiving session.
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it.
+
+    Three-state patch field: UNSET leaves the value unchanged, None clears it.
     """
 
     sender_message_id: MessageId | None | UnsetType = msgspec.field(
@@ -6738,6 +6742,8 @@ class SessionMessage(
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it. It can arrive
     after the message starts streaming.
+
+    Three-state patch field: UNSET leaves the value unchanged, None clears it.
     """
 
     recipient_message_id: MessageId | None | UnsetType = msgspec.field(
@@ -6749,12 +6755,16 @@ class SessionMessage(
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it. It can arrive
     after the message starts streaming.
+
+    Three-state patch field: UNSET leaves the value unchanged, None clears it.
     """
 
     content: list[ContentBlock] | None | UnsetType = UNSET
     """
     Omitted leaves content unchanged. `null` clears it. A concrete array
     replaces the whole content collection.
+
+    Three-state patch field: UNSET leaves the value unchanged, None clears it.
     """
 
     meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
@@ -6767,6 +6777,8 @@ class SessionMessage(
     MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
+
+    Three-state patch field: UNSET leaves the value unchanged, None clears it.
     """
 
     __acp_lenient__: ClassVar[dict[str, int]] = {
@@ -7585,6 +7597,8 @@ class SubagentUpdate(
 
     Optional and nullable. Omitted means unchanged. `null` clears it. If no
     title is set, the Client chooses a fallback presentation.
+
+    Three-state patch field: UNSET leaves the value unchanged, None clears it.
     """
 
     description: str | None | UnsetType = UNSET
@@ -7593,6 +7607,8 @@ class SubagentUpdate(
 
     Optional and nullable. Omitted means unchanged. `null` clears it. This is
     current display metadata, not the history of instructions sent to the child.
+
+    Three-state patch field: UNSET leaves the value unchanged, None clears it.
     """
 
     capabilities: SubagentSessionCapabilities | None | UnsetType = UNSET
@@ -7601,6 +7617,8 @@ class SubagentUpdate(
 
     Read-only operations retain their normal protocol semantics and
     capability requirements.
+
+    Three-state patch field: UNSET leaves the value unchanged, None clears it.
     """
 
     state: StateUpdate | None | UnsetType = UNSET
@@ -7610,6 +7628,8 @@ class SubagentUpdate(
     Optional and nullable. Omitted means unchanged. `null` removes the
     current report and leaves activity unconfirmed (not idle or cancelled).
     A concrete `StateUpdate` replaces the entire previous snapshot.
+
+    Three-state patch field: UNSET leaves the value unchanged, None clears it.
     """
 
     cwd: AbsolutePath | None | UnsetType = UNSET
@@ -7619,6 +7639,8 @@ class SubagentUpdate(
     Optional and nullable. Omitted means unchanged. `null` clears the
     reported value. While unset, the child inherits its immediate parent's
     effective working directory.
+
+    Three-state patch field: UNSET leaves the value unchanged, None clears it.
     """
 
     additional_directories: list[AbsolutePath] | None | UnsetType = msgspec.field(
@@ -7631,6 +7653,8 @@ class SubagentUpdate(
     reported value. While unset, the child inherits its immediate parent's
     effective additional directories, independently of `cwd`. A concrete
     array replaces the whole list. `[]` reports no additional directories.
+
+    Three-state patch field: UNSET leaves the value unchanged, None clears it.
     """
 
     meta: dict[str, Any] | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
@@ -7643,6 +7667,8 @@ class SubagentUpdate(
     MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
+
+    Three-state patch field: UNSET leaves the value unchanged, None clears it.
     """
 
     __acp_lenient__: ClassVar[dict[str, int]] = {

@@ -1,0 +1,21 @@
+"""What the tests share (a test module never imports another test module or conftest):
+
+- `helpers.paths`: the repository's root, for files the tests read and peers they run.
+- `helpers.loops`: async waits that work on every test loop (`until`, `wait_all_tasks_blocked`)
+  and `run_async` for a sync test that runs a coroutine on its `loop`.
+- `helpers.raw`: `RawPeer`, the far end of a connection in raw JSON lines, and the JSON-RPC
+  builders (`request`, `notification`, `response`, `error_response`, `cancel_request`).
+- `helpers.lines`: ACP lines as raw JSON (session updates, prompts, their answers).
+- `helpers.folds`: session updates as raw JSON, decoded and folded into a session state.
+- `helpers.constants`: shared messages, typed (`INIT_V2`, `PERMISSION_REQUEST`, ...) and raw
+  (`RAW_INIT_V2`, ...).
+- `helpers.clients`: typed test clients (`ClientV2` logs what the agent sends, `TurnClientV2`
+  hands permission requests to a turn) and `describe` of what they logged.
+- `helpers.serving`: an agent and a client run in-process over `acpwire.testing` streams, either
+  side raw (`raw_client`, `session`, `raw_agent`) or both typed (`pair`); only the front door.
+- `helpers.connection`: a bare `Connection` with scripted handlers and its raw peer (wire tests).
+- `helpers.processes`: subprocess peers: `python(code)`, `loop_script`, `PYTHONPATH`.
+- `helpers.typecheck`: `mypy --strict` on a user's snippet.
+- `helpers.strategies` (hypothesis strategies from the generator's IR) and `helpers.reporting`
+  (`json_diff`, `write_summary`).
+"""

@@ -1,0 +1,29 @@
+"""Peers run as subprocesses: `python -c` scripts, on the test's loop where they run acpwire."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import acp_schema
+import acpwire
+
+SOURCE_PATH = os.pathsep.join(
+    str(Path(path).parents[1]) for path in (acpwire.__file__, acp_schema.__file__)
+)
+"""The folders acpwire and acp_schema are imported from (generated/ and runtime/ here)."""
+
+PYTHONPATH = {"PYTHONPATH": SOURCE_PATH}
+"""The environment (to add) for a subprocess that imports acpwire or acp_schema."""
+
+
+def python(code: str) -> list[str]:
+    """The command that runs `code` in this interpreter."""
+    return [sys.executable, "-c", code]
+
+
+def loop_script(code: str) -> str:
+    """`code` for a `python -c` subprocess, given `run_on(loop, function)` (the fixtures' own:
+    a subprocess agent runs on the test's loop)."""
+    return "import anyio\nfrom acpwire.fixtures.loops import run_on\n" + code
