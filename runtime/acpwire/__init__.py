@@ -43,6 +43,7 @@ implementation detail.
 from typing import TYPE_CHECKING
 
 from . import _moved
+from . import client as _client
 from ._version import __version__
 from .agent import (
     AgentTurn,
@@ -193,23 +194,15 @@ __all__ = [  # noqa: RUF022 (grouped by side, sorted within a group)
     "Verbatim",
 ]
 
-_RENAMED = {
-    "V2Connection": "Negotiated",
-    "V1Connection": "V1Negotiated",
-    "V2Event": "TurnEvent",
-    "V1Event": "V1TurnEvent",
-    "V2TurnEvents": "TurnEvents",
-}
-"""The names used before the rename: they still resolve, with a DeprecationWarning, until the next
-release (one version-naming rule: no prefix for v2, `V1` for v1)."""
-
-if TYPE_CHECKING:  # the old names, for type checkers
-    V2Connection = Negotiated
-    V1Connection = V1Negotiated
-    V2Event = TurnEvent
-    V1Event = V1TurnEvent
-    V2TurnEvents = TurnEvents
-else:
-    __getattr__ = _moved.renamed_names(__name__, _RENAMED)
+if TYPE_CHECKING:  # the client's names before the version-naming rule, for type checkers
+    from .client import V1Connection as V1Connection
+    from .client import V1Event as V1Event
+    from .client import V2Connection as V2Connection
+    from .client import V2Event as V2Event
+    from .client import V2TurnEvents as V2TurnEvents
+else:  # ... and at run time, with a DeprecationWarning, until the next release
+    __getattr__ = _moved.renamed_names(
+        __name__, {old: new for old, new in _client._RENAMED.items() if new in __all__}
+    )
 
 _moved.install()
