@@ -15,12 +15,12 @@ importable from here:
   of `StoredSession`s;
 - a client (`acpwire.client`): subclass `acp_schema.v2.ClientBase`,
   `async with open_agent(command, v2=MyClient) as conn` (or `connect(stream, ...)` over any
-  byte stream), then `conn.v2` (a `V2Connection`; `conn.v1` a `V1Connection`, both
-  `Negotiated`) calls the agent through `.peer` and `.subscribe(session_id)` iterates a
-  session's updates (an `UpdateStream`); `open_session` (resume -> load -> new, the replayed
-  history folded: `Opened`), `prompt` (one turn as a typed event stream: `TurnEvents`, i.e.
-  `V2TurnEvents` / `V1TurnEvents` of `V2Event` / `V1Event`: `SessionUpdateEvent`,
-  `PermissionRequested`, `ElicitationRequested`), `AgentRequests` with `TurnClient` /
+  byte stream), then `conn.v2` (a `Negotiated`; `conn.v1` a `V1Negotiated`) calls the agent
+  through `.peer` and `.subscribe(session_id)` iterates a session's updates (an
+  `UpdateStream`); `open_session` (resume -> load -> new, the replayed history folded:
+  `Opened`), `prompt` (one turn as a typed event stream: `TurnEvents` / `V1TurnEvents` of
+  `TurnEvent` / `V1TurnEvent`: `SessionUpdateEvent`, `PermissionRequested`,
+  `ElicitationRequested`), `AgentRequests` with `TurnClient` /
   `V1TurnClient`, `Permissions` and the policies (`Policy`, deciding a `Decision`; a
   `Verdict` once decided) `approve_all`, `approve_reads`, `deny_all`, `ask_user`, `rules`,
   the folded `SessionState` / `V1SessionState`, `authenticated`, `V1UnknownSessionUpdate` (a
@@ -29,6 +29,8 @@ importable from here:
   (the peer answered one), `InvalidResponse`, `ConnectionClosed` / `PeerExited`,
   `ProtocolMismatch`, `InitializeTimeout`, `NotInitialized`, `AgentNotFound` /
   `AgentNotExecutable` / `AgentLaunchError`;
+- the limits and checks of a connection: `ConnectionOptions` (`options=` of `serve_agent`,
+  `serve_turns`, `connect` and `open_agent`);
 - what a connection runs over: `acpwire.streams` (`stdio_stream`, `ByteStream`, ...), and
   in-process pairs for tests in `acpwire.testing`;
 - forwarding (a proxy, a recorder): `Verbatim`, a received line kept byte for byte with its
@@ -38,11 +40,15 @@ Import from `acpwire` or from those public packages; the modules inside them are
 implementation detail.
 """
 
+from typing import TYPE_CHECKING
+
 from . import _moved
+from . import client as _client
 from ._version import __version__
 from .agent import (
     AgentTurn,
     AnyWork,
+    ConnectionOptions,
     CustomStopReason,
     MemorySessionStore,
     PermissionChoice,
@@ -76,17 +82,15 @@ from .client import (
     SessionState,
     SessionUpdateEvent,
     TurnClient,
+    TurnEvent,
     TurnEvents,
     UpdateStream,
-    V1Connection,
-    V1Event,
+    V1Negotiated,
     V1SessionState,
     V1TurnClient,
+    V1TurnEvent,
     V1TurnEvents,
     V1UnknownSessionUpdate,
-    V2Connection,
-    V2Event,
-    V2TurnEvents,
     Verdict,
     approve_all,
     approve_reads,
@@ -117,6 +121,7 @@ from .verbatim import Verbatim
 
 __all__ = [  # noqa: RUF022 (grouped by side, sorted within a group)
     "__version__",
+    "ConnectionOptions",
     # the agent side
     "AgentTurn",
     "AnyWork",
@@ -153,17 +158,15 @@ __all__ = [  # noqa: RUF022 (grouped by side, sorted within a group)
     "SessionState",
     "SessionUpdateEvent",
     "TurnClient",
+    "TurnEvent",
     "TurnEvents",
     "UpdateStream",
-    "V1Connection",
-    "V1Event",
+    "V1Negotiated",
     "V1SessionState",
     "V1TurnClient",
+    "V1TurnEvent",
     "V1TurnEvents",
     "V1UnknownSessionUpdate",
-    "V2Connection",
-    "V2Event",
-    "V2TurnEvents",
     "Verdict",
     "approve_all",
     "approve_reads",
@@ -190,5 +193,16 @@ __all__ = [  # noqa: RUF022 (grouped by side, sorted within a group)
     # forwarding
     "Verbatim",
 ]
+
+if TYPE_CHECKING:  # the client's names before the version-naming rule, for type checkers
+    from .client import V1Connection as V1Connection
+    from .client import V1Event as V1Event
+    from .client import V2Connection as V2Connection
+    from .client import V2Event as V2Event
+    from .client import V2TurnEvents as V2TurnEvents
+else:  # ... and at run time, with a DeprecationWarning, until the next release
+    __getattr__ = _moved.renamed_names(
+        __name__, {old: new for old, new in _client._RENAMED.items() if new in __all__}
+    )
 
 _moved.install()

@@ -3,6 +3,10 @@ release: importing one warns (DeprecationWarning) and gives a module whose attri
 from the new one. Renamed names keep their old name there too.
 
 `install()` puts the finder on `sys.meta_path`; `acpwire/__init__.py` calls it.
+
+Names renamed inside a package that stayed (`acpwire.client.V2Connection` ->
+`acpwire.client.Negotiated`) resolve through the package's `__getattr__`, which
+`renamed_names` builds: the old name warns once per use and gives the new object.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import importlib.abc
 import importlib.machinery
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
 
 MOVED: dict[str, tuple[str, ...]] = {
@@ -36,7 +40,7 @@ then the modules its other names went to."""
 
 RENAMED: dict[tuple[str, str], str] = {
     ("acpwire.turns", "Turn"): "TurnEvents",
-    ("acpwire.turns", "V2Turn"): "V2TurnEvents",
+    ("acpwire.turns", "V2Turn"): "TurnEvents",
     ("acpwire.turns", "V1Turn"): "V1TurnEvents",
 }
 """(old module, old name) -> the name in the new module."""
@@ -85,3 +89,22 @@ def install() -> None:
     """Make the old module names importable (once)."""
     if _FINDER not in sys.meta_path:
         sys.meta_path.append(_FINDER)
+
+
+def renamed_names(module: str, renamed: Mapping[str, str]) -> Callable[[str], object]:
+    """A module `__getattr__` for `module`: an old name (a key of `renamed`) warns
+    (DeprecationWarning, naming the new one) and gives the object now called by its value."""
+
+    def __getattr__(name: str) -> object:
+        new = renamed.get(name)
+        if new is None:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        warnings.warn(
+            f"{module}.{name} is called {module}.{new} since acpwire 0.2; the old name goes "
+            "away in the next release",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(sys.modules[module], new)
+
+    return __getattr__

@@ -1,4 +1,4 @@
-"""The opt-in strict check of what we send (`check_outgoing`, `JsonRpcCore(check_outgoing=True)`).
+"""The opt-in strict check of what we send (`check_outgoing`, `CheckedJsonRpcCore`).
 
 Receiving stays lenient (an unknown open-enum value or union tag is kept: forward
 compatibility); sending checks that every such value is known to this schema release or
@@ -18,7 +18,8 @@ import acp_schema.v1 as v1
 import acp_schema.v2 as v2
 from acp_schema import UNSET, Codec, OutgoingCheckError, check_outgoing
 from acpwire._wire.connection import Connection
-from acpwire._wire.jsonrpc import _CHECKED, Call, JsonRpcCore
+from acpwire._wire.jsonrpc import Call, CheckedJsonRpcCore, JsonRpcCore
+from acpwire._wire.options import ConnectionOptions
 from acpwire.errors import RpcError
 from acpwire.testing import memory_stream_pair
 from helpers.constants import PERMISSION_REQUEST
@@ -125,18 +126,22 @@ def test_a_whole_message_is_checked_as_its_own_type() -> None:
 # --------------------------------------------------------------------------- JsonRpcCore
 
 
+CHECKED = ("request", "notify", "respond", "respond_error", "receive_line")
+
+
 def test_off_by_default_and_nothing_shadows_the_plain_methods() -> None:
     core = JsonRpcCore(v2.CLIENT_CODEC)
     assert not core.check_outgoing
     assert b'"runing"' in core.notify(v2.SESSION_UPDATE, state_update(state="runing"))
-    for name in _CHECKED:
+    for name in CHECKED:
         assert getattr(core, name).__func__ is getattr(JsonRpcCore, name)
-    core.check_outgoing = True
-    assert all(getattr(core, name).__func__ is not getattr(JsonRpcCore, name) for name in _CHECKED)
+    core = CheckedJsonRpcCore(v2.CLIENT_CODEC)
+    assert core.check_outgoing
+    assert all(getattr(core, name).__func__ is not getattr(JsonRpcCore, name) for name in CHECKED)
 
 
 def test_core_checks_requests_and_notifications_before_encoding() -> None:
-    core = JsonRpcCore(v2.AGENT_CODEC, check_outgoing=True)
+    core = CheckedJsonRpcCore(v2.AGENT_CODEC)
     with pytest.raises(OutgoingCheckError, match=r"at `\$\.params\.update\.state`"):
         core.notify(v2.SESSION_UPDATE, state_update(state="runing"))
     bad_kind = msgspec.structs.replace(
@@ -151,7 +156,7 @@ def test_core_checks_requests_and_notifications_before_encoding() -> None:
 
 
 def test_core_checks_results_and_the_request_stays_answerable() -> None:
-    core = JsonRpcCore(v2.AGENT_CODEC, check_outgoing=True)
+    core = CheckedJsonRpcCore(v2.AGENT_CODEC)
     line = msgspec.json.encode(request(7, "session/new", {"cwd": "/tmp"}))
     (call,) = core.receive_line(line)
     assert isinstance(call, Call) and call.id == 7
@@ -174,8 +179,9 @@ async def test_connection_answers_a_bad_result_with_internal_error_and_logs_it(
         return v2.NewSessionResponse(session_id="sess_1", config_options=[{"kind": "nope"}])  # type: ignore[list-item]
 
     ours, theirs = memory_stream_pair()
-    connection = Connection(ours, v2.AGENT_CODEC, dispatch)
-    connection.core.check_outgoing = True
+    connection = Connection(
+        ours, v2.AGENT_CODEC, dispatch, options=ConnectionOptions(check_outgoing=True)
+    )
     peer = RawPeer(theirs)
     with caplog.at_level(logging.ERROR):
         async with anyio.create_task_group() as nursery:

@@ -5,10 +5,10 @@ runs it on both loops.
 The agent side: a v2 agent on `PromptTurns` (`Turn`, `TurnToolCall`) with a v1 twin on
 `V1PromptTurns` (`V1Turn`, `V1TurnToolCall`), and one work function for `serve_turns`
 (`AgentTurn`, `ToolCallHandle`) over a session store of the user's own (`SessionStore`,
-`StoredSession`). The client side: the typed views (`V2Connection`, `V1Connection`,
-`Negotiated`), a subscription (`UpdateStream`), `open_session` (`Opened`), `prompt`
-(`TurnEvents`, `V2TurnEvents`, `V1TurnEvents`, `V2Event`, `V1Event`) and a permission
-policy (`Policy`, `Decision`, `Verdict`).
+`StoredSession`). The client side: the typed views (`Negotiated`, `V1Negotiated`), a
+subscription (`UpdateStream`), `open_session` (`Opened`), `prompt` (`TurnEvents`,
+`V1TurnEvents`, `TurnEvent`, `V1TurnEvent`) and a permission policy (`Policy`, `Decision`,
+`Verdict`).
 """
 
 import itertools
@@ -37,19 +37,17 @@ from acpwire import (
     StoredSession,
     ToolCallHandle,
     Turn,
+    TurnEvent,
     TurnEvents,
     TurnToolCall,
     UpdateStream,
-    V1Connection,
-    V1Event,
+    V1Negotiated,
     V1PromptTurns,
     V1SessionState,
     V1Turn,
+    V1TurnEvent,
     V1TurnEvents,
     V1TurnToolCall,
-    V2Connection,
-    V2Event,
-    V2TurnEvents,
     Verdict,
     agent_capabilities,
     connect,
@@ -189,7 +187,7 @@ def go_for_reads(context: PermissionContext) -> Decision:
 POLICY: Policy = go_for_reads
 
 
-def agent_name(view: Negotiated[v2.AgentPeer, v2.InitializeResponse, v2.SessionUpdate]) -> str:
+def agent_name(view: Negotiated) -> str:
     return view.initialize_response.info.name
 
 
@@ -201,19 +199,19 @@ def texts(state: SessionState | V1SessionState) -> list[str]:
     return [agent_text(message) for message in state.messages.values()]
 
 
-def ended(turn: TurnEvents[V2Event, SessionState] | TurnEvents[V1Event, V1SessionState]) -> str:
+def ended(turn: TurnEvents | V1TurnEvents) -> str:
     return f"[{turn.stop_reason}] " + " ".join(text for text in texts(turn.state) if text)
 
 
-async def run_v2(view: V2Connection, requests: AgentRequests, log: list[str]) -> None:
+async def run_v2(view: Negotiated, requests: AgentRequests, log: list[str]) -> None:
     log.append(f"v2 agent {agent_name(view)}")
     opened: Opened[SessionState] = await open_session(view, cwd="/")
     text = v2.TextContent(text="notes")
     params = v2.PromptRequest(session_id=opened.session_id, prompt=[text])
     async with prompt(view, requests, params) as turn:
-        events: V2TurnEvents = turn
+        events: TurnEvents = turn
         async for event in events:
-            current: V2Event = event
+            current: TurnEvent = event
             if isinstance(current, PermissionRequested):
                 verdict: Verdict = requests.permissions.decide(current.request, turn.state)
                 log.append(f"v2 asked: {verdict.decision}")
@@ -229,14 +227,14 @@ async def run_v2(view: V2Connection, requests: AgentRequests, log: list[str]) ->
     await view.peer.session_close(v2.CloseSessionRequest(session_id=opened.session_id))
 
 
-async def run_v1(view: V1Connection, requests: AgentRequests, log: list[str]) -> None:
+async def run_v1(view: V1Negotiated, requests: AgentRequests, log: list[str]) -> None:
     opened: Opened[V1SessionState] = await open_session(view, cwd="/")
     text = v1.TextContent(text="notes")
     params = v1.PromptRequest(session_id=opened.session_id, prompt=[text])
     async with prompt(view, requests, params) as turn:
         events: V1TurnEvents = turn
         async for event in events:
-            update: V1Event = event
+            update: V1TurnEvent = event
             if isinstance(update, SessionUpdateEvent):
                 continue
             if isinstance(update, PermissionRequested):

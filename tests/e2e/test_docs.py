@@ -14,7 +14,6 @@ import msgspec
 import pytest
 
 import acpwire
-from acpwire._wire.connection import Connection
 from acpwire.testing import memory_stream_pair
 from helpers.clients import ClientV2
 from helpers.paths import ROOT
@@ -94,7 +93,7 @@ def test_endpoint_options_are_explicit_with_the_connection_defaults(
     endpoint: Callable[..., Any],
 ) -> None:
     function = endpoint.__init__ if inspect.isclass(endpoint) else endpoint
-    assert _options(function) == _options(Connection.__init__)
+    assert _options(function) == _options(acpwire.ConnectionOptions)
     assert set(_options(function)) == set(OPTIONS)
 
 
@@ -120,5 +119,5 @@ async def test_open_agent_passes_its_options_to_the_connection() -> None:
     until_stdin_closes = [sys.executable, "-c", "import sys; sys.stdin.read()"]
     options = {"max_concurrent_requests": 3, "eof_grace_period": 0.5}
     async with acpwire.open_agent(until_stdin_closes, v2=ClientV2, **options) as conn:
-        assert conn._connection.max_concurrent_requests == 3
-        assert conn._connection.eof_grace_period == 0.5
+        assert conn._connection.options.max_concurrent_requests == 3
+        assert conn._connection.options.eof_grace_period == 0.5

@@ -46,9 +46,9 @@ def test_the_names_it_annotates_with_come_from_the_front_door() -> None:
     """What the README's users annotate (the typed views, the update stream, the session store,
     the policy types, the turn types, the tool-call handles) is in `acpwire.__all__`."""
     annotated = {
-        *("UpdateStream", "V2Connection", "V1Connection", "Negotiated", "Opened"),
+        *("UpdateStream", "Negotiated", "V1Negotiated", "Opened"),
         *("SessionStore", "StoredSession", "Policy", "Decision", "Verdict"),
-        *("TurnEvents", "V2TurnEvents", "V1TurnEvents", "V2Event", "V1Event"),
+        *("TurnEvents", "V1TurnEvents", "TurnEvent", "V1TurnEvent", "ConnectionOptions"),
         *("Turn", "V1Turn", "AgentTurn", "AnyWork", "ToolCallHandle", "TurnToolCall"),
         *("V1TurnToolCall", "PermissionChoice"),
     }

@@ -16,6 +16,7 @@ import acp_schema.v2 as v2
 from acp_schema import MessageCodec
 from acpwire._wire.connection import Connection
 from acpwire._wire.jsonrpc import Call
+from acpwire._wire.options import ConnectionOptions
 from acpwire.errors import RpcError
 from acpwire.testing import memory_stream_pair
 from helpers.constants import PERMISSION_REQUEST
@@ -89,13 +90,24 @@ class Served:
 async def serving(
     dispatch: Callable[[Connection], Callable[[Call], Awaitable[Any] | None]] = Handlers,
     codec: MessageCodec = v2.AGENT_CODEC,
+    *,
+    peer: str = "the peer",
+    cancelled_result: Callable[[Call], Any] | None = None,
     **options: Any,
 ) -> AsyncIterator[Served]:
     """A running Connection whose dispatch is `dispatch(connection)` (`Handlers` by default),
-    and the raw peer at the other end."""
+    and the raw peer at the other end. `options`: `ConnectionOptions`' fields."""
     ours, theirs = memory_stream_pair()
-    connection = Connection(ours, codec, lambda call: None, **options)
-    connection.dispatch = handlers = dispatch(connection)
+    connection = Connection(
+        ours,
+        codec,
+        lambda call: None,
+        options=ConnectionOptions(**options),
+        peer=peer,
+        cancelled_result=cancelled_result,
+    )
+    handlers = dispatch(connection)
+    connection.switch_to(codec, handlers, None)
     stopped = anyio.Event()
 
     async def run(task_status: anyio.abc.TaskStatus[None]) -> None:

@@ -21,6 +21,7 @@ import pytest
 
 import acp_schema.v2 as v2
 from acpwire._wire.connection import Connection
+from acpwire._wire.options import ConnectionOptions
 from acpwire.agent import serve_agent
 from acpwire.agent.endpoint import AgentEndpoint
 from acpwire.client import connect, open_agent
@@ -200,7 +201,9 @@ async def test_peer_closing_while_a_large_write_is_in_flight() -> None:
     async def echo(call: Any) -> Any:
         return None
 
-    connection = Connection(stream, v2.AGENT_CODEC, echo, max_buffered_bytes=256 * 1024)
+    connection = Connection(
+        stream, v2.AGENT_CODEC, echo, options=ConnectionOptions(max_buffered_bytes=256 * 1024)
+    )
     failures: list[BaseException] = []
     update = v2.UpdateSessionNotification(
         session_id="s",

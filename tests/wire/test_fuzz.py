@@ -78,6 +78,7 @@ import acp_schema.v2 as v2
 from acp_schema import MessageCodec, encode_message
 from acpwire._wire.framing import LineReader, OversizedLine
 from acpwire._wire.jsonrpc import Answer, Call, JsonRpcCore, Reply
+from acpwire._wire.options import ConnectionOptions
 from acpwire._wire.versions import bootstrap_codec
 from acpwire.agent.endpoint import AgentEndpoint
 from acpwire.fixtures.echo_agent import EchoAgentV1, EchoAgentV2
@@ -1035,7 +1036,8 @@ class Served:
 @asynccontextmanager
 async def served_agent(**limits: Any) -> AsyncIterator[Served]:
     ours, theirs = memory_stream_pair()
-    served = Served(AgentEndpoint({2: EchoAgentV2, 1: EchoAgentV1}, **limits), RawPeer(theirs))
+    endpoint = AgentEndpoint({2: EchoAgentV2, 1: EchoAgentV1}, options=ConnectionOptions(**limits))
+    served = Served(endpoint, RawPeer(theirs))
 
     async def serve() -> None:
         try:

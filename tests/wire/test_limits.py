@@ -33,9 +33,10 @@ import acp_schema.v2 as v2
 from acpwire._wire.connection import READ_CHUNK, Connection
 from acpwire._wire.framing import DEFAULT_MAX_LINE_BYTES, LineReader
 from acpwire._wire.jsonrpc import Call
+from acpwire._wire.options import ConnectionOptions
 from acpwire._wire.outbox import DEFAULT_MAX_BUFFERED_BYTES
 from acpwire.client import connect
-from acpwire.client.connection import UPDATE_BUFFER
+from acpwire.client.router import UPDATE_BUFFER
 from helpers.connection import serving
 from helpers.constants import PERMISSION_REQUEST as PERMISSION
 from helpers.loops import run_async, wait_all_tasks_blocked
@@ -191,7 +192,8 @@ def run_connection(
 
     async def main() -> None:
         with anyio.fail_after(timeout):
-            await Connection(stream, v2.AGENT_CODEC, dispatch, **options).run()
+            limits = ConnectionOptions(**options)
+            await Connection(stream, v2.AGENT_CODEC, dispatch, options=limits).run()
 
     run_async(main, loop)
     return stream
@@ -511,7 +513,9 @@ def chunk_update(seq: int, text: str) -> v2.UpdateSessionNotification:
 async def test_notify_waits_for_a_slow_reader_instead_of_buffering(max_buffered: int) -> None:
     text = "p" * 1000
     peer = StalledPeer()
-    connection = Connection(peer, v2.AGENT_CODEC, echo, max_buffered_bytes=max_buffered)
+    connection = Connection(
+        peer, v2.AGENT_CODEC, echo, options=ConnectionOptions(max_buffered_bytes=max_buffered)
+    )
     sent = 0
     total = 12 * max_buffered // 1000  # a dozen buffers' worth
 

@@ -1,5 +1,9 @@
 """One JSON-RPC connection on trio or asyncio: a reader task, handler tasks, a serialized send path.
 
+The limits are `ConnectionOptions` (options.py). What the layers above use of a running
+connection besides sending is `RunningConnection` (running.py); after `initialize` their
+endpoint switches it to the negotiated surface with `switch_to`, its one change of state.
+
 - Requests run as concurrent tasks, at most `max_concurrent_requests` at once; as many more
   wait in a backlog, and past that a request is refused with an error, so tasks and memory
   stay bounded (the reader itself never waits: handlers may wait for answers only it reads).
@@ -19,13 +23,10 @@
 from __future__ import annotations
 
 import collections
-import functools
 import inspect
 import logging
-import types
-import typing
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, TypeVar, TypeVarTuple, Unpack
 
 import msgspec
 from msgspec import UNSET
@@ -44,26 +45,24 @@ from .._loop import (
 from .._loop import Event as LoopEvent
 from ..errors import ConnectionClosed, PeerError, RpcError
 from ..streams.byte_stream import AnyByteStream, byte_stream, close_sending
-from .framing import DEFAULT_MAX_LINE_BYTES, LineReader, OversizedLine
-from .jsonrpc import Answer, Call, Event, JsonRpcCore, Reply, RequestId
-from .outbox import DEFAULT_MAX_BUFFERED_BYTES, Outbox
+from .dispatch import Dispatch, WrongResult, checked_result, result_shape
+from .framing import LineReader, OversizedLine
+from .jsonrpc import Answer, Call, CheckedJsonRpcCore, Event, JsonRpcCore, Reply, RequestId
+from .options import ConnectionOptions
+from .outbox import Outbox
 
 log = logging.getLogger("acpwire")
 
 P = TypeVar("P")
 R = TypeVar("R")
+Ts = TypeVarTuple("Ts")
 
 CANCEL_REQUEST = "$/cancel_request"
 READ_CHUNK = 64 * 1024
 ADMIT_PATIENCE = 8  # scheduler passes to wait for a free slot before refusing a request
-DEFAULT_MAX_CONCURRENT_REQUESTS = 64
-DEFAULT_EOF_GRACE_PERIOD = 3.0  # below spawn_agent's grace: an agent answers, then exits
 UNPARSABLE_QUOTED = 3  # non-JSON lines quoted in the log; past that, a count at 10, 100, ...
 SNIPPET_BYTES = 120
-
-Dispatch = Callable[[Call], Awaitable[Any] | None]
-"""Starts one incoming call: returns what to await for its result (ignored for notifications),
-or None when there is nothing to run (an ignored notification; no awaitable built for it)."""
+DEFAULT_OPTIONS = ConnectionOptions()
 
 
 class _Waiter:
@@ -76,105 +75,79 @@ class _Waiter:
         self.done = done
 
 
-class _ResultShape(typing.NamedTuple):
-    """What a handler may return for a method: instances of `classes`, or None for `empty`."""
-
-    classes: tuple[type, ...]
-    empty: object | None  # the result with every field at its default, when there is one
-
-
-@functools.cache
-def _result_shape(result_type: Any) -> _ResultShape:
-    """The classes of a result type (a Struct, or a union of them under `Annotated`)."""
-    if typing.get_origin(result_type) is typing.Annotated:
-        return _result_shape(typing.get_args(result_type)[0])
-    if typing.get_origin(result_type) in (typing.Union, types.UnionType):
-        classes = tuple(c for arg in typing.get_args(result_type) for c in _result_shape(arg)[0])
-        return _ResultShape(classes, None)
-    if not isinstance(result_type, type):
-        return _ResultShape((object,), None)  # nothing checkable
-    try:
-        empty = result_type() if issubclass(result_type, msgspec.Struct) else None
-    except TypeError:  # a required field
-        empty = None
-    return _ResultShape((result_type,), empty)
-
-
-class _WrongResult(Exception):
-    """A handler returned something that is not its method's result: a bug on this side."""
-
-    def __init__(self, call: Call, got: object, expected: str) -> None:
-        handler = call.spec.handler if call.spec is not None else "extension"
-        what = "None" if got is None else f"a {type(got).__qualname__}"
-        super().__init__(
-            f"the handler `{handler}` of {call.method} returned {what}; it must return {expected}"
-        )
-
-
-def _checked(call: Call, shape: _ResultShape, result: Any) -> Any:
-    """The result to send: `result` when it is of the method's result type; the empty
-    result for None where the result has no required field (`{}`)."""
-    if isinstance(result, shape.classes):
-        return result
-    if result is None and shape.empty is not None:
-        return shape.empty
-    raise _WrongResult(call, result, " or ".join(f"a {c.__qualname__}" for c in shape.classes))
-
-
 class Connection:
+    """One JSON-RPC connection over a byte stream; `run` serves it (see the module)."""
+
     def __init__(
         self,
         stream: AnyByteStream,
         codec: MessageCodec,
         dispatch: Dispatch,
         *,
-        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-        max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
-        max_buffered_bytes: int = DEFAULT_MAX_BUFFERED_BYTES,
+        options: ConnectionOptions = DEFAULT_OPTIONS,
+        peer: str = "the peer",
+        on_request: Callable[[Call], None] | None = None,
         cancelled_result: Callable[[Call], Any] | None = None,
         closed_reason: Callable[[], Awaitable[ConnectionClosed]] | None = None,
-        eof_grace_period: float = DEFAULT_EOF_GRACE_PERIOD,
-        peer: str = "the peer",
-        check_outgoing: bool = False,
     ) -> None:
-        """`cancelled_result(call)`: what to answer a cancelled request with instead of -32800
+        """`codec` and `dispatch`: how calls are read and started until `switch_to`.
+        `options`: the limits, and whether what is sent is checked (`check_outgoing`).
+        `peer`: who is at the other end, for log messages (the agent command, "client").
+        `on_request(call)`: sees each incoming request on arrival, on the reader (in wire
+        order with the notifications), before its handler is started.
+        `cancelled_result(call)`: what to answer a cancelled request with instead of -32800
         (None keeps -32800); ACP answers a cancelled permission request with `cancelled`.
         `closed_reason()`: the error pending requests fail with once the peer's stream ends
-        (a subprocess transport reports the exit code and stderr).
-        `eof_grace_period`: seconds the handlers of requests already received get to finish
-        once the input ended (`printf '<request>\\n' | agent`); then they are cancelled and
-        answered with an error saying so, and `run` returns.
-        `peer`: who is at the other end, for log messages (the agent command, "client").
-        `check_outgoing`: check every message this side sends against this schema release
-        first (`acp_schema.check_outgoing`: open enum values and union tags must be known or
-        `_`-prefixed; required fields, types); for development and tests, off by default."""
+        (a subprocess transport reports the exit code and stderr)."""
         self.stream = byte_stream(stream)
         self.loop: Loop = current_loop()
-        self.core = JsonRpcCore(codec, check_outgoing=check_outgoing)
-        self.dispatch = dispatch
-        self._reader = LineReader(max_line_bytes)
-        self._outbox = Outbox(self.stream, max_buffered_bytes, on_failure=self._close)
-        self.max_concurrent_requests = max_concurrent_requests
+        self.options = options
+        self.core: JsonRpcCore = (
+            CheckedJsonRpcCore(codec) if options.check_outgoing else JsonRpcCore(codec)
+        )
+        self._dispatch = dispatch
+        self.peer = peer
+        self._on_request = on_request
+        self._cancelled_result = cancelled_result
+        self._closed_reason = closed_reason
+        self._reader = LineReader(options.max_line_bytes)
+        self._outbox = Outbox(self.stream, options.max_buffered_bytes, on_failure=self._close)
+        self._max_concurrent = options.max_concurrent_requests  # read per request: one lookup
         self._running = 0
         self._backlog: collections.deque[Call] = collections.deque()
         self._waiting: dict[RequestId, _Waiter] = {}
         self._handlers: dict[RequestId, tuple[CancelScope, Call]] = {}
-        self.cancelled_result = cancelled_result
-        self.closed_reason = closed_reason
         self._reason_resolved: LoopEvent | None = None
         self._on_close: list[Callable[[], None]] = []
         self._closed: ConnectionClosed | None = None
         self._nursery: Nursery | None = None
-        self.initialize_response: Any = None  # what the agent answered `initialize` with
-        self.on_request: Callable[[Call], None] | None = None  # sees each request on arrival
-        self.eof_grace_period = eof_grace_period
-        self.peer = peer
+        self._initialize_response: object = None
         self._unanswered = 0  # requests admitted whose answer is not queued yet
         # made when the input ends; set once every request is answered or none can be
         self._all_answered: LoopEvent | None = None
         self._overdue: RpcError | None = None  # the answer of handlers cancelled at the end
         self._unparsable_lines = 0
         self._next_unparsable_count = 10
+
+    def switch_to(
+        self, codec: MessageCodec, dispatch: Dispatch, initialize_response: object
+    ) -> None:
+        """`initialize` succeeded: read and write with the negotiated surface's `codec` and
+        start calls with `dispatch` from now on; `initialize_response` is what the agent
+        answered (`RunningConnection.initialize_response`)."""
+        self.core.switch_codec(codec)
+        self._dispatch = dispatch
+        self._initialize_response = initialize_response
+
+    @property
+    def initialize_response(self) -> object:
+        """What the agent answered `initialize` with (None before `switch_to`)."""
+        return self._initialize_response
+
+    @property
+    def dispatch(self) -> Dispatch:
+        """What starts each incoming call (the one given, then the one of `switch_to`)."""
+        return self._dispatch
 
     # ------------------------------------------------------------------ running
 
@@ -219,7 +192,7 @@ class Connection:
                         # A notification ($/cancel_request aside), run in order on this task;
                         # inline, without a coroutine of its own: it is most of the traffic.
                         try:
-                            pending = self.dispatch(event)
+                            pending = self._dispatch(event)
                             if pending is not None:
                                 await pending
                         except Exception:
@@ -232,16 +205,17 @@ class Connection:
     async def _answer_the_rest(self) -> None:
         """The input ended: let the requests received get their answers, within the grace
         period; past it, cancel their handlers (answered with `RpcError.input_ended`)."""
+        grace = self.options.eof_grace_period
         self._all_answered = self.loop.Event()
         if self._outbox.error is not None:  # no answer can be written
             self._all_answered.set()
-        with self.loop.move_on_after(self.eof_grace_period):
+        with self.loop.move_on_after(grace):
             if self._unanswered:
                 await self._all_answered.wait()
         if self._unanswered:
-            self._overdue = RpcError.input_ended(self.eof_grace_period)
+            self._overdue = RpcError.input_ended(grace)
             self.cancel_requests(lambda call: True)  # the backlog starts cancelled
-        with self.loop.move_on_after(self.eof_grace_period):  # answers wait for room in the outbox
+        with self.loop.move_on_after(grace):  # answers wait for room in the outbox
             if self._unanswered:
                 await self._all_answered.wait()
             await self._outbox.flush()
@@ -308,12 +282,12 @@ class Connection:
         request_id = call.id
         assert not isinstance(request_id, msgspec.UnsetType)
         self._handlers[request_id] = (self.loop.CancelScope(), call)  # cancellable from now on
-        if self.on_request is not None:  # on the reader: in wire order with notifications
-            self.on_request(call)
+        if self._on_request is not None:  # on the reader: in wire order with notifications
+            self._on_request(call)
         self._unanswered += 1
-        if self._running < self.max_concurrent_requests:
+        if self._running < self._max_concurrent:
             self._start(call)
-        elif len(self._backlog) < self.max_concurrent_requests or await self._room_soon():
+        elif len(self._backlog) < self._max_concurrent or await self._room_soon():
             self._backlog.append(call)
         else:
             del self._handlers[request_id]
@@ -330,13 +304,15 @@ class Connection:
         before any handler had a chance to run."""
         for _ in range(ADMIT_PATIENCE):
             await self.loop.sleep(0)
-            if len(self._backlog) < self.max_concurrent_requests:
+            if len(self._backlog) < self._max_concurrent:
                 return True
         return False
 
     def _start(self, call: Call) -> None:
         self._running += 1
-        self.nursery.start_soon(self._run_request, call)
+        nursery = self._nursery
+        assert nursery is not None  # requests are read by `run`, inside it
+        nursery.start_soon(self._run_request, call)
 
     def _cancel_handler(self, call: Call) -> None:
         if call.spec is None:  # params not decoded (before initialize): no id to trust
@@ -356,12 +332,14 @@ class Connection:
         """The incoming requests not answered yet, in the order they arrived."""
         return [call for _, call in self._handlers.values()]
 
-    @property
-    def nursery(self) -> Nursery:
-        """The connection's nursery: background work here ends when the connection does."""
+    def start_soon(
+        self, work: Callable[[Unpack[Ts]], Coroutine[Any, Any, object]], *args: *Ts
+    ) -> None:
+        """Run `work(*args)` in the connection's task group: it ends when the connection
+        does. RuntimeError when the connection is not running."""
         if self._nursery is None:
             raise RuntimeError("the connection is not running")
-        return self._nursery
+        self._nursery.start_soon(work, *args)
 
     async def _run_request(self, call: Call) -> None:
         request_id = call.id
@@ -371,20 +349,20 @@ class Connection:
         try:
             with scope:
                 try:
-                    pending = self.dispatch(call)
+                    pending = self._dispatch(call)
                     if pending is not None and not inspect.isawaitable(pending):
-                        raise _WrongResult(call, pending, "an awaitable: make it `async def`")
+                        raise WrongResult(call, pending, "an awaitable: make it `async def`")
                     result = None if pending is None else await pending
                     spec = call.spec
                     if spec is not None and spec.result is not None:
-                        result = _checked(call, _result_shape(spec.result.type), result)
+                        result = checked_result(call, result_shape(spec.result.type), result)
                     reply = self.core.respond(request_id, result)
                 except PeerError as exc:
                     log.warning("the handler of %s failed: %s", call.method, exc)
                     reply = self.core.respond_error(request_id, exc.nested_failure())
                 except RpcError as exc:
                     reply = self.core.respond_error(request_id, exc)
-                except _WrongResult as exc:
+                except WrongResult as exc:
                     log.error("%s", exc)
                     reply = self.core.respond_error(request_id, RpcError.internal_error(str(exc)))
                 except Exception as exc:
@@ -405,7 +383,7 @@ class Connection:
     def _cancelled_reply(self, call: Call, request_id: RequestId) -> bytes | None:
         if self._overdue is not None:  # cancelled because the input ended
             return self.core.respond_error(request_id, self._overdue)
-        substitute = self.cancelled_result(call) if self.cancelled_result else None
+        substitute = self._cancelled_result(call) if self._cancelled_result else None
         if substitute is None:
             return self.core.respond_error(request_id, RpcError.request_cancelled())
         return self.core.respond(request_id, substitute)
@@ -459,11 +437,11 @@ class Connection:
         """Why the connection is closed, in the best words available: a subprocess transport
         knows the exit code and stderr even when a failed write noticed the death first."""
         assert self._closed is not None
-        if self.closed_reason is not None:
+        if self._closed_reason is not None:
             if self._reason_resolved is None:  # the first to ask resolves it, others wait
                 self._reason_resolved = self.loop.Event()
                 with self.loop.CancelScope(shield=True):
-                    self._closed = await self.closed_reason()
+                    self._closed = await self._closed_reason()
                 self._reason_resolved.set()
             else:
                 await self._reason_resolved.wait()

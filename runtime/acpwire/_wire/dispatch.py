@@ -1,8 +1,12 @@
-"""Route an incoming call to the handler method the generated method table names."""
+"""Route an incoming call to the handler method the generated method table names, and check
+what the handler returns against its method's result type."""
 
 from __future__ import annotations
 
+import functools
 import logging
+import types
+import typing
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -12,8 +16,11 @@ from msgspec import UNSET, Raw, UnsetType
 from acp_schema import MessageCodec
 
 from ..errors import RpcError
-from .connection import Dispatch
 from .jsonrpc import Call
+
+Dispatch = Callable[[Call], Awaitable[Any] | None]
+"""Starts one incoming call: returns what to await for its result (ignored for notifications),
+or None when there is nothing to run (an ignored notification; no awaitable built for it)."""
 
 Handler = Callable[[Any], Awaitable[Any]]
 
@@ -100,3 +107,51 @@ def _unknown_method(impl: Any, call: Call) -> Awaitable[Any] | None:
     if call.id is not UNSET:
         raise RpcError.method_not_found(call.method)
     return None
+
+
+# --------------------------------------------------------------------------- results
+
+
+class ResultShape(typing.NamedTuple):
+    """What a handler may return for a method: instances of `classes`, or None for `empty`."""
+
+    classes: tuple[type, ...]
+    empty: object | None  # the result with every field at its default, when there is one
+
+
+@functools.cache
+def result_shape(result_type: Any) -> ResultShape:
+    """The classes of a result type (a Struct, or a union of them under `Annotated`)."""
+    if typing.get_origin(result_type) is typing.Annotated:
+        return result_shape(typing.get_args(result_type)[0])
+    if typing.get_origin(result_type) in (typing.Union, types.UnionType):
+        classes = tuple(c for arg in typing.get_args(result_type) for c in result_shape(arg)[0])
+        return ResultShape(classes, None)
+    if not isinstance(result_type, type):
+        return ResultShape((object,), None)  # nothing checkable
+    try:
+        empty = result_type() if issubclass(result_type, msgspec.Struct) else None
+    except TypeError:  # a required field
+        empty = None
+    return ResultShape((result_type,), empty)
+
+
+class WrongResult(Exception):
+    """A handler returned something that is not its method's result: a bug on this side."""
+
+    def __init__(self, call: Call, got: object, expected: str) -> None:
+        handler = call.spec.handler if call.spec is not None else "extension"
+        what = "None" if got is None else f"a {type(got).__qualname__}"
+        super().__init__(
+            f"the handler `{handler}` of {call.method} returned {what}; it must return {expected}"
+        )
+
+
+def checked_result(call: Call, shape: ResultShape, result: Any) -> Any:
+    """The result to send: `result` when it is of the method's result type; the empty
+    result for None where the result has no required field (`{}`). `WrongResult` otherwise."""
+    if isinstance(result, shape.classes):
+        return result
+    if result is None and shape.empty is not None:
+        return shape.empty
+    raise WrongResult(call, result, " or ".join(f"a {c.__qualname__}" for c in shape.classes))

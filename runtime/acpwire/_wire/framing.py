@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .options import ConnectionOptions
+
 __all__ = ["DEFAULT_MAX_LINE_BYTES", "LineReader", "OversizedLine", "frame"]
 
-DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
-"""Default line limit; large enough for multi-MB tool call updates."""
+DEFAULT_MAX_LINE_BYTES = ConnectionOptions.max_line_bytes
+"""Default line limit: the connection's."""
 
 _LF = b"\n"
 _CR = 0x0D

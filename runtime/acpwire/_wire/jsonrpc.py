@@ -2,9 +2,9 @@
 
 It knows ids, the pending-request table, batches and the error replies the spec names
 (-32700 for bad JSON, -32600 for a bad request, -32602 with the failing path for bad
-params). It never awaits: the connection (_connection.py) feeds it lines and sends what
+params). It never awaits: the connection (connection.py) feeds it lines and sends what
 it returns. Every incoming request is answered exactly once: `respond` refuses an id
-that is not in flight.
+that is not in flight. `CheckedJsonRpcCore` also checks what it encodes against the schema.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import itertools
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
@@ -152,71 +152,27 @@ def _error(id: RequestId, error: RpcError) -> bytes:
 
 # --------------------------------------------------------------------------- the core
 
-_CHECKED = ("request", "notify", "respond", "respond_error", "receive_line")
-"""The methods `JsonRpcCore.check_outgoing` shadows with `_checked_<name>` while it is on."""
-
 
 class JsonRpcCore:
-    """One connection's JSON-RPC state. `codec` is swapped when `initialize` picks a version."""
+    """One connection's JSON-RPC state. `switch_codec` swaps the codec when `initialize`
+    picks a version."""
 
-    def __init__(self, codec: MessageCodec, check_outgoing: bool = False) -> None:
+    check_outgoing: ClassVar[bool] = False
+    """Whether what this core encodes is checked first (`CheckedJsonRpcCore`)."""
+
+    def __init__(self, codec: MessageCodec) -> None:
         self._ids = itertools.count()
         self._pending: dict[RequestId, str] = {}  # our request id -> method
         self._result_method = self._pending.get
         self._in_flight: dict[RequestId, _Batch | None] = {}  # their request id -> its batch
-        self.codec = codec
-        self.check_outgoing = check_outgoing
-
-    # ----------------------------------------------------------- opt-in outgoing check
-
-    @property
-    def check_outgoing(self) -> bool:
-        """Check every request, notification and result we send against this schema release
-        (`Codec.check_outgoing`) before it is encoded: `OutgoingCheckError` on a violation.
-        For development and tests; set it before the connection runs. Off costs nothing:
-        while on, checked methods shadow the plain ones (`_CHECKED`)."""
-        return "respond" in self.__dict__
-
-    @check_outgoing.setter
-    def check_outgoing(self, on: bool) -> None:
-        self._result_codecs: dict[RequestId, Codec[Any] | None] = {}  # their id -> result codec
-        for name in _CHECKED:
-            if on:
-                self.__dict__[name] = getattr(self, f"_checked_{name}")
-            else:
-                self.__dict__.pop(name, None)
-
-    def _checked_request(self, spec: MethodSpec[Any, Any], params: Any) -> tuple[int, bytes]:
-        spec.params.check_outgoing(params, "$.params")
-        return JsonRpcCore.request(self, spec, params)
-
-    def _checked_notify(self, spec: MethodSpec[Any, Any], params: Any) -> bytes:
-        spec.params.check_outgoing(params, "$.params")
-        return JsonRpcCore.notify(self, spec, params)
-
-    def _checked_respond(self, request_id: RequestId, result: Any) -> bytes | None:
-        codec = self._result_codecs.pop(request_id, None)
-        if codec is not None:
-            codec.check_outgoing(result, "$.result")
-        return JsonRpcCore.respond(self, request_id, result)
-
-    def _checked_respond_error(self, request_id: RequestId, error: RpcError) -> bytes | None:
-        self._result_codecs.pop(request_id, None)
-        return JsonRpcCore.respond_error(self, request_id, error)
-
-    def _checked_receive_line(self, line: bytes) -> list[Event]:
-        events = JsonRpcCore.receive_line(self, line)
-        for event in events:  # remember what each incoming request's result must be
-            if isinstance(event, Call) and event.is_request and event.spec is not None:
-                self._result_codecs[event.id] = event.spec.result  # type: ignore[index]
-        return events
+        self.switch_codec(codec)
 
     @property
     def codec(self) -> MessageCodec:
         return self._codec
 
-    @codec.setter
-    def codec(self, codec: MessageCodec) -> None:
+    def switch_codec(self, codec: MessageCodec) -> None:
+        """Read and write with `codec` from now on (the negotiated surface's)."""
         self._codec = codec
         self._spec_of: dict[type[Any], MethodSpec[Any, Any]] = {
             spec.message: spec for spec in codec.inbound.values()
@@ -397,3 +353,41 @@ class JsonRpcCore:
         ids = list(self._pending)
         self._pending.clear()
         return ids
+
+
+class CheckedJsonRpcCore(JsonRpcCore):
+    """A core that checks every request, notification and result it encodes against this
+    schema release first (`Codec.check_outgoing`): `OutgoingCheckError` on a violation, and
+    nothing is sent. For development and tests (`ConnectionOptions.check_outgoing`); the plain
+    `JsonRpcCore` pays nothing for it."""
+
+    check_outgoing: ClassVar[bool] = True
+
+    def __init__(self, codec: MessageCodec) -> None:
+        super().__init__(codec)
+        self._result_codecs: dict[RequestId, Codec[Any] | None] = {}  # their id -> result codec
+
+    def request(self, spec: MethodSpec[Any, Any], params: Any) -> tuple[int, bytes]:
+        spec.params.check_outgoing(params, "$.params")
+        return super().request(spec, params)
+
+    def notify(self, spec: MethodSpec[Any, Any], params: Any) -> bytes:
+        spec.params.check_outgoing(params, "$.params")
+        return super().notify(spec, params)
+
+    def respond(self, request_id: RequestId, result: Any) -> bytes | None:
+        codec = self._result_codecs.pop(request_id, None)
+        if codec is not None:
+            codec.check_outgoing(result, "$.result")
+        return super().respond(request_id, result)
+
+    def respond_error(self, request_id: RequestId, error: RpcError) -> bytes | None:
+        self._result_codecs.pop(request_id, None)
+        return super().respond_error(request_id, error)
+
+    def receive_line(self, line: bytes) -> list[Event]:
+        events = super().receive_line(line)
+        for event in events:  # remember what each incoming request's result must be
+            if isinstance(event, Call) and event.is_request and event.spec is not None:
+                self._result_codecs[event.id] = event.spec.result  # type: ignore[index]
+        return events

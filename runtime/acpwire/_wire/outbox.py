@@ -15,8 +15,10 @@ from collections.abc import Callable
 from .._loop import STREAM_ERRORS, Event, current_loop
 from ..errors import ConnectionClosed
 from ..streams.byte_stream import ByteStream
+from .options import ConnectionOptions
 
-DEFAULT_MAX_BUFFERED_BYTES = 4 * 1024 * 1024
+DEFAULT_MAX_BUFFERED_BYTES = ConnectionOptions.max_buffered_bytes
+"""Default bound of the buffer: the connection's."""
 _LF = b"\n"
 YIELD_BYTES = 64 * 1024
 """A sender yields to the scheduler after queueing this much, so the writer keeps writing."""

@@ -1,17 +1,21 @@
-"""Writing an agent: serve it (`serve_agent`), advertise what it implements
-(`agent_capabilities`), run its prompt turns (`PromptTurns`, `V1PromptTurns`) with the helpers a
-turn's work calls (`Turn`, `V1Turn`, tool-call handles), or serve whole sessions from one work
-function and a session store (`serve_turns`).
+"""Writing an agent: serve it (`serve_agent`; its limits in `ConnectionOptions`), advertise
+what it implements (`agent_capabilities`), run its prompt turns (`PromptTurns`,
+`V1PromptTurns`) with the helpers a turn's work calls (`Turn`, `V1Turn`, tool-call handles), or
+serve whole sessions from one work function and a session store (`serve_turns`).
 
 The names an agent is written and annotated with are also importable from `acpwire`; the
 less common ones (`turn_agents`, `git_patch`, `v1_diff`, `v2_diff`, `text_of`,
-`capability_mismatches`, `CapabilityMismatch`, `Location`, `V2Factory`, `V1Factory`) only
-from here. The modules inside this package are implementation detail.
+`capability_mismatches`, `CapabilityMismatch`, `Location`, `AgentFactory`,
+`V1AgentFactory`) only from here. The modules inside this package are implementation detail.
 """
 
+from typing import TYPE_CHECKING
+
+from .._moved import renamed_names
+from .._wire.options import ConnectionOptions
 from .capabilities import CapabilityMismatch, agent_capabilities, capability_mismatches
 from .diffs import git_patch, v1_diff, v2_diff
-from .endpoint import V1Factory, V2Factory, serve_agent
+from .endpoint import AgentFactory, V1AgentFactory, serve_agent
 from .schedulers import PromptTurns, V1PromptTurns
 from .sessions import MemorySessionStore, SessionStore, StoredSession, serve_turns, turn_agents
 from .turns import (
@@ -32,9 +36,11 @@ from .turns import (
 )
 
 __all__ = [
+    "AgentFactory",
     "AgentTurn",
     "AnyWork",
     "CapabilityMismatch",
+    "ConnectionOptions",
     "CustomStopReason",
     "Location",
     "MemorySessionStore",
@@ -47,11 +53,10 @@ __all__ = [
     "ToolCallHandle",
     "Turn",
     "TurnToolCall",
-    "V1Factory",
+    "V1AgentFactory",
     "V1PromptTurns",
     "V1Turn",
     "V1TurnToolCall",
-    "V2Factory",
     "Work",
     "agent_capabilities",
     "capability_mismatches",
@@ -63,3 +68,13 @@ __all__ = [
     "v1_diff",
     "v2_diff",
 ]
+
+_RENAMED = {"V2Factory": "AgentFactory", "V1Factory": "V1AgentFactory"}
+"""The names of earlier releases: they still resolve, with a DeprecationWarning, until the
+next release (one version-naming rule: no prefix for v2, `V1` for v1)."""
+
+if TYPE_CHECKING:  # the old names, for type checkers
+    V2Factory = AgentFactory
+    V1Factory = V1AgentFactory
+else:
+    __getattr__ = renamed_names(__name__, _RENAMED)

@@ -20,7 +20,7 @@ function's surface is read from its return annotation (stable when it has none).
 be served as given raises TypeError before anything is read.
 
 The first `initialize` answered is checked against the handlers the agent overrides
-(`acpwire.agent.capabilities`): one WARNING on the `acpwire` logger lists the optional methods
+(`acpwire.agent_capabilities`): one WARNING on the `acpwire` logger lists the optional methods
 served but not advertised, or advertised but not served.
 """
 
@@ -39,11 +39,10 @@ from acp_schema import v1, v2
 
 from .._groups import SingleException
 from .._loop import Event, current_loop
-from .._wire.connection import DEFAULT_EOF_GRACE_PERIOD, DEFAULT_MAX_CONCURRENT_REQUESTS, Connection
-from .._wire.dispatch import handler_dispatch
-from .._wire.framing import DEFAULT_MAX_LINE_BYTES
+from .._wire.connection import Connection
+from .._wire.dispatch import Dispatch, handler_dispatch
 from .._wire.jsonrpc import Call
-from .._wire.outbox import DEFAULT_MAX_BUFFERED_BYTES
+from .._wire.options import ConnectionOptions, call_options
 from .._wire.versions import (
     SURFACES,
     Surface,
@@ -60,13 +59,14 @@ from .capabilities import capability_mismatches, describe
 
 log = logging.getLogger("acpwire")
 
-V2Factory = (
+AgentFactory = (
     Callable[[v2.ClientPeer], v2.AgentBase]
     | Callable[[acp_schema.v2.unstable.ClientPeer], acp_schema.v2.unstable.AgentBase]
 )
 """What `serve_agent(v2=...)` takes: builds the v2 agent from the client's typed peer (the
 `AgentBase` subclass itself, or a function returning an instance)."""
-V1Factory = (
+
+V1AgentFactory = (
     Callable[[v1.ClientPeer], v1.AgentBase]
     | Callable[[acp_schema.v1.unstable.ClientPeer], acp_schema.v1.unstable.AgentBase]
 )
@@ -80,14 +80,11 @@ class AgentEndpoint:
         self,
         factories: dict[int, Callable[[Any], Any]],
         *,
-        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-        max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
-        max_buffered_bytes: int = DEFAULT_MAX_BUFFERED_BYTES,
-        eof_grace_period: float = DEFAULT_EOF_GRACE_PERIOD,
-        check_outgoing: bool = False,
+        options: ConnectionOptions | None = None,
     ) -> None:
         """`factories`: protocol version -> what builds the implementation from its
-        `ClientPeer` (checked here: TypeError naming the fix when it cannot be served)."""
+        `ClientPeer` (checked here: TypeError naming the fix when it cannot be served).
+        `options`: the connection's limits (defaults: `ConnectionOptions()`)."""
         if not factories:
             raise ValueError(
                 "serve_agent needs an agent implementation: pass your AgentBase subclass, "
@@ -98,13 +95,10 @@ class AgentEndpoint:
             version: check_factory(factory, version, "agent") or SURFACES[version]
             for version, factory in factories.items()
         }
-        self.max_line_bytes = max_line_bytes
-        self.max_concurrent_requests = max_concurrent_requests
-        self.max_buffered_bytes = max_buffered_bytes
-        self.eof_grace_period = eof_grace_period
-        self.check_outgoing = check_outgoing
+        self.options = options if options is not None else ConnectionOptions()
         self.surface: Surface | None = None
         self.agent: Any = None
+        self._dispatch: Dispatch | None = None  # the agent's, once initialize succeeded
         self.connection: Connection | None = None
         self.loop = current_loop()
         self._initializing = False
@@ -112,15 +106,7 @@ class AgentEndpoint:
 
     async def serve(self, stream: AnyByteStream) -> None:
         self.connection = Connection(
-            stream,
-            bootstrap_codec(),
-            self._route,
-            max_line_bytes=self.max_line_bytes,
-            max_concurrent_requests=self.max_concurrent_requests,
-            max_buffered_bytes=self.max_buffered_bytes,
-            eof_grace_period=self.eof_grace_period,
-            peer="the client",
-            check_outgoing=self.check_outgoing,
+            stream, bootstrap_codec(), self._route, options=self.options, peer="the client"
         )
         with SingleException():
             await self.connection.run()
@@ -140,9 +126,8 @@ class AgentEndpoint:
 
     def _start(self, call: Call) -> Awaitable[Any] | None:
         """Start a request that arrived before initialize was answered."""
-        assert self.connection is not None
-        if self.agent is not None:
-            return self.connection.dispatch(call)
+        if self._dispatch is not None:
+            return self._dispatch(call)
         if call.method == "initialize":
             return self._initialize(call)
         raise RpcError.invalid_request("the connection is not initialized: send `initialize` first")
@@ -201,10 +186,9 @@ class AgentEndpoint:
                 f"but version {version} was negotiated"
             )
         # Switch only once initialize succeeded: a failed one leaves the connection as it was.
-        self.surface, self.agent = surface, agent
-        self.connection.core.codec = surface.agent_codec
-        self.connection.dispatch = handler_dispatch(agent, surface.agent_base, surface.agent_codec)
-        self.connection.initialize_response = result
+        dispatch = handler_dispatch(agent, surface.agent_base, surface.agent_codec)
+        self.surface, self.agent, self._dispatch = surface, agent, dispatch
+        self.connection.switch_to(surface.agent_codec, dispatch, result)
         self._check_capabilities(agent, result)
         return result
 
@@ -216,29 +200,26 @@ class AgentEndpoint:
 
 
 async def serve_agent(
-    v2: V2Factory | None = None,
+    v2: AgentFactory | None = None,
     *,
-    v1: V1Factory | None = None,
+    v1: V1AgentFactory | None = None,
     stream: AnyByteStream | None = None,
-    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-    max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
-    max_buffered_bytes: int = DEFAULT_MAX_BUFFERED_BYTES,
-    eof_grace_period: float = DEFAULT_EOF_GRACE_PERIOD,
-    check_outgoing: bool = False,
+    options: ConnectionOptions | None = None,
+    max_line_bytes: int = ConnectionOptions.max_line_bytes,
+    max_concurrent_requests: int = ConnectionOptions.max_concurrent_requests,
+    max_buffered_bytes: int = ConnectionOptions.max_buffered_bytes,
+    eof_grace_period: float = ConnectionOptions.eof_grace_period,
+    check_outgoing: bool = ConnectionOptions.check_outgoing,
 ) -> None:
     """Serve an agent until the client closes the connection.
 
     `v2` / `v1`: build the implementation for that protocol version from the typed peer it
     calls the client through: the `AgentBase` subclass itself, or a function returning an
     instance (annotate its return type to serve an unstable surface). `stream` defaults to
-    this process's stdin/stdout. `max_line_bytes`: longest line accepted; longer ones get
-    -32600 and are skipped. `max_concurrent_requests`: handlers running at once (as many
-    more wait). `max_buffered_bytes`: send buffer bound; a slow reader slows the senders.
-    `eof_grace_period`: once the client closes its side, how long requests already received
-    may still run; their answers are written, then the rest are answered with an error.
-    `check_outgoing`: check what the agent sends against the schema first (development and
-    tests: a typo such as `"end_trun"` fails the send, and a bad result is answered -32603
-    and logged here).
+    this process's stdin/stdout. `options`: the connection's limits and checks
+    (`ConnectionOptions`, which documents them; the defaults when not given). The keywords
+    `max_line_bytes` ... `check_outgoing` are the same options in the form of earlier
+    releases, still accepted; prefer `options=` (one call uses one form).
     An exception leaves it as itself, not wrapped in an ExceptionGroup.
     Raises TypeError before reading anything when an implementation cannot be served.
     """
@@ -247,12 +228,13 @@ async def serve_agent(
         factories[2] = v2
     if v1 is not None:
         factories[1] = v1
-    endpoint = AgentEndpoint(
-        factories,
+    options = call_options(
+        options,
         max_line_bytes=max_line_bytes,
         max_concurrent_requests=max_concurrent_requests,
         max_buffered_bytes=max_buffered_bytes,
         eof_grace_period=eof_grace_period,
         check_outgoing=check_outgoing,
     )
+    endpoint = AgentEndpoint(factories, options=options)
     await endpoint.serve(stream if stream is not None else stdio_stream())

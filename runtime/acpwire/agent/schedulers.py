@@ -62,7 +62,7 @@ import acp_schema.v1 as v1
 import acp_schema.v2 as acp
 
 from .._loop import CancelScope, Event, current_loop, is_cancelled, new_cancel_scope, new_event
-from .._wire.connection import Connection
+from .._wire.running import RunningConnection, running_connection
 from ..errors import ConnectionClosed, RpcError
 from .turns import (
     KNOWN_STOP_REASONS,
@@ -124,11 +124,16 @@ class PromptTurns:
         connection's `initialize_response` (set by `serve_agent`). `recorder`: gives the
         function recording every update a session's turns send (a session store's
         `recorder`)."""
-        if not isinstance(client.caller, Connection):
-            raise TypeError("PromptTurns needs the ClientPeer of an acpwire connection")
+        connection = running_connection(client.caller)
+        if connection is None:
+            raise TypeError(
+                "PromptTurns needs the ClientPeer of an acpwire connection (the one "
+                "serve_agent passes to your agent's __init__), not one over a "
+                f"{type(client.caller).__qualname__}"
+            )
         self.client = client
         """The client's typed peer the turns send their updates through."""
-        self._connection: Connection = client.caller  # its nursery holds the turns
+        self._connection: RunningConnection = connection  # its task group holds the turns
         self.prompt_capabilities = prompt_capabilities
         """What prompt content the agent accepts beyond text and resource links."""
         self.recorder = recorder
@@ -142,7 +147,7 @@ class PromptTurns:
         self._check_content(params.prompt)
         session = self._sessions.setdefault(params.session_id, _Session())
         turn = await self._insert(session, params)
-        self._connection.nursery.start_soon(self._run, session, turn, work)
+        self._connection.start_soon(self._run, session, turn, work)
         return acp.PromptResponse(message_id=turn.user_message_id)
 
     def current_state(self, session_id: str) -> RunState:
@@ -328,8 +333,9 @@ class V1PromptTurns:
         """The client's typed peer (`start` needs it; `run` works without)."""
         self.recorder = recorder
         """Records every update the turns of `start` send, or None."""
-        self.connection = client.caller if client is not None else None
-        """The connection whose queued prompts `cancel` answers (None without a client)."""
+        self.connection = running_connection(client.caller) if client is not None else None
+        """The connection whose queued prompts `cancel` answers (None without a client, or
+        for a client peer that is not over an acpwire connection)."""
         self._active: dict[str, tuple[CancelScope, Event]] = {}
         self._ids = itertools.count(1)
 
@@ -387,7 +393,7 @@ class V1PromptTurns:
         if active is not None:
             active[0].cancel()
             return True
-        if not isinstance(self.connection, Connection):
+        if self.connection is None:
             return False
         return 0 < self.connection.cancel_requests(
             lambda call: (

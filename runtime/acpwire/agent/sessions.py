@@ -29,7 +29,9 @@ import acp_schema.v1 as v1
 import acp_schema.v2 as v2
 from acp_schema import UNSET
 
+from .._wire.options import ConnectionOptions
 from ..errors import RpcError
+from ..streams.byte_stream import AnyByteStream
 from .capabilities import agent_capabilities
 from .endpoint import serve_agent
 from .schedulers import PromptTurns, V1PromptTurns
@@ -125,8 +127,8 @@ def turn_agents(
     `serve_turns`."""
     served = Served(work, store or MemorySessionStore(), name, version, page_size)
     return (
-        type("TurnAgentV2", (TurnAgentV2,), {"served": served}),
-        type("TurnAgentV1", (TurnAgentV1,), {"served": served}),
+        type("TurnAgent", (TurnAgent,), {"served": served}),
+        type("V1TurnAgent", (V1TurnAgent,), {"served": served}),
     )
 
 
@@ -137,20 +139,25 @@ async def serve_turns(
     version: str,
     store: SessionStore | None = None,
     page_size: int = 50,
-    **serve_options: Any,
+    stream: AnyByteStream | None = None,
+    options: ConnectionOptions | None = None,
+    **limits: Any,
 ) -> None:
-    """Serve `work` over v2 and v1 (stdio unless `stream=` is given; the other options are
-    `serve_agent`'s): `trio.run(lambda: serve_turns(work, name="my-agent", version="1.0"))`
+    """Serve `work` over v2 and v1 (stdio unless `stream=` is given):
+    `trio.run(lambda: serve_turns(work, name="my-agent", version="1.0"))`
     or `asyncio.run(serve_turns(work, name="my-agent", version="1.0"))`.
 
     `name` and `version` are your agent's, as `initialize` reports them to the client (v2
     `info`, v1 `agentInfo`): required, because no default would be true (acpwire's own
     would name the library, not the agent). `store`: where sessions and their history live
-    (a `MemorySessionStore` by default). `page_size`: sessions per `session/list` page."""
+    (a `MemorySessionStore` by default). `page_size`: sessions per `session/list` page.
+    `stream` and `options` (`ConnectionOptions`) as for `serve_agent`; the keywords
+    `max_line_bytes` ... `check_outgoing` of earlier releases are passed on to it too (prefer
+    `options=`)."""
     agent_v2, agent_v1 = turn_agents(
         work, name=name, version=version, store=store, page_size=page_size
     )
-    await serve_agent(agent_v2, v1=agent_v1, **serve_options)
+    await serve_agent(agent_v2, v1=agent_v1, stream=stream, options=options, **limits)
 
 
 class _SessionsServed:
@@ -237,7 +244,7 @@ def _infos(info: type[Info], sessions: list[StoredSession]) -> list[Info]:
     ]
 
 
-class TurnAgentV2(_SessionsServed, v2.AgentBase):
+class TurnAgent(_SessionsServed, v2.AgentBase):
     """A v2 agent serving `served.work` (build one with `turn_agents`)."""
 
     protocol_version = 2
@@ -296,7 +303,7 @@ class TurnAgentV2(_SessionsServed, v2.AgentBase):
         await self.client.session_update(notification)
 
 
-class TurnAgentV1(_SessionsServed, v1.AgentBase):
+class V1TurnAgent(_SessionsServed, v1.AgentBase):
     """A v1 agent serving `served.work` (build one with `turn_agents`)."""
 
     protocol_version = 1

@@ -1,23 +1,26 @@
 """Writing a client: connect to an agent (`open_agent` spawns one, `connect` takes any byte
-stream), read a session's updates (`subscribe`, `UpdateStream`), fold them into a session's
-state (`SessionState`, `V1SessionState`), answer permission requests by policy
-(`Permissions`), run a prompt turn as a typed event stream (`prompt`, `AgentRequests`) and open
-a session again with its history (`open_session`).
+stream; their limits in `ConnectionOptions`), read a session's updates (`subscribe`,
+`UpdateStream`), fold them into a session's state (`SessionState`, `V1SessionState`), answer
+permission requests by policy (`Permissions`), run a prompt turn as a typed event stream
+(`prompt`, `AgentRequests`) and open a session again with its history (`open_session`).
 
 The names a client is written and annotated with are also importable from `acpwire`; the
 less common ones (`load`, `replay`, the state's records `Message`, `ToolCall`, `Terminal`,
-`Compaction`, `Role`, `V2Factory`, `V1Factory`) only from here. The modules inside this
-package are implementation detail.
+`Compaction`, `Role`, `ClientFactory`, `V1ClientFactory`) only from here. The modules inside
+this package are implementation detail.
 """
 
+from typing import TYPE_CHECKING
+
+from .._moved import renamed_names
+from .._wire.options import ConnectionOptions
 from .connection import (
     ClientConnection,
+    ClientFactory,
     Negotiated,
     UpdateStream,
-    V1Connection,
-    V1Factory,
-    V2Connection,
-    V2Factory,
+    V1ClientFactory,
+    V1Negotiated,
     connect,
     open_agent,
 )
@@ -41,12 +44,11 @@ from .turns import (
     PermissionRequested,
     SessionUpdateEvent,
     TurnClient,
+    TurnEvent,
     TurnEvents,
-    V1Event,
     V1TurnClient,
+    V1TurnEvent,
     V1TurnEvents,
-    V2Event,
-    V2TurnEvents,
     prompt,
 )
 from .unknown_updates import V1UnknownSessionUpdate
@@ -54,7 +56,9 @@ from .unknown_updates import V1UnknownSessionUpdate
 __all__ = [
     "AgentRequests",
     "ClientConnection",
+    "ClientFactory",
     "Compaction",
+    "ConnectionOptions",
     "Decision",
     "ElicitationRequested",
     "Message",
@@ -70,19 +74,16 @@ __all__ = [
     "Terminal",
     "ToolCall",
     "TurnClient",
+    "TurnEvent",
     "TurnEvents",
     "UpdateStream",
-    "V1Connection",
-    "V1Event",
-    "V1Factory",
+    "V1ClientFactory",
+    "V1Negotiated",
     "V1SessionState",
     "V1TurnClient",
+    "V1TurnEvent",
     "V1TurnEvents",
     "V1UnknownSessionUpdate",
-    "V2Connection",
-    "V2Event",
-    "V2Factory",
-    "V2TurnEvents",
     "Verdict",
     "approve_all",
     "approve_reads",
@@ -97,3 +98,26 @@ __all__ = [
     "replay",
     "rules",
 ]
+
+_RENAMED = {
+    "V2Factory": "ClientFactory",
+    "V1Factory": "V1ClientFactory",
+    "V2Connection": "Negotiated",
+    "V1Connection": "V1Negotiated",
+    "V2Event": "TurnEvent",
+    "V1Event": "V1TurnEvent",
+    "V2TurnEvents": "TurnEvents",
+}
+"""The names of earlier releases: they still resolve, with a DeprecationWarning, until the
+next release (one version-naming rule: no prefix for v2, `V1` for v1)."""
+
+if TYPE_CHECKING:  # the old names, for type checkers
+    V2Factory = ClientFactory
+    V1Factory = V1ClientFactory
+    V2Connection = Negotiated
+    V1Connection = V1Negotiated
+    V2Event = TurnEvent
+    V1Event = V1TurnEvent
+    V2TurnEvents = TurnEvents
+else:
+    __getattr__ = renamed_names(__name__, _RENAMED)

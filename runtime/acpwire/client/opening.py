@@ -26,7 +26,7 @@ from acp_schema import v1, v2
 from .._groups import SingleException
 from .._loop import current_loop
 from ..errors import PeerError
-from .connection import V1Connection, V2Connection
+from .connection import Negotiated, V1Negotiated
 from .state import SessionState, V1SessionState
 
 __all__ = ["Opened", "authenticated", "load", "open_session", "replay"]
@@ -76,7 +76,7 @@ async def _folding(
 
 
 async def replay(
-    conn: V2Connection, params: v2.ResumeSessionRequest, state: SessionState | None = None
+    conn: Negotiated, params: v2.ResumeSessionRequest, state: SessionState | None = None
 ) -> tuple[v2.ResumeSessionResponse, SessionState]:
     """`session/resume` (give `replay_from=v2.ReplayFromStart()` for the whole history);
     returns once the replay is complete, with it folded into `state` (default: new)."""
@@ -88,7 +88,7 @@ async def replay(
 
 
 async def load(
-    conn: V1Connection, params: v1.LoadSessionRequest, state: V1SessionState | None = None
+    conn: V1Negotiated, params: v1.LoadSessionRequest, state: V1SessionState | None = None
 ) -> tuple[v1.LoadSessionResponse, V1SessionState]:
     """v1 `session/load`: returns once the agent replayed the history, folded into `state`."""
     state = V1SessionState() if state is None else state
@@ -118,7 +118,7 @@ def _present(value: object) -> bool:
 
 @overload
 async def open_session(
-    conn: V2Connection,
+    conn: Negotiated,
     *,
     cwd: str,
     session_id: str | None = None,
@@ -127,7 +127,7 @@ async def open_session(
 ) -> Opened[SessionState]: ...
 @overload
 async def open_session(
-    conn: V1Connection,
+    conn: V1Negotiated,
     *,
     cwd: str,
     session_id: str | None = None,
@@ -135,7 +135,7 @@ async def open_session(
     history: bool = True,
 ) -> Opened[V1SessionState]: ...
 async def open_session(
-    conn: V2Connection | V1Connection,
+    conn: Negotiated | V1Negotiated,
     *,
     cwd: str,
     session_id: str | None = None,
@@ -160,7 +160,7 @@ async def open_session(
 
 
 async def _open_v2(
-    conn: V2Connection, cwd: str, session_id: str | None, servers: list[Any], history: bool
+    conn: Negotiated, cwd: str, session_id: str | None, servers: list[Any], history: bool
 ) -> Opened[SessionState]:
     capabilities = conn.initialize_response.capabilities
     if session_id is not None and _present(getattr(capabilities, "session", None)):
@@ -181,7 +181,7 @@ async def _open_v2(
 
 
 async def _open_v1(
-    conn: V1Connection, cwd: str, session_id: str | None, servers: list[Any], history: bool
+    conn: V1Negotiated, cwd: str, session_id: str | None, servers: list[Any], history: bool
 ) -> Opened[V1SessionState]:
     capabilities = conn.initialize_response.agent_capabilities
     if session_id is not None:
@@ -203,7 +203,7 @@ async def _open_v1(
 
 
 async def _load_v1(
-    conn: V1Connection, session_id: str, cwd: str, servers: list[Any]
+    conn: V1Negotiated, session_id: str, cwd: str, servers: list[Any]
 ) -> Opened[V1SessionState]:
     params = v1.LoadSessionRequest(session_id=session_id, cwd=cwd, mcp_servers=servers)
     response, state = await load(conn, params)
@@ -211,7 +211,7 @@ async def _load_v1(
 
 
 async def _resume_v1(
-    conn: V1Connection, session_id: str, cwd: str, servers: list[Any]
+    conn: V1Negotiated, session_id: str, cwd: str, servers: list[Any]
 ) -> Opened[V1SessionState]:
     """v1 `session/resume` restores the session without replaying its history."""
     params = v1.ResumeSessionRequest(session_id=session_id, cwd=cwd, mcp_servers=servers)

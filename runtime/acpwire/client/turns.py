@@ -36,8 +36,9 @@ from .._groups import SingleException
 from .._loop import Event as LoopEvent
 from .._loop import current_loop, new_event
 from ..errors import PeerError
-from .connection import HeldRequest, V1Connection, V2Connection
+from .connection import Negotiated, V1Negotiated
 from .permissions import Permissions, Verdict, cancelled_permission
+from .router import HeldRequest
 from .state import SessionState, V1SessionState
 
 __all__ = [
@@ -46,12 +47,11 @@ __all__ = [
     "PermissionRequested",
     "SessionUpdateEvent",
     "TurnClient",
+    "TurnEvent",
     "TurnEvents",
-    "V1Event",
     "V1TurnClient",
+    "V1TurnEvent",
     "V1TurnEvents",
-    "V2Event",
-    "V2TurnEvents",
     "prompt",
 ]
 
@@ -135,13 +135,14 @@ class ElicitationRequested(Generic[Req, Resp]):
         self._answer.give(response)
 
 
-V2Event = (
+TurnEvent = (
     SessionUpdateEvent[v2.SessionUpdate]
     | PermissionRequested[v2.RequestPermissionRequest]
     | ElicitationRequested[v2.CreateElicitationRequest, v2.CreateElicitationResponse]
 )
-"""An event of a v2 turn (`V2TurnEvents`)."""
-V1Event = (
+"""An event of a v2 turn (`TurnEvents`)."""
+
+V1TurnEvent = (
     SessionUpdateEvent[v1.SessionUpdate]
     | PermissionRequested[v1.RequestPermissionRequest]
     | ElicitationRequested[v1.CreateElicitationRequest, v1.CreateElicitationResponse]
@@ -149,7 +150,7 @@ V1Event = (
 """An event of a v1 turn (`V1TurnEvents`)."""
 
 
-class TurnEvents(Generic[Event, State]):
+class _TurnEvents(Generic[Event, State]):
     """One prompt turn: iterate it for its events; `state` is the session's folded state,
     `stop_reason` is set once the turn ended (`ended`)."""
 
@@ -177,7 +178,7 @@ class TurnEvents(Generic[Event, State]):
 
     # -- the reader's side
 
-    def __aiter__(self) -> TurnEvents[Event, State]:
+    def __aiter__(self) -> _TurnEvents[Event, State]:
         return self
 
     async def __anext__(self) -> Event:
@@ -237,10 +238,15 @@ class TurnEvents(Generic[Event, State]):
         self._push(SessionUpdateEvent(update))
 
 
-V2TurnEvents = TurnEvents[V2Event, SessionState]
-"""A v2 turn: what `prompt(conn.v2, ...)` gives."""
-V1TurnEvents = TurnEvents[V1Event, V1SessionState]
-"""A v1 turn: what `prompt(conn.v1, ...)` gives."""
+class TurnEvents(_TurnEvents[TurnEvent, SessionState]):
+    """A v2 turn: what `prompt(conn.v2, ...)` gives. Iterate it for its events (`TurnEvent`);
+    `state` is the session's folded `SessionState`, `stop_reason` is set once the turn ended
+    (`ended`)."""
+
+
+class V1TurnEvents(_TurnEvents[V1TurnEvent, V1SessionState]):
+    """A v1 turn: what `prompt(conn.v1, ...)` gives, as `TurnEvents` for v2 (events
+    `V1TurnEvent`, state `V1SessionState`)."""
 
 
 class AgentRequests:
@@ -256,7 +262,7 @@ class AgentRequests:
     def __init__(self, permissions: Permissions | None = None) -> None:
         self.permissions = permissions or Permissions()
         """The policy asked first."""
-        self._turns: dict[str, TurnEvents[Any, Any]] = {}
+        self._turns: dict[str, _TurnEvents[Any, Any]] = {}
         self._arrivals: dict[int, tuple[Any, Any]] = {}  # id(params) -> (params, entry)
 
     def v2_client(self, agent: v2.AgentPeer) -> TurnClient:
@@ -268,7 +274,7 @@ class AgentRequests:
         """A v1 client answering through these requests (see `v2_client`)."""
         return V1TurnClient(self)
 
-    def _arrived(self, turn: TurnEvents[Any, Any], params: Any) -> Any:
+    def _arrived(self, turn: _TurnEvents[Any, Any], params: Any) -> Any:
         """A request of the turn's session, at its place in the wire order: apply a
         permission's tool call subject, decide, and queue an event for what is asked."""
         entry: Any
@@ -387,36 +393,36 @@ class V1TurnClient(v1.ClientBase):
 
 @overload
 def prompt(
-    conn: V2Connection,
+    conn: Negotiated,
     requests: AgentRequests,
     params: v2.PromptRequest,
     *,
     state: SessionState | None = None,
-) -> AbstractAsyncContextManager[V2TurnEvents]: ...
+) -> AbstractAsyncContextManager[TurnEvents]: ...
 @overload
 def prompt(
-    conn: V1Connection,
+    conn: V1Negotiated,
     requests: AgentRequests,
     params: v1.PromptRequest,
     *,
     state: V1SessionState | None = None,
 ) -> AbstractAsyncContextManager[V1TurnEvents]: ...
 def prompt(
-    conn: V2Connection | V1Connection,
+    conn: Negotiated | V1Negotiated,
     requests: AgentRequests,
     params: v2.PromptRequest | v1.PromptRequest,
     *,
     state: SessionState | V1SessionState | None = None,
-) -> AbstractAsyncContextManager[V2TurnEvents] | AbstractAsyncContextManager[V1TurnEvents]:
+) -> AbstractAsyncContextManager[TurnEvents] | AbstractAsyncContextManager[V1TurnEvents]:
     """Send `session/prompt` and give the turn as an event stream:
 
         async with prompt(conn.v2, requests, params) as turn:
             async for event in turn: ...
         turn.stop_reason, turn.state
 
-    Typed by the version: `conn.v2` with a `v2.PromptRequest` gives a `V2TurnEvents`
-    (events `V2Event`, state `SessionState`), `conn.v1` with a `v1.PromptRequest` a
-    `V1TurnEvents` (`V1Event`, `V1SessionState`).
+    Typed by the version: `conn.v2` with a `v2.PromptRequest` gives a `TurnEvents`
+    (events `TurnEvent`, state `SessionState`), `conn.v1` with a `v1.PromptRequest` a
+    `V1TurnEvents` (`V1TurnEvent`, `V1SessionState`).
 
     The events come in wire order: `SessionUpdateEvent` (the update, already folded into
     `turn.state`), `PermissionRequested` (answer with `select(option_id)` or `cancel()`; a v2
@@ -449,7 +455,9 @@ async def _turn(conn: Any, requests: AgentRequests, params: Any, state: Any) -> 
     version_2 = isinstance(params, v2.PromptRequest)
     if state is None:
         state = SessionState() if version_2 else V1SessionState()
-    turn: TurnEvents[Any, Any] = TurnEvents(session_id, state, v2 if version_2 else v1)
+    turn: _TurnEvents[Any, Any] = (
+        TurnEvents(session_id, state, v2) if version_2 else V1TurnEvents(session_id, state, v1)
+    )
     turn._cancel = conn.cancel
     with SingleException() as single:
         loop = current_loop()
@@ -515,7 +523,7 @@ class _V2End:
 
 
 async def _pump(
-    turn: TurnEvents[Any, Any], requests: AgentRequests, updates: Any, end: _V2End | None
+    turn: _TurnEvents[Any, Any], requests: AgentRequests, updates: Any, end: _V2End | None
 ) -> None:
     """Move the subscription's items into the turn, in wire order: updates, and the
     session's requests (the stream holds them, `HeldRequest`), whose handlers are released
@@ -534,13 +542,13 @@ async def _pump(
             return
 
 
-def _end_v2(turn: TurnEvents[Any, Any], end: _V2End) -> None:
+def _end_v2(turn: _TurnEvents[Any, Any], end: _V2End) -> None:
     assert end.end is not None
     turn.stop_reason = end.end.stop_reason or None
     turn._finish()
 
 
-async def _send_prompt(turn: TurnEvents[Any, Any], conn: Any, params: Any) -> Any:
+async def _send_prompt(turn: _TurnEvents[Any, Any], conn: Any, params: Any) -> Any:
     try:
         return await conn.peer.session_prompt(params)
     except PeerError:
@@ -549,9 +557,9 @@ async def _send_prompt(turn: TurnEvents[Any, Any], conn: Any, params: Any) -> An
 
 
 async def _drive_v2(
-    turn: TurnEvents[Any, Any],
+    turn: _TurnEvents[Any, Any],
     requests: AgentRequests,
-    conn: V2Connection,
+    conn: Negotiated,
     params: Any,
     updates: Any,
 ) -> None:
@@ -566,9 +574,9 @@ async def _drive_v2(
 
 
 async def _drive_v1(
-    turn: TurnEvents[Any, Any],
+    turn: _TurnEvents[Any, Any],
     requests: AgentRequests,
-    conn: V1Connection,
+    conn: V1Negotiated,
     params: Any,
     updates: Any,
 ) -> None:
