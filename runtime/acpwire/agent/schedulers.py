@@ -80,6 +80,16 @@ from .turns import (
 
 log = logging.getLogger("acpwire.agent")
 
+TurnIds = Callable[[str], str]
+"""Gives the id of a session's next turn, given the session id (unique within the session)."""
+
+
+def _counted(prefix: str) -> TurnIds:
+    """`prefix_1`, `prefix_2`, ...: turn ids unique within one scheduler (one connection)."""
+    numbers = itertools.count(1)
+    return lambda session_id: f"{prefix}_{next(numbers)}"
+
+
 V1_STOP_REASONS: frozenset[str] = frozenset(get_args(v1.StopReason))
 
 
@@ -119,11 +129,15 @@ class PromptTurns:
         *,
         prompt_capabilities: acp.PromptCapabilities | None = None,
         recorder: Recorder | None = None,
+        turn_ids: TurnIds | None = None,
     ) -> None:
         """`prompt_capabilities`: what the agent advertised; by default read from the
         connection's `initialize_response` (set by `serve_agent`). `recorder`: gives the
         function recording every update a session's turns send (a session store's
-        `recorder`)."""
+        `recorder`). `turn_ids`: gives the messageId of a session's next prompt (its
+        messages' and tool calls' ids derive from it); by default `user_1`, `user_2`, ... per
+        connection, which is right unless a session outlives the connection: a session store
+        must continue the count, or a resumed session reuses the ids of its history."""
         connection = running_connection(client.caller)
         if connection is None:
             raise TypeError(
@@ -139,7 +153,7 @@ class PromptTurns:
         self.recorder = recorder
         """Records every update the turns send (a session store's `recorder`), or None."""
         self._sessions: dict[str, _Session] = {}
-        self._ids = itertools.count(1)
+        self._turn_ids = turn_ids or _counted("user")
 
     async def start(self, params: acp.PromptRequest, work: Work) -> acp.PromptResponse:
         """Insert the prompt once the session's turn ended and run `work` as the next turn;
@@ -219,7 +233,7 @@ class PromptTurns:
                 if self._closing(params.session_id):
                     raise RpcError.request_cancelled()
                 if session.turn is None and self._first_held(session, params):
-                    message_id = f"user_{next(self._ids)}"
+                    message_id = self._turn_ids(params.session_id)
                     session.turn = self._new_turn(params, message_id)
                     return session.turn
                 await session.changed.wait()
@@ -325,10 +339,16 @@ class V1PromptTurns:
     """
 
     def __init__(
-        self, client: v1.ClientPeer | None = None, *, recorder: Recorder | None = None
+        self,
+        client: v1.ClientPeer | None = None,
+        *,
+        recorder: Recorder | None = None,
+        turn_ids: TurnIds | None = None,
     ) -> None:
         """`recorder`: gives the function recording every update the turns of `start` send,
-        and the prompt as `user_message_chunk`s (a session store's `recorder`)."""
+        and the prompt as `user_message_chunk`s (a session store's `recorder`). `turn_ids`:
+        gives the id of a session's next turn, the prefix of its tool calls' ids; by default
+        `turn_1`, `turn_2`, ... per connection (see `PromptTurns`)."""
         self.client = client
         """The client's typed peer (`start` needs it; `run` works without)."""
         self.recorder = recorder
@@ -337,7 +357,7 @@ class V1PromptTurns:
         """The connection whose queued prompts `cancel` answers (None without a client, or
         for a client peer that is not over an acpwire connection)."""
         self._active: dict[str, tuple[CancelScope, Event]] = {}
-        self._ids = itertools.count(1)
+        self._turn_ids = turn_ids or _counted("turn")
 
     async def start(
         self,
@@ -379,7 +399,7 @@ class V1PromptTurns:
         return "cancelled"
 
     def _new_turn(self, client: v1.ClientPeer, params: v1.PromptRequest) -> V1Turn:
-        turn_id = f"turn_{next(self._ids)}"
+        turn_id = self._turn_ids(params.session_id)
         if self.recorder is None:
             return V1Turn(client, params.session_id, params.prompt, turn_id)
         record = self.recorder(params.session_id)
