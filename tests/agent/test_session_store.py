@@ -201,9 +201,11 @@ async def test_a_resumed_session_never_reuses_the_ids_of_its_history(version: in
     schema's MessageId and ToolCallId): a turn on a later connection continues the count."""
     store = MemorySessionStore()
     ids: list[set[str]] = []
+    sid = ""
     for connection in range(2):
         async with served_tool_agent(version, store) as peer:
-            sid = await new_session(peer, version) if connection == 0 else sid
+            if connection == 0:
+                sid = await new_session(peer, version)
             sent = await finished_turn(peer, sid, version)
         ids.append(
             {
