@@ -31,6 +31,7 @@ from ...streams import sse
 from ...streams.envelope import NotAMessage, envelope, one_line
 from .asgi import Receive, Scope, Send, headers_of, respond
 from .mailbox import KEEPALIVE
+from .options import RemoteOptions
 
 if TYPE_CHECKING:
     from .hub import Hub
@@ -45,11 +46,15 @@ PARSE_ERROR = b'{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Par
 
 
 async def handle(app: Hub, scope: Scope, receive: Receive, send: Send) -> None:
+    method = scope["method"]
+    headers = headers_of(scope)
+    # A body is read before any answer: an HTTP/2 server may fail a stream whose response
+    # ended while its request was still being sent.
+    body = b"" if method in ("GET", "HEAD") else await _read_body(receive, headers, app.remote)
     path = app.remote.path
     if path is not None and scope.get("path") != path:
         await respond(send, 404, f"not found: the ACP endpoint is {path}")
         return
-    method = scope["method"]
     if method not in ("POST", "GET", "DELETE"):
         await respond(
             send,
@@ -62,17 +67,22 @@ async def handle(app: Hub, scope: Scope, receive: Receive, send: Send) -> None:
     if denied is not None:
         await respond(send, denied.status, denied.reason, headers=denied.headers)
         return
-    headers = headers_of(scope)
     if method == "POST":
-        await _post(app, headers, receive, send)
+        await _post(app, headers, body, send)
     elif method == "GET":
         await _get(app, headers, receive, send)
     else:
         await _delete(app, headers, send)
 
 
-async def _read_body(receive: Receive, limit: int) -> bytes | None:
-    """The request's body; None once it passed `limit` bytes (the rest is not read)."""
+async def _read_body(
+    receive: Receive, headers: dict[str, str], remote: RemoteOptions
+) -> bytes | None:
+    """The request's body; None once it is over `max_message_bytes` (the rest is not read)."""
+    limit = remote.max_message_bytes
+    declared = headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        return None
     chunks: list[bytes] = []
     size = 0
     while True:
@@ -92,18 +102,14 @@ def _media_type(value: str) -> str:
     return value.split(";", 1)[0].strip().lower()
 
 
-async def _post(app: Hub, headers: dict[str, str], receive: Receive, send: Send) -> None:
+async def _post(app: Hub, headers: dict[str, str], body: bytes | None, send: Send) -> None:
     if _media_type(headers.get("content-type", "")) != JSON:
         await respond(
             send, 415, "a POST to the ACP endpoint carries Content-Type: application/json"
         )
         return
-    limit = app.remote.max_message_bytes
-    declared = headers.get("content-length", "")
-    body = (
-        None if declared.isdigit() and int(declared) > limit else await _read_body(receive, limit)
-    )
     if body is None:
+        limit = app.remote.max_message_bytes
         await respond(send, 413, f"a message may have at most {limit} bytes")
         return
     try:
