@@ -203,3 +203,34 @@ async def test_sessions_of_serve_turns_are_loaded_on_a_new_connection() -> None:
                     if isinstance(block, v2.TextContent)
                 ]
                 assert said == ["echo"]
+
+
+def test_the_readme_commands_serve_and_reach_the_hello_agent(tmp_path: Path) -> None:
+    """`python -m acpwire.examples.hello_remote` and the hello client's `--url` (both
+    profiles), as the README's "Remote agents" runs them."""
+    import socket
+    import subprocess
+    import sys
+
+    from helpers.processes import PYTHONPATH
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, **PYTHONPATH}
+    server = [sys.executable, "-m", "acpwire.examples.hello_remote", "--bind", f"127.0.0.1:{port}"]
+    with subprocess.Popen(server, env=env, stderr=subprocess.PIPE, text=True) as serving:
+        try:
+            assert serving.stderr is not None
+            assert "Running on" in serving.stderr.readline()
+            url = f"http://127.0.0.1:{port}/acp"
+            for extra in ([], ["--http"]):
+                client = [sys.executable, "-m", "acpwire.examples.hello_client", "--url", url]
+                done = subprocess.run(
+                    [*client, *extra], env=env, capture_output=True, text=True, timeout=30
+                )
+                assert done.returncode == 0, done.stderr
+                assert "agent: acpwire! \nturn ended: end_turn\n" in done.stdout
+                assert "session/prompt failed: -32002" in done.stdout
+        finally:
+            serving.terminate()

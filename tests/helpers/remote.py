@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import contextlib
-import socket
 import ssl
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -44,26 +43,20 @@ class Tls:
 async def served(app: AgentApp, tls: Tls | None = None) -> AsyncIterator[str]:
     """Serve `app` on a free loopback port while the block runs; yields its endpoint URL.
     Leaving the block shuts the server down gracefully."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(128)
-    port = listener.getsockname()[1]
-    descriptor = listener.detach()  # Hypercorn owns (and closes) the socket from here on
     stop = anyio.Event()
-    scheme = "https" if tls else "http"
     async with anyio.create_task_group() as tasks:
-        tasks.start_soon(
+        [url] = await tasks.start(
             partial(
                 serve_remote,
                 app,
-                bind=f"fd://{descriptor}",
+                bind="127.0.0.1:0",
                 certfile=tls.certfile if tls else None,
                 keyfile=tls.keyfile if tls else None,
                 shutdown_trigger=stop.wait,
             )
         )
         try:
-            yield f"{scheme}://127.0.0.1:{port}/acp"
+            yield url
         finally:
             stop.set()
 

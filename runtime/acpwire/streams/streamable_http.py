@@ -194,7 +194,7 @@ class StreamableHttpStream:
                 if self._sessions.get(session) is opened:
                     del self._sessions[session]  # the next message of the session reopens it
                 if self._what is None:
-                    log.warning("%s: %s", self.url, what)
+                    log.info("%s: %s", self.url, what)
 
     async def _deliver(self, data: bytes, session: str | None = None) -> None:
         """One message from the server, to the reader."""

@@ -134,7 +134,9 @@ async def _post(app: Hub, headers: dict[str, str], body: bytes | None, send: Sen
     if connection is None or connection.profile != "http":
         await respond(send, 404, f"unknown Acp-Connection-Id {connection_id!r}")
         return
-    refusal = connection.routes.incoming(message, headers.get(SESSION_ID))
+    refusal = connection.routes.incoming(
+        message, headers.get(SESSION_ID), lambda session: app.knows_session(connection, session)
+    )
     if refusal is not None:
         await respond(send, 400, refusal)
         return

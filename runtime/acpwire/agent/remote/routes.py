@@ -24,12 +24,17 @@ Client -> server: a message with `params.sessionId` must carry the same `Acp-Ses
 and so must the answer to an agent request that went to a session's stream (the RFD:
 "session-scoped POST requests ... permission responses"): 400 otherwise.
 
+A request of a session the server does not know (see below) is answered on the
+connection-scoped stream: the client cannot open that session's stream (404).
+
 A session is known to the connection once the agent named it (a result's `sessionId`, an
 update's or request's `params.sessionId`): a session-scoped GET for another one is 404
 unless the server knows it from another connection (`known_elsewhere`).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from msgspec import UnsetType
 
@@ -49,15 +54,21 @@ class Routes:
         self.sessions: set[str] = set()
         """The sessions the agent named on this connection."""
 
-    def incoming(self, message: Envelope, header_session: str | None) -> str | None:
-        """Record a message the client POSTed; the reason to refuse it (400), or None."""
+    def incoming(
+        self, message: Envelope, header_session: str | None, known: Callable[[str], bool]
+    ) -> str | None:
+        """Record a message the client POSTed; the reason to refuse it (400), or None.
+        `known(session)`: whether the client can open that session's stream; the answer to
+        a request of a session it cannot goes to the connection-scoped stream."""
         if message.method is not None:
             session = message.params_session
             if session is not None and header_session != session:
                 return _mismatch("params.sessionId", session, header_session)
             if message.is_request and not isinstance(message.id, UnsetType):
-                creating = message.method in CREATING
-                self._answers[message.id] = None if creating else header_session
+                route = header_session
+                if message.method in CREATING or (route is not None and not known(route)):
+                    route = None
+                self._answers[message.id] = route
             return None
         if isinstance(message.id, UnsetType):
             return None
