@@ -30,6 +30,7 @@ from ..._loop import CancelScope, current_loop
 from ...streams import sse
 from ...streams.envelope import NotAMessage, envelope, one_line
 from .asgi import Receive, Scope, Send, headers_of, respond
+from .connection import RemoteConnection
 from .mailbox import KEEPALIVE
 from .options import RemoteOptions
 
@@ -127,12 +128,8 @@ async def _post(app: Hub, headers: dict[str, str], body: bytes | None, send: Sen
     if message.method == "initialize" and message.is_request and connection_id is None:
         await _initialize(app, line, message.id, send)
         return
-    if connection_id is None:
-        await respond(send, 400, "missing Acp-Connection-Id header: POST `initialize` first")
-        return
-    connection = app.connections.get(connection_id)
-    if connection is None or connection.profile != "http":
-        await respond(send, 404, f"unknown Acp-Connection-Id {connection_id!r}")
+    connection = await _connection(app, headers, send)
+    if connection is None:
         return
     refusal = connection.routes.incoming(
         message, headers.get(SESSION_ID), lambda session: app.knows_session(connection, session)
@@ -141,9 +138,23 @@ async def _post(app: Hub, headers: dict[str, str], body: bytes | None, send: Sen
         await respond(send, 400, refusal)
         return
     if not await connection.stream.feed(line):
-        await respond(send, 404, f"the connection {connection_id!r} has ended")
+        await respond(send, 404, f"the connection {connection.id!r} has ended")
         return
     await respond(send, 202)
+
+
+async def _connection(app: Hub, headers: dict[str, str], send: Send) -> RemoteConnection | None:
+    """The Streamable HTTP connection the request names; None once it was answered 400 (no
+    `Acp-Connection-Id`) or 404 (unknown, ended, or a WebSocket's)."""
+    connection_id = headers.get(CONNECTION_ID)
+    if connection_id is None:
+        await respond(send, 400, "missing Acp-Connection-Id header: POST `initialize` first")
+        return None
+    connection = app.connections.get(connection_id)
+    if connection is None or connection.profile != "http":
+        await respond(send, 404, f"unknown Acp-Connection-Id {connection_id!r}")
+        return None
+    return connection
 
 
 async def _initialize(app: Hub, line: bytes, request_id: object, send: Send) -> None:
@@ -192,13 +203,8 @@ async def _get(app: Hub, headers: dict[str, str], receive: Receive, send: Send) 
             "Accept: text/event-stream (or Upgrade: websocket)",
         )
         return
-    connection_id = headers.get(CONNECTION_ID)
-    if connection_id is None:
-        await respond(send, 400, "missing Acp-Connection-Id header")
-        return
-    connection = app.connections.get(connection_id)
-    if connection is None or connection.profile != "http":
-        await respond(send, 404, f"unknown Acp-Connection-Id {connection_id!r}")
+    connection = await _connection(app, headers, send)
+    if connection is None:
         return
     session = headers.get(SESSION_ID)
     if session is not None and not app.knows_session(connection, session):
@@ -241,13 +247,8 @@ async def _until_disconnected(receive: Receive, scope: CancelScope) -> None:
 
 
 async def _delete(app: Hub, headers: dict[str, str], send: Send) -> None:
-    connection_id = headers.get(CONNECTION_ID)
-    if connection_id is None:
-        await respond(send, 400, "missing Acp-Connection-Id header")
-        return
-    connection = app.connections.get(connection_id)
-    if connection is None or connection.profile != "http":
-        await respond(send, 404, f"unknown Acp-Connection-Id {connection_id!r}")
+    connection = await _connection(app, headers, send)
+    if connection is None:
         return
     app.forget(connection)
     connection.end()
