@@ -22,12 +22,13 @@ from acpwire.client.connection import InitializeTimeout, NotInitialized
 from acpwire.errors import PeerExited, ProtocolMismatch
 from acpwire.testing import memory_stream_pair
 from helpers.clients import ClientV1, ClientV2, describe
-from helpers.constants import INIT_V2, PERMISSION_REQUEST, RAW_INIT_V2
+from helpers.constants import INIT_V2, PERMISSION_REQUEST, RAW_INIT_V2, SESSION
 from helpers.lines import chunk_notification
 from helpers.loops import until, wait_all_tasks_blocked
 from helpers.processes import PYTHONPATH, python
-from helpers.raw import RawPeer, request, response
+from helpers.raw import RawPeer, notification, request, response
 from helpers.serving import raw_agent
+from helpers.surfaces import AnySurface
 from helpers.typecheck import mypy_strict_errors
 
 pytestmark = pytest.mark.usefixtures("loop")
@@ -375,3 +376,15 @@ async def test_a_client_on_the_unstable_surface_is_served_its_draft_methods() ->
         await peer.send(request(9, "mcp/message", mcp))
         assert await peer.receive() == response(9, {"result": {"ok": True}})
     assert seen == ["tools/list"]
+
+
+# --------------------------------------------------------------------------- every surface
+
+
+async def test_cancel_sends_session_cancel_on_every_surface(surface: AnySurface) -> None:
+    """Was: a client on an unstable surface sent nothing (`conn.cancel` checked the peer
+    against the stable `AgentPeer` classes)."""
+    async with raw_agent(surface=surface) as (conn, peer):
+        await conn.cancel(SESSION)
+        with anyio.fail_after(2):
+            assert await peer.receive() == notification("session/cancel", {"sessionId": SESSION})

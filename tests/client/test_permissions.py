@@ -28,6 +28,7 @@ from helpers.constants import PROMPT_V2, SESSION
 from helpers.lines import state, user_message
 from helpers.raw import request, response
 from helpers.serving import raw_agent
+from helpers.surfaces import AnySurface, decode_params
 
 pytestmark = pytest.mark.usefixtures("loop")
 
@@ -56,23 +57,22 @@ def v2_request(
         "subject": {"type": "tool_call", "toolCall": tool_call},
         "options": options,
     }
-    return decode_params(v2, params)
+    return decode_v2(params)
 
 
 def command_request(command: str) -> v2.RequestPermissionRequest:
     subject = {"type": "command", "command": command, "cwd": "/w"}
     params = {"sessionId": "s", "title": "Run?", "subject": subject, "options": OPTIONS}
-    return decode_params(v2, params)
+    return decode_v2(params)
 
 
 def v1_request(kind: str, options: list[dict[str, Any]] = OPTIONS) -> v1.RequestPermissionRequest:
     params = {"sessionId": "s", "toolCall": {"toolCallId": "c1", "kind": kind}, "options": options}
-    return decode_params(v1, params)
+    return decode_params(v1.SURFACE, "session/request_permission", params)
 
 
-def decode_params(module: Any, params: dict[str, Any]) -> Any:
-    line = json.dumps(request(1, "session/request_permission", params)).encode()
-    return module.CLIENT_CODEC.decode(line).params
+def decode_v2(params: dict[str, Any]) -> Any:
+    return decode_params(v2.SURFACE, "session/request_permission", params)
 
 
 def chosen(answer: Any) -> str:
@@ -187,3 +187,45 @@ async def test_in_a_turn_the_policy_answers_and_only_asked_requests_become_event
                         event.select("always")
         assert events == ["May I?"]  # only the one the policy asked
         assert turn.stop_reason == "end_turn"
+
+
+# ------------------------------------------------------------------ every surface
+
+
+def permission_request(surface: AnySurface, kind: str) -> Any:
+    """A permission request for a tool call of `kind`, as `surface`'s client decodes it."""
+    tool_call = {"toolCallId": "c1", "kind": kind}
+    params: dict[str, Any] = {"sessionId": "s", "options": OPTIONS}
+    if surface.protocol_version == 2:
+        params |= {"title": "May I?", "subject": {"type": "tool_call", "toolCall": tool_call}}
+    else:
+        params["toolCall"] = tool_call
+    return decode_params(surface, "session/request_permission", params)
+
+
+async def test_the_answer_is_of_the_requests_surface(surface: AnySurface) -> None:
+    """Was: a request of `v2.unstable` was answered with a v1 `RequestPermissionResponse`
+    (anything not a stable v2 request was taken for v1), which its connection refuses."""
+    response_type = surface.client_methods["session/request_permission"].result.type
+    for policy in (approve_all, deny_all):
+        answer = await Permissions(policy).answer(permission_request(surface, "edit"))
+        assert type(answer) is response_type
+    only_allow = permission_request(surface, "edit")
+    only_allow.options = only_allow.options[:1]
+    cancelled = await Permissions(deny_all).answer(only_allow)
+    assert type(cancelled) is response_type and chosen(cancelled) == "cancelled"
+
+
+async def test_approve_reads_sees_the_tool_calls_kind_on_every_surface(
+    surface: AnySurface,
+) -> None:
+    """Was: on `v2.unstable` the tool call's kind was lost (so a read was asked about, and
+    with nobody to ask rejected); on `v1.unstable` the request was read as a v2 one."""
+    assert chosen(await Permissions(approve_reads).answer(permission_request(surface, "read"))) == (
+        "once"
+    )
+    assert chosen(await Permissions(approve_reads).answer(permission_request(surface, "edit"))) == (
+        "no"
+    )
+    context = context_of(permission_request(surface, "search"))
+    assert (context.kind, context.tool_call_id) == ("search", "c1")

@@ -28,6 +28,7 @@ from helpers.folds import chunk, decode, fold, fold_v1, text
 from helpers.paths import INTEROP, ROOT
 from helpers.raw import error_response, response
 from helpers.serving import raw_agent
+from helpers.surfaces import AnySurface, decode_update, state_for
 
 pytestmark = pytest.mark.usefixtures("loop")
 
@@ -598,3 +599,21 @@ async def test_the_typescript_v2_agent_without_session_support_gets_a_new_sessio
         await conn.initialize(INIT_V2)
         opened = await open_session(conn.v2, cwd=str(INTEROP), session_id="sess_gone")
         assert opened.how == "new" and opened.session_id.startswith("sess_ts_v2_")
+
+
+# ------------------------------------------------------------------ every surface
+
+
+def test_an_update_of_any_surface_folds_into_its_versions_state(surface: AnySurface) -> None:
+    """Was: `SessionState` put every update of `v2.unstable` into `unknown` (its handlers were
+    keyed by the stable classes), `V1SessionState` likewise for `v1.unstable`."""
+    state = state_for(surface)
+    for update in (
+        chunk("agent_message_chunk", "m", "Hel"),
+        chunk("agent_message_chunk", "m", "lo"),
+        {"sessionUpdate": "usage_update", "used": 5, "size": 100},
+    ):
+        state.apply(decode_update(surface, update))
+    assert state.unknown == []
+    assert [(m.role, m.text()) for m in state.messages.values()] == [("agent", "Hello")]
+    assert state.usage is not None and state.usage.used == 5

@@ -5,6 +5,7 @@ read until a state."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -12,7 +13,7 @@ import anyio
 
 import acp_schema.v1 as v1
 import acp_schema.v2 as v2
-from acp_schema import UNSET
+from acp_schema import UNSET, Surface
 from acpwire.client import AgentRequests, ClientConnection
 from helpers.constants import INIT_V1, INIT_V2
 
@@ -107,6 +108,28 @@ class TurnClientV1(v1.ClientBase):
         self, params: v1.RequestPermissionRequest
     ) -> v1.RequestPermissionResponse:
         return await self.requests.request_permission(params)
+
+
+class _TurnRequests:
+    """A client of any surface handing the agent's permission and elicitation requests to its
+    `AgentRequests` (the handler base comes second: `turn_client(surface)`)."""
+
+    def __init__(self, agent: Any) -> None:
+        self.agent = agent
+        self.requests = AgentRequests()
+
+    async def session_request_permission(self, params: Any) -> Any:
+        return await self.requests.request_permission(params)
+
+    async def elicitation_create(self, params: Any) -> Any:
+        return await self.requests.elicitation(params)
+
+
+@functools.cache
+def turn_client(surface: Surface[Any, Any, Any, Any]) -> type[Any]:
+    """`TurnClientV2` / `TurnClientV1` on `surface`'s own `ClientBase` (one class per surface)."""
+    name = f"TurnClient_{surface.label.replace('.', '_')}"
+    return type(name, (_TurnRequests, surface.client_base), {})
 
 
 async def new_v2_session(conn: ClientConnection) -> str:
