@@ -24,7 +24,7 @@ import acp_schema.v1 as v1
 import acp_schema.v1.unstable as v1u
 import acp_schema.v2 as v2
 import acp_schema.v2.unstable as v2u
-from acpwire._wire.versions import ALL_SURFACES, Surface, check_factory, surface_of
+from acpwire._wire.versions import check_factory, handler_surface
 from acpwire.agent import CapabilityMismatch, agent_capabilities, capability_mismatches, serve_agent
 from acpwire.agent.capabilities import GATES, gates
 from acpwire.agent.endpoint import AgentEndpoint
@@ -35,6 +35,7 @@ from helpers.constants import RAW_INIT_V2
 from helpers.loops import until
 from helpers.paths import INTEROP, ROOT
 from helpers.raw import RawPeer, error_response, notification, request, response
+from helpers.surfaces import AnySurface
 from helpers.typecheck import mypy_strict_errors
 
 pytestmark = pytest.mark.usefixtures("loop")
@@ -55,13 +56,14 @@ async def served(endpoint: AgentEndpoint) -> AsyncIterator[RawPeer]:
 # =========================================================================== item 2: capabilities
 
 
-def _schema(surface: Surface) -> dict[str, Any]:
+def _schema(surface: AnySurface) -> dict[str, Any]:
     name = "schema.unstable.json" if surface.unstable else "schema.json"
-    defs: dict[str, Any] = json.loads((ROOT / "schema" / f"v{surface.version}" / name).read_text())
+    path = ROOT / "schema" / f"v{surface.protocol_version}" / name
+    defs: dict[str, Any] = json.loads(path.read_text())
     return defs["$defs"]
 
 
-def _capability_fields(surface: Surface) -> Iterator[tuple[tuple[str, ...], str]]:
+def _capability_fields(surface: AnySurface) -> Iterator[tuple[tuple[str, ...], str]]:
     """Every field of the initialize response down through the capability objects, with its
     description: (wire path, description)."""
     defs = _schema(surface)
@@ -97,11 +99,10 @@ MENTIONED_NOT_GATED: dict[tuple[str, ...], set[str]] = {
 }
 
 
-@pytest.mark.parametrize("surface", ALL_SURFACES, ids=lambda s: s.name)
-def test_gates_table_agrees_with_the_schema_descriptions(surface: Surface) -> None:
+def test_gates_table_agrees_with_the_schema_descriptions(surface: AnySurface) -> None:
     """Each table entry's field says it advertises the method, and every agent method a
     capability field's description names is either in the table there or listed above."""
-    methods = set(surface.module.AGENT_METHODS)
+    methods = set(surface.agent_methods)
     table = gates(surface)
     seen_paths = set()
     for path, description in _capability_fields(surface):
@@ -111,7 +112,7 @@ def test_gates_table_agrees_with_the_schema_descriptions(surface: Surface) -> No
         gated_here = {method for method, gate in table.items() if gate == path}
         assert named - MENTIONED_NOT_GATED.get(path, set()) == gated_here, (path, description)
     assert set(table.values()) <= seen_paths
-    assert set(GATES[surface.version]) >= set(table)
+    assert set(GATES[surface.protocol_version]) >= set(table)
 
 
 class BaselineSessions:
@@ -478,13 +479,11 @@ async def test_an_unstable_agent_is_served_its_unstable_methods(
 
 
 def test_surface_lookup_by_base_class() -> None:
-    assert surface_of(StatusAgent, "agent") is not None
-    assert [s.name for s in ALL_SURFACES if s is surface_of(StatusAgent, "agent")] == [
-        "acp_schema.v2.unstable"
-    ]
-    assert surface_of(EchoAgentV1, "agent").name == "acp_schema.v1"  # type: ignore[union-attr]
-    assert surface_of(v1u.ClientBase, "client").name == "acp_schema.v1.unstable"  # type: ignore[union-attr]
-    assert surface_of(EchoAgentV2, "client") is None
+    assert handler_surface(StatusAgent, "agent") is v2u.SURFACE
+    assert handler_surface(EchoAgentV1, "agent") is v1.SURFACE
+    assert handler_surface(v1u.ClientBase, "client") is v1u.SURFACE
+    assert handler_surface(EchoAgentV2, "client") is None
+    assert handler_surface(v2.ClientPeer, "client") is None  # a peer is no handler
     assert check_factory(lambda client: EchoAgentV2(client), 2, "agent") is None
 
 
