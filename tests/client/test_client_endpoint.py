@@ -22,7 +22,7 @@ from acpwire._groups import SingleException
 from acpwire.client import ClientConnection, connect, open_agent
 from acpwire.client.connection import InitializeTimeout, NotInitialized
 from acpwire.client.permissions import selected_permission
-from acpwire.errors import PeerExited, ProtocolMismatch
+from acpwire.errors import InvalidResponse, PeerExited, ProtocolMismatch
 from acpwire.testing import memory_stream_pair
 from helpers.clients import ClientV1, ClientV2, describe
 from helpers.constants import INIT_V2, PERMISSION_REQUEST, RAW_INIT_V2, SESSION
@@ -401,3 +401,37 @@ async def test_cancel_sends_session_cancel_on_every_surface(surface: AnySurface)
         await conn.cancel(SESSION)
         with anyio.fail_after(2):
             assert await peer.receive() == notification("session/cancel", {"sessionId": SESSION})
+
+
+@pytest.mark.parametrize(
+    ("answer", "reason"),
+    [
+        ({"protocolVersion": 2}, "missing required field `info` - at `$.result` (as protocol"),
+        (
+            {**RAW_INIT_V2, "info": {"name": 5}},
+            "Expected `str`, got `int` - at `$.result.info.name`",
+        ),
+        ({"protocolVersion": "2"}, "Expected `int`, got `str` - at `$.result.protocolVersion`"),
+    ],
+    ids=["v2-without-info", "wrong-type", "no-version"],
+)
+async def test_an_initialize_answer_that_does_not_fit_is_an_invalid_response(
+    answer: dict[str, Any], reason: str
+) -> None:
+    """Was: the decoder's own `msgspec.ValidationError` left `initialize`."""
+    agent_end, client_end = memory_stream_pair()
+    peer = RawPeer(agent_end)
+    async with connect(client_end, v2=ClientV2) as conn:
+        async with anyio.create_task_group() as nursery:
+
+            async def answering() -> None:
+                init = await peer.receive()
+                await peer.send(response(init["id"], answer))
+
+            nursery.start_soon(answering)
+            with pytest.raises(InvalidResponse) as caught:
+                await conn.initialize(INIT_V2)
+        assert caught.value.method == "initialize" and reason in caught.value.reason
+        assert str(caught.value).startswith("invalid response to initialize: ")
+        with pytest.raises(NotInitialized):
+            conn.v2  # noqa: B018

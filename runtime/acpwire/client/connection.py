@@ -224,7 +224,9 @@ class ClientConnection:
 
         The answer is of the version the agent chose (v1 when a v2 request fell back to v1;
         `conn.v2` / `conn.v1` give it typed). Raises `InitializeTimeout` when the agent does
-        not answer within `timeout` seconds (None: wait as long as it takes).
+        not answer within `timeout` seconds (None: wait as long as it takes), and
+        `InvalidResponse` (naming the JSON path) when its answer does not fit the schema of the
+        version it answered with.
         """
         version = params.protocol_version
         if version not in self._factories:
@@ -237,7 +239,7 @@ class ClientConnection:
         try:
             answered = protocol_version_of(raw)
         except msgspec.ValidationError as exc:
-            raise InvalidResponse("initialize", str(exc)) from None
+            raise InvalidResponse("initialize", _in_result(exc)) from None
         if answered not in self._factories:
             raise ProtocolMismatch(
                 f"{self._peer} speaks protocol version {answered}; this client speaks "
@@ -249,7 +251,8 @@ class ClientConnection:
         try:
             result = decoder.decode(raw)
         except msgspec.ValidationError as exc:  # the version's answer, but not a valid one
-            raise InvalidResponse("initialize", f"{exc} (protocol version {answered})") from None
+            reason = f"{_in_result(exc)} (as protocol version {answered})"
+            raise InvalidResponse("initialize", reason) from None
         self._switch_to(surface, result)
         return cast("v2.InitializeResponse | v1.InitializeResponse", result)
 
@@ -382,6 +385,14 @@ class ClientConnection:
         """The connection typed for protocol version 1 (when the agent chose it; unstable
         peers as for `v2`)."""
         return cast("V1Negotiated", self._negotiated_as(1))
+
+
+def _in_result(exc: msgspec.ValidationError) -> str:
+    """The decoder's message about the `initialize` result, its JSON path given from the
+    response (`$.result...`), as for any other response that does not fit."""
+    text = str(exc)
+    head, marker, path = text.rpartition(" - at `$")
+    return f"{head} - at `$.result{path}" if marker else text
 
 
 def _not_initialized(call: Call) -> None:
