@@ -49,9 +49,20 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     ):
         metafunc.parametrize("loop", LOOPS)
     for name, version in surfaces.FIXTURES.items():
-        if name in metafunc.fixturenames:
+        if name in metafunc.fixturenames and not _parametrized_by_the_test(metafunc, name):
             labels = surfaces.chosen(version)
             metafunc.parametrize(name, [surfaces.by_label(label) for label in labels], ids=labels)
+
+
+def _parametrized_by_the_test(metafunc: pytest.Metafunc, name: str) -> bool:
+    """Whether the test parametrises `name` itself (a `surface` of its own: a label, ...)."""
+    for marker in metafunc.definition.iter_markers("parametrize"):
+        names = marker.args[0] if marker.args else marker.kwargs.get("argnames", ())
+        if isinstance(names, str):
+            names = [part.strip() for part in names.split(",")]
+        if name in names:
+            return True
+    return False
 
 
 @pytest.fixture
