@@ -60,6 +60,25 @@ def stream_reading(surface: AnySurface) -> type[Any]:
     return type(f"StreamReading_{surface.label}", (StreamReading, surface.client_base), {})
 
 
+async def initialized_by(peer: RawPeer, conn: ClientConnection, answer: dict[str, Any]) -> None:
+    """`conn.initialize(INIT_V2)`, the raw agent `peer` answering it with `answer`; what
+    `initialize` raises leaves as itself (not in the task group's ExceptionGroup)."""
+    failed: Exception | None = None
+    async with anyio.create_task_group() as nursery:
+
+        async def answering() -> None:
+            init = await peer.receive()
+            await peer.send(response(init["id"], answer))
+
+        nursery.start_soon(answering)
+        try:
+            await conn.initialize(INIT_V2)
+        except Exception as exc:
+            failed = exc
+    if failed is not None:
+        raise failed
+
+
 # --------------------------------------------------------------------------- item 6: order
 
 
@@ -343,17 +362,8 @@ async def test_a_factory_returning_something_else_fails_initialize() -> None:
     agent_end, client_end = memory_stream_pair()
     peer = RawPeer(agent_end)
     async with connect(client_end, v2=lambda agent: object()) as conn:  # type: ignore[arg-type,return-value]
-        async with anyio.create_task_group() as nursery:
-
-            async def answer() -> None:
-                init = await peer.receive()
-                await peer.send(response(init["id"], RAW_INIT_V2))
-
-            nursery.start_soon(answer)
-            with pytest.raises(
-                TypeError, match=r"factory returned a object: .*subclass acp_schema"
-            ):
-                await conn.initialize(INIT_V2)
+        with pytest.raises(TypeError, match=r"factory returned a object: .*subclass acp_schema"):
+            await initialized_by(peer, conn, RAW_INIT_V2)
 
 
 # --------------------------------------------------------------------------- unstable surfaces
@@ -377,14 +387,7 @@ async def test_a_client_on_the_unstable_surface_is_served_its_draft_methods() ->
     agent_end, client_end = memory_stream_pair()
     peer = RawPeer(agent_end)
     async with connect(client_end, v2=UnstableClient) as conn:
-        async with anyio.create_task_group() as nursery:
-
-            async def answer() -> None:
-                init = await peer.receive()
-                await peer.send(response(init["id"], RAW_INIT_V2))
-
-            nursery.start_soon(answer)
-            await conn.initialize(INIT_V2)
+        await initialized_by(peer, conn, RAW_INIT_V2)
         mcp = {"serverId": "srv", "requestId": "r1", "method": "tools/list"}
         await peer.send(request(9, "mcp/message", mcp))
         assert await peer.receive() == response(9, {"result": {"ok": True}})
@@ -422,15 +425,8 @@ async def test_an_initialize_answer_that_does_not_fit_is_an_invalid_response(
     agent_end, client_end = memory_stream_pair()
     peer = RawPeer(agent_end)
     async with connect(client_end, v2=ClientV2) as conn:
-        async with anyio.create_task_group() as nursery:
-
-            async def answering() -> None:
-                init = await peer.receive()
-                await peer.send(response(init["id"], answer))
-
-            nursery.start_soon(answering)
-            with pytest.raises(InvalidResponse) as caught:
-                await conn.initialize(INIT_V2)
+        with pytest.raises(InvalidResponse) as caught:
+            await initialized_by(peer, conn, answer)
         assert caught.value.method == "initialize" and reason in caught.value.reason
         assert str(caught.value).startswith("invalid response to initialize: ")
         with pytest.raises(NotInitialized):

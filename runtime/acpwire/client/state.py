@@ -454,6 +454,17 @@ class _Fold(Generic[Update, Block]):
         compaction._append(update.content)  # type: ignore[arg-type]
 
 
+SHARED_FOLDS: dict[str, Handler] = {
+    "available_commands_update": _Fold._commands,
+    "config_option_update": _Fold._config,
+    "session_info_update": _Fold._session_info,
+    "usage_update": _Fold._usage,
+    "notice": _Fold._notice,
+    "compaction_update": _Fold._compaction,
+    "compaction_summary_chunk": _Fold._compaction_chunk,
+}
+"""The variants both versions fold alike, by wire tag (each version's `_by_tag` adds its own)."""
+
 V2ToolCall = ToolCall[v2.ToolCallContent, v2.ToolCallLocation]
 V1ToolCall = ToolCall[v1.ToolCallContent, v1.ToolCallLocation]
 
@@ -598,13 +609,7 @@ class SessionState(_Fold["v2.SessionUpdate | v2u.SessionUpdate", v2.ContentBlock
         "terminal_update": _terminal_update,
         "terminal_output_chunk": _terminal_chunk,
         "plan_update": _plan,
-        "available_commands_update": _Fold._commands,
-        "config_option_update": _Fold._config,
-        "session_info_update": _Fold._session_info,
-        "usage_update": _Fold._usage,
-        "notice": _Fold._notice,
-        "compaction_update": _Fold._compaction,
-        "compaction_summary_chunk": _Fold._compaction_chunk,
+        **SHARED_FOLDS,
     }
 
 
@@ -698,12 +703,6 @@ class V1SessionState(_Fold["v1.SessionUpdate | v1u.SessionUpdate | OpenVariant",
         "tool_call": _tool_call_start,
         "tool_call_update": _tool_call_update,
         "plan": _plan,
-        "available_commands_update": _Fold._commands,
         "current_mode_update": _mode,
-        "config_option_update": _Fold._config,
-        "session_info_update": _Fold._session_info,
-        "usage_update": _Fold._usage,
-        "notice": _Fold._notice,
-        "compaction_update": _Fold._compaction,
-        "compaction_summary_chunk": _Fold._compaction_chunk,
+        **SHARED_FOLDS,
     }
