@@ -58,18 +58,24 @@ from .capabilities import capability_mismatches, describe
 log = logging.getLogger("acpwire")
 
 if TYPE_CHECKING:  # the unstable surfaces are imported by the programs that use them
-    import acp_schema.v1.unstable as v1u
-    import acp_schema.v2.unstable as v2u
+    import acp_schema.v1.unstable.handlers
+    import acp_schema.v2.unstable.handlers
 
 AgentFactory: TypeAlias = (
-    Callable[[v2.ClientPeer], v2.AgentBase] | Callable[["v2u.ClientPeer"], "v2u.AgentBase"]
+    Callable[[v2.ClientPeer], v2.AgentBase]
+    | Callable[
+        ["acp_schema.v2.unstable.handlers.ClientPeer"], "acp_schema.v2.unstable.handlers.AgentBase"
+    ]
 )
 """What `serve_agent(v2=...)` takes: builds the v2 agent from the client's typed peer (the
 `AgentBase` subclass itself, or a function returning an instance), of `acp_schema.v2` or
 `acp_schema.v2.unstable`."""
 
 V1AgentFactory: TypeAlias = (
-    Callable[[v1.ClientPeer], v1.AgentBase] | Callable[["v1u.ClientPeer"], "v1u.AgentBase"]
+    Callable[[v1.ClientPeer], v1.AgentBase]
+    | Callable[
+        ["acp_schema.v1.unstable.handlers.ClientPeer"], "acp_schema.v1.unstable.handlers.AgentBase"
+    ]
 )
 """What `serve_agent(v1=...)` takes: builds the v1 agent from the client's typed peer (of
 `acp_schema.v1` or `acp_schema.v1.unstable`)."""

@@ -60,21 +60,32 @@ from .router import UpdateRouter, UpdateStream
 from .unknown_updates import V1UnknownSessionUpdate, open_session_updates
 
 if TYPE_CHECKING:  # the unstable surfaces are imported by the programs that use them
-    import acp_schema.v1.unstable as v1u
-    import acp_schema.v2.unstable as v2u
+    import acp_schema.v1.unstable.handlers
+    import acp_schema.v2.unstable.handlers
 
 ClientFactory: TypeAlias = (
-    Callable[[v2.AgentPeer], v2.ClientBase] | Callable[["v2u.AgentPeer"], "v2u.ClientBase"]
+    Callable[[v2.AgentPeer], v2.ClientBase]
+    | Callable[
+        ["acp_schema.v2.unstable.handlers.AgentPeer"], "acp_schema.v2.unstable.handlers.ClientBase"
+    ]
 )
 """What `open_agent(v2=...)` / `connect(v2=...)` take: builds the v2 client from the agent's
 typed peer (the `ClientBase` subclass itself, or a function returning an instance), of
 `acp_schema.v2` or `acp_schema.v2.unstable`."""
 
 V1ClientFactory: TypeAlias = (
-    Callable[[v1.AgentPeer], v1.ClientBase] | Callable[["v1u.AgentPeer"], "v1u.ClientBase"]
+    Callable[[v1.AgentPeer], v1.ClientBase]
+    | Callable[
+        ["acp_schema.v1.unstable.handlers.AgentPeer"], "acp_schema.v1.unstable.handlers.ClientBase"
+    ]
 )
 """What `open_agent(v1=...)` / `connect(v1=...)` take: builds the v1 client (of `acp_schema.v1`
 or `acp_schema.v1.unstable`)."""
+
+AnyClient: TypeAlias = (
+    "v2.ClientBase | v1.ClientBase"
+    " | acp_schema.v2.unstable.handlers.ClientBase | acp_schema.v1.unstable.handlers.ClientBase"
+)
 
 INITIALIZE_TIMEOUT = 30.0
 """Seconds `initialize` waits for the agent's answer by default."""
@@ -291,12 +302,12 @@ class ClientConnection:
         return self._peer
 
     @property
-    def client(self) -> v2.ClientBase | v1.ClientBase | v2u.ClientBase | v1u.ClientBase:
+    def client(self) -> AnyClient:
         """The client implementation the factory built for the negotiated version (of the
         surface its class subclasses)."""
         self._require_initialized()
         assert self._client is not None  # set with the surface
-        client: v2.ClientBase | v1.ClientBase | v2u.ClientBase | v1u.ClientBase = self._client
+        client: AnyClient = self._client
         return client
 
     @property

@@ -333,7 +333,18 @@ class AgentRequests:
     async def request_permission(
         self, params: v1u.RequestPermissionRequest
     ) -> v1u.RequestPermissionResponse: ...
-    async def request_permission(self, params: Any) -> Any:
+    async def request_permission(
+        self,
+        params: v2.RequestPermissionRequest
+        | v2u.RequestPermissionRequest
+        | v1.RequestPermissionRequest
+        | v1u.RequestPermissionRequest,
+    ) -> (
+        v2.RequestPermissionResponse
+        | v2u.RequestPermissionResponse
+        | v1.RequestPermissionResponse
+        | v1u.RequestPermissionResponse
+    ):
         """The answer to a permission request (of its surface): the policy's, else the
         running turn's `PermissionRequested` event's."""
         entry = self._claim(PERMISSION, params)
@@ -342,9 +353,9 @@ class AgentRequests:
         if isinstance(entry, Verdict):
             return self.permissions.respond(entry)
         verdict, event = entry
-        response = await event._answer.wait()
+        response: Any = await event._answer.wait()
         self.permissions.learn(verdict, response)
-        return response
+        return response  # type: ignore[no-any-return]
 
     @overload
     async def elicitation(
@@ -362,13 +373,27 @@ class AgentRequests:
     async def elicitation(
         self, params: v1u.CreateElicitationRequest
     ) -> v1u.CreateElicitationResponse: ...
-    async def elicitation(self, params: Any) -> Any:
+    async def elicitation(
+        self,
+        params: v2.CreateElicitationRequest
+        | v2u.CreateElicitationRequest
+        | v1.CreateElicitationRequest
+        | v1u.CreateElicitationRequest,
+    ) -> (
+        v2.CreateElicitationResponse
+        | v2u.CreateElicitationResponse
+        | v1.CreateElicitationResponse
+        | v1u.CreateElicitationResponse
+    ):
         """The answer to an elicitation (of its surface): the running turn's
         `ElicitationRequested` event's (outside a turn: `cancel`)."""
         event: ElicitationRequested[Any, Any] | None = self._claim(ELICITATION, params)
+        response: Any
         if event is None:
-            return cancelled_elicitation(_surface_of(params, "an elicitation/create request"))
-        return await event._answer.wait()
+            response = cancelled_elicitation(_surface_of(params, "an elicitation/create request"))
+        else:
+            response = await event._answer.wait()
+        return response  # type: ignore[no-any-return]
 
 
 class TurnClient(v2.ClientBase):
