@@ -63,11 +63,11 @@ def decode_update(surface: AnySurface, update: dict[str, Any], session_id: str =
         "method": "session/update",
         "params": {"sessionId": session_id, "update": update},
     }
-    return surface.client_codec.decode(json.dumps(line).encode()).params.update  # type: ignore[attr-defined]
+    return surface.client_codec.decode(json.dumps(line).encode()).params.update
 
 
 def decode_params(surface: AnySurface, method: str, params: dict[str, Any]) -> Any:
     """The params of a request of `method` the agent sends, as the surface's client decodes
     them."""
     line = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-    return surface.client_codec.decode(json.dumps(line).encode()).params  # type: ignore[attr-defined]
+    return surface.client_codec.decode(json.dumps(line).encode()).params

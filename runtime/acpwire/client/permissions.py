@@ -46,6 +46,7 @@ __all__ = [
     "cancelled_permission",
     "deny_all",
     "rules",
+    "selected_permission",
 ]
 
 Decision = Literal["allow", "reject", "ask"]
