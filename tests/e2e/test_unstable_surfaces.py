@@ -28,6 +28,7 @@ from acpwire import (
     V1Turn,
     approve_reads,
     open_agent,
+    prompt,
     serve_agent,
 )
 
@@ -94,6 +95,16 @@ async def use(
     await serve_agent(Agent, v1=V1Agent)
     async with open_agent(["agent"], v2=Client, v1=V1Client) as conn:
         assert_type(conn.protocol_version, int)
+        info = v2u.Implementation(name="c", version="1")
+        await conn.initialize(v2u.InitializeRequest(protocol_version=2, info=info))
+        await conn.initialize(v1u.InitializeRequest(protocol_version=1))
+        text = v2u.TextContent(text="hi")
+        params = v2u.PromptRequest(session_id="s", prompt=[text])
+        async with prompt(conn.v2, AgentRequests(), params) as turn:
+            assert_type(turn.state, SessionState)
+        v1_params = v1u.PromptRequest(session_id="s", prompt=[v1u.TextContent(text="hi")])
+        async with prompt(conn.v1, AgentRequests(), v1_params) as v1_turn:
+            assert_type(v1_turn.state, V1SessionState)
     state = SessionState()
     state.apply(update)
     state.apply_permission_request(request)
@@ -108,10 +119,14 @@ async def use(
 
 def test_an_unstable_client_and_agent_type_check_without_casts(tmp_path: Path) -> None:
     """Was: 26 errors (the factories, PromptTurns, V1PromptTurns, Permissions, AgentRequests,
-    SessionState, V1SessionState took the stable classes only)."""
+    SessionState, V1SessionState took the stable classes only), then 3 (`initialize` and
+    `prompt` took the stable requests only)."""
     errors = mypy_strict_errors(UNSTABLE_PROGRAM, tmp_path)
     assert len(errors) == 1, errors  # the one mistake: a v1 update in a v2 state
-    assert ":91: error:" in errors[0] and '"apply" of "_Fold"' in errors[0]
+    mistake = UNSTABLE_PROGRAM.splitlines().index(
+        "    state.apply(v1_update)  # the one mistake: a v1 update in a v2 state"
+    )
+    assert f":{mistake + 1}: error:" in errors[0] and '"apply" of "_Fold"' in errors[0]
 
 
 def test_importing_acpwire_imports_no_unstable_surface() -> None:

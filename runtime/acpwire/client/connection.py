@@ -60,7 +60,9 @@ from .router import UpdateRouter, UpdateStream
 from .unknown_updates import V1UnknownSessionUpdate, open_session_updates
 
 if TYPE_CHECKING:  # the unstable surfaces are imported by the programs that use them
+    import acp_schema.v1.unstable as v1u
     import acp_schema.v1.unstable.handlers
+    import acp_schema.v2.unstable as v2u
     import acp_schema.v2.unstable.handlers
 
 ClientFactory: TypeAlias = (
@@ -217,17 +219,20 @@ class ClientConnection:
 
     @overload
     async def initialize(
-        self, params: v1.InitializeRequest, *, timeout: float | None = ...
+        self, params: v1.InitializeRequest | v1u.InitializeRequest, *, timeout: float | None = ...
     ) -> v1.InitializeResponse: ...
 
     @overload
     async def initialize(
-        self, params: v2.InitializeRequest, *, timeout: float | None = ...
+        self, params: v2.InitializeRequest | v2u.InitializeRequest, *, timeout: float | None = ...
     ) -> v2.InitializeResponse | v1.InitializeResponse: ...
 
     async def initialize(
         self,
-        params: v2.InitializeRequest | v1.InitializeRequest,
+        params: v2.InitializeRequest
+        | v1.InitializeRequest
+        | v2u.InitializeRequest
+        | v1u.InitializeRequest,
         *,
         timeout: float | None = INITIALIZE_TIMEOUT,
     ) -> v2.InitializeResponse | v1.InitializeResponse:

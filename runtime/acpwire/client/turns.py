@@ -438,7 +438,7 @@ class V1TurnClient(v1.ClientBase):
 def prompt(
     conn: Negotiated,
     requests: AgentRequests,
-    params: v2.PromptRequest,
+    params: v2.PromptRequest | v2u.PromptRequest,
     *,
     state: SessionState | None = None,
 ) -> AbstractAsyncContextManager[TurnEvents]: ...
@@ -446,14 +446,14 @@ def prompt(
 def prompt(
     conn: V1Negotiated,
     requests: AgentRequests,
-    params: v1.PromptRequest,
+    params: v1.PromptRequest | v1u.PromptRequest,
     *,
     state: V1SessionState | None = None,
 ) -> AbstractAsyncContextManager[V1TurnEvents]: ...
 def prompt(
     conn: Negotiated | V1Negotiated,
     requests: AgentRequests,
-    params: v2.PromptRequest | v1.PromptRequest,
+    params: v2.PromptRequest | v1.PromptRequest | v2u.PromptRequest | v1u.PromptRequest,
     *,
     state: SessionState | V1SessionState | None = None,
 ) -> AbstractAsyncContextManager[TurnEvents] | AbstractAsyncContextManager[V1TurnEvents]:
