@@ -14,7 +14,7 @@
     turn.stop_reason, turn.state                         # the folded SessionState
 
 Events come in wire order: the turn's subscription holds the session's requests among its
-updates (`UpdateStream._holds_requests`); the turn queues each where it came and only then lets
+updates (`ClientConnection._subscribe_turn`); the turn queues each where it came and only then lets
 its handler run (which answers it by policy or waits for the event's answer). The turn ends at the first idle `state_update` after the
 `session/prompt` response (v2) or at the `session/prompt` response once the updates before it
 were yielded (v1). Leaving the block before the end sends `session/cancel` (pending permission
@@ -507,8 +507,8 @@ async def _turn(conn: Any, requests: AgentRequests, params: Any, state: Any) -> 
     turn._cancel = conn.cancel
     with SingleException() as single:
         loop = current_loop()
-        async with conn.subscribe(session_id) as updates, loop.open_nursery() as nursery:
-            updates._holds_requests = True  # the session's requests come in among the updates
+        subscribed = conn.connection._subscribe_turn(session_id)
+        async with subscribed as updates, loop.open_nursery() as nursery:
             requests._turns[session_id] = turn
             try:
                 drive = _drive_v2 if version_2 else _drive_v1
