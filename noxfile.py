@@ -172,7 +172,7 @@ def bench(session: nox.Session) -> None:
     """Benchmarks, side by side with the alternatives in one run (never part of the tests)."""
     _install(session, "bench")
     _interop_deps(session)
-    for script in ("codec.py", "runtime_path.py", "stdio.py", "session_state.py"):
+    for script in ("codec.py", "runtime_path.py", "stdio.py", "session_state.py", "trace_tap.py"):
         session.run("python", f"bench/{script}", *session.posargs)
 
 

@@ -14,11 +14,11 @@ from collections.abc import Sequence
 
 from acpwire import __version__
 
-from . import run
+from . import run, trace
 
 __all__ = ["main"]
 
-COMMANDS = (run,)
+COMMANDS = (run, trace)
 
 
 def parser() -> argparse.ArgumentParser:
