@@ -322,3 +322,11 @@ def test_help_names_every_option_and_exit_code() -> None:
     for code, meaning in MEANING.items():
         assert f"{int(code):>3}  {meaning}" in done.stdout
     assert "Ctrl-C cancels the running turn" in done.stdout
+
+
+def test_a_reader_that_goes_away_ends_the_run_with_141() -> None:
+    process = start("run", "--format", "json", "--approve", "all", SLOW, "--", *ECHO_AGENT)
+    assert process.stdout is not None
+    read_events_until(process, "agent_message_chunk")
+    process.stdout.close()  # `acpwire run ... | head -3`
+    assert process.wait(timeout=30) == ExitCode.OUTPUT_CLOSED == 141

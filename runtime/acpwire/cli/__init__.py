@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from acpwire import __version__
 
 from . import run, trace
+from .codes import output_closed
 
 __all__ = ["main"]
 
@@ -53,5 +54,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if command and not args.takes_command:
         subparser.error(f"unexpected `-- {' '.join(command)}`: this command runs no agent")
     args.command = command
-    code: int = args.handler(args, subparser)
+    try:
+        code: int = args.handler(args, subparser)
+    except BrokenPipeError:
+        return output_closed()
     return code

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import enum
+import os
+import sys
 
-__all__ = ["ExitCode", "exit_code_of_stop_reason", "exit_code_table"]
+__all__ = ["ExitCode", "exit_code_of_stop_reason", "exit_code_table", "output_closed"]
 
 
 class ExitCode(enum.IntEnum):
@@ -21,6 +23,7 @@ class ExitCode(enum.IntEnum):
     AGENT_NOT_FOUND = 8
     TIMEOUT = 9
     INTERRUPTED = 130
+    OUTPUT_CLOSED = 141
 
 
 MEANING = {
@@ -35,6 +38,7 @@ MEANING = {
     ExitCode.AGENT_NOT_FOUND: "the agent could not be started (not found, not executable) or reached (--url)",
     ExitCode.TIMEOUT: "a step took longer than --timeout (the turn was cancelled first)",
     ExitCode.INTERRUPTED: "Ctrl-C twice, or Ctrl-C with no turn running",
+    ExitCode.OUTPUT_CLOSED: "stdout was closed by its reader (e.g. piped into `head`)",
 }
 """What each exit code means (the table in `acpwire run --help` and the README)."""
 
@@ -53,3 +57,11 @@ def exit_code_of_stop_reason(stop_reason: str | None) -> ExitCode:
 def exit_code_table() -> str:
     """The exit codes, one per line, for `--help`."""
     return "\n".join(f"  {int(code):>3}  {MEANING[code]}" for code in ExitCode)
+
+
+def output_closed() -> ExitCode:
+    """stdout's reader went away: write nothing more (not even at exit) and say so."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return ExitCode.OUTPUT_CLOSED

@@ -42,7 +42,7 @@ from acpwire.errors import (
 )
 
 from .asking import Terminal, open_terminal
-from .codes import ExitCode, exit_code_of_stop_reason, exit_code_table
+from .codes import ExitCode, exit_code_of_stop_reason, exit_code_table, output_closed
 from .run_output import JsonOutput, Output, TextOutput
 
 __all__ = ["add_parser"]
@@ -209,6 +209,8 @@ class Run:
         except Failure as failure:
             self.output.error(failure.kind, failure.message, failure.code)
             return failure.code
+        except BrokenPipeError:
+            return output_closed()
         except Exception as error:
             code, kind = self._classify(error)
             if code is ExitCode.FAILED:
