@@ -78,8 +78,11 @@ FORWARDER = (
     "            view = view[os.write(sink, view):]\n"
     "    os.close(sink)\n"
     "threading.Thread(target=forward, args=(0, agent.stdin.fileno()), daemon=True).start()\n"
-    "threading.Thread(target=forward, args=(agent.stdout.fileno(), 1), daemon=True).start()\n"
-    "sys.exit(agent.wait())\n"
+    "out = threading.Thread(target=forward, args=(agent.stdout.fileno(), 1))\n"
+    "out.start()\n"
+    "code = agent.wait()\n"
+    "out.join()\n"
+    "sys.exit(code)\n"
 )
 """The hop alone: a process forwarding both ways as the tap does, recording nothing."""
 

@@ -209,6 +209,31 @@ def test_a_reader_that_goes_away_breaks_the_agents_pipe(tmp_path: Path) -> None:
     ).items()
 
 
+BURST = """
+import os
+block = b"x" * 65535 + b"\\n"
+for _ in range(3):  # what the pipes and the tap hold, then exit at once
+    view = memoryview(block)
+    while view:
+        view = view[os.write(1, view):]
+"""
+
+
+def test_what_the_agent_wrote_before_exiting_all_reaches_a_slow_editor(tmp_path: Path) -> None:
+    trace = tmp_path / "burst.trace"
+    process = subprocess.Popen(
+        [*ACPWIRE, "trace", "--out", str(trace), "--", *agent(BURST)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=ENV,
+    )
+    assert process.stdout is not None
+    time.sleep(2.5)  # the agent is long gone; the editor starts reading only now
+    received = process.stdout.read()
+    assert process.wait(timeout=30) == 0
+    assert len(received) == 3 * 65536
+
+
 def test_an_acp_session_through_the_tap(tmp_path: Path) -> None:
     trace = tmp_path / "session.trace"
     tapped = [*ACPWIRE, "trace", "--out", str(trace), "--", *ECHO_AGENT]

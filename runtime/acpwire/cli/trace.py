@@ -31,7 +31,8 @@ __all__ = ["add_parser"]
 
 READ_SIZE = 1 << 16
 EOF_GRACE = 1.0
-"""After the agent exits, how long a process it left may keep its stdout open."""
+"""After the agent exits, how long its stdout may stay open with nothing moving (a process it
+left holds it) before the tap stops forwarding it."""
 FORWARDED_SIGNALS = (
     signal.SIGTERM,
     signal.SIGINT,
@@ -152,7 +153,7 @@ class Tap:
         to_agent.start()
         to_editor.start()
         returncode = agent.wait()
-        to_editor.join(EOF_GRACE)
+        self._drain(to_editor)
         self.recorder.close()
         for number, handler in previous.items():
             signal.signal(number, handler)
@@ -163,6 +164,16 @@ class Tap:
             return 128 - returncode
         self.trace.event(self._now(), exit={"code": returncode}, cpu=cpu)
         return returncode
+
+    def _drain(self, to_editor: threading.Thread) -> None:
+        """Forward what the agent wrote before it exited, however slowly the editor reads it
+        (a pipe keeps it too); stop waiting only once nothing came for `EOF_GRACE` seconds
+        with nothing left to write (a process the agent left holds its stdout open)."""
+        while to_editor.is_alive():
+            moved = self.recorder.chunks
+            to_editor.join(EOF_GRACE)
+            if self.recorder.chunks == moved and not self.recorder.writing[b"agent"]:
+                return
 
     def _failed(self, code: int, what: str) -> int:
         self.recorder.close()
@@ -185,7 +196,13 @@ class Tap:
 def forward(source: int, sink: int, side: bytes, recorder: Recorder, start: float) -> None:
     """Copy `source` to `sink` as it comes, handing each chunk to the recorder; at EOF close
     `sink`; when `sink`'s reader went away, stop reading `source` and close it."""
-    read, write, clock, chunk = os.read, os.write, time.monotonic, recorder.chunk
+    read, write, clock, chunk, writing = (
+        os.read,
+        os.write,
+        time.monotonic,
+        recorder.chunk,
+        recorder.writing,
+    )
     broken = False
     while True:
         try:
@@ -194,12 +211,14 @@ def forward(source: int, sink: int, side: bytes, recorder: Recorder, start: floa
             data = b""
         if not data:
             break
+        writing[side] = True
         try:
             view = memoryview(data)
             while view:
                 view = view[write(sink, view) :]
         except OSError:
             broken = True
+        writing[side] = False
         chunk(clock() - start, side, data)
         if broken:
             break
@@ -221,6 +240,8 @@ class Recorder:
         self.trace = trace
         self.queue: collections.deque[tuple[float, bytes, bytes | None, bool]] = collections.deque()
         self.partial: dict[bytes, list[bytes]] = {b"client": [], b"agent": []}
+        self.chunks = 0  # forwarded so far, both ways
+        self.writing = {b"client": False, b"agent": False}  # a chunk being written downstream
         self.stopping = threading.Event()
         self.thread = threading.Thread(
             target=self._run, name="acpwire trace: recorder", daemon=True
@@ -230,6 +251,7 @@ class Recorder:
     def chunk(self, seconds: float, side: bytes, data: bytes) -> None:
         """`side` wrote `data` (received `seconds` after the start)."""
         self.queue.append((seconds, side, data, False))
+        self.chunks += 1
 
     def eof(self, seconds: float, side: bytes, broken: bool) -> None:
         """`side` closed its output (`broken`: its reader went away first)."""
