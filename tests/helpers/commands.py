@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 import termios
-from collections.abc import Sequence
 from pathlib import Path
 
 from helpers.processes import PYTHONPATH
@@ -27,15 +26,17 @@ def acpwire(
     stdin: str = "",
     timeout: float = 60.0,
     cwd: Path | None = None,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """Run `acpwire ARGS` to its end, stdin given, stdout and stderr captured."""
+    """Run `acpwire ARGS` to its end, stdin given, stdout and stderr captured (`env`: added
+    to `ENV`)."""
     return subprocess.run(
         [*ACPWIRE, *args],
         input=stdin,
         capture_output=True,
         text=True,
         timeout=timeout,
-        env=ENV,
+        env={**ENV, **(env or {})},
         cwd=cwd,
     )
 
@@ -75,8 +76,3 @@ def start_with_terminal(*args: str, terminal: int) -> subprocess.Popen[str]:
 def agent(code: str) -> list[str]:
     """An agent written as `python -c` code."""
     return [sys.executable, "-c", code]
-
-
-def command_line(args: Sequence[str]) -> str:
-    """How a failing test names the command it ran."""
-    return " ".join(args)

@@ -14,12 +14,12 @@ from collections.abc import Sequence
 
 from acpwire import __version__
 
-from . import run, trace
+from . import run, show, trace
 from .codes import output_closed
 
 __all__ = ["main"]
 
-COMMANDS = (run, trace)
+COMMANDS = (run, trace, show)
 
 
 def parser() -> argparse.ArgumentParser:

@@ -222,7 +222,7 @@ class Record:
 class _RawRecord(msgspec.Struct):
     t: float = 0.0
     side: str | None = msgspec.field(default=None, name="from")
-    line: msgspec.Raw | None = None
+    line: msgspec.Raw = msgspec.field(default_factory=msgspec.Raw)  # empty: no `line`
     text: str | None = None
     eof: bool = False
     broken: bool = False
@@ -267,5 +267,5 @@ def _records(rest: bytes) -> Iterator[Record]:
             for name in ("eof", "broken", "redacted", "unterminated", "crlf", "exit", "cpu")
             if (value := getattr(record, name))
         }
-        raw = bytes(record.line) if record.line is not None else None
+        raw = bytes(record.line) if len(record.line) else None
         yield Record(number, record.t, record.side, raw, record.text, fields)
