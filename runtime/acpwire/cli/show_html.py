@@ -11,7 +11,7 @@ from .show_model import Entry, Story, Turn, exit_text, seconds, timeline
 __all__ = ["render_html"]
 
 STYLE = """
-body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #1d1f21; }
+body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; padding: 0 1.5em; max-width: 1200px; color: #1d1f21; }
 h1 { font-size: 1.4em; } h2 { font-size: 1.2em; margin-top: 1.6em; } h3 { font-size: 1.05em; }
 code, pre, td.mono { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12.5px; }
 .facts span { margin-right: 1.2em; }
