@@ -17,6 +17,7 @@ import pytest
 from acpwire import __version__
 from acpwire.cli.codes import MEANING, ExitCode
 from helpers.commands import (
+    ACPWIRE,
     ECHO_AGENT,
     ENV,
     HELLO_AGENT,
@@ -58,6 +59,23 @@ def test_a_turn_in_text_the_answer_on_stdout_the_rest_on_stderr(protocol: str) -
         "[tool Echo the prompt: pending]",
         "[permission 'Echo the prompt': allow (--approve all)]",
         "[tool Echo the prompt: in_progress]",
+        "[tool Echo the prompt: completed]",
+        "[end_turn]",
+    ]
+
+
+def test_with_stderr_on_stdout_a_bracketed_line_starts_a_line_of_its_own() -> None:
+    done = subprocess.run(
+        [*ACPWIRE, "run", "--approve", "all", "Hello there", "--", *ECHO_AGENT],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,  # `2>&1`
+        text=True,
+        env=ENV,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stdout
+    assert done.stdout.splitlines()[-3:] == [
+        "Hello there ",
         "[tool Echo the prompt: completed]",
         "[end_turn]",
     ]

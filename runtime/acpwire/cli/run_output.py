@@ -3,6 +3,8 @@ stderr) or `JsonOutput` (one NDJSON event per line on stdout)."""
 
 from __future__ import annotations
 
+import io
+import os
 import sys
 from typing import Any, Protocol, TextIO
 
@@ -51,15 +53,27 @@ def text_of(update: Any) -> str:
     return content.text if isinstance(content, TEXT_BLOCKS) else ""
 
 
+def _one_place(out: TextIO, err: TextIO) -> bool:
+    """Whether what `out` and `err` write ends up together: both terminals, or one file."""
+    if out.isatty() and err.isatty():
+        return True
+    try:
+        first, second = os.fstat(out.fileno()), os.fstat(err.fileno())
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return False
+    return (first.st_dev, first.st_ino) == (second.st_dev, second.st_ino)
+
+
 class TextOutput:
     """The agent's message text on stdout, as it streams (each turn's answer ending with a
     newline); tool calls, permission decisions, thoughts and the stop reason on stderr in
-    brackets. When both are the same terminal, a bracketed line starts on a line of its own."""
+    brackets. When both go to one place (a terminal, or `2>&1`), a bracketed line starts on a
+    line of its own."""
 
     def __init__(self, out: TextIO | None = None, err: TextIO | None = None) -> None:
         self.out = out or sys.stdout
         self.err = err or sys.stderr
-        self.interleaved = self.out.isatty() and self.err.isatty()
+        self.interleaved = _one_place(self.out, self.err)
         self.open_line = False  # the answer's last text did not end its line
         self.thinking = False
         self.titles: dict[str, str] = {}  # tool call id -> its title
