@@ -26,6 +26,17 @@ DEFECTS = {
     "ids": "answers a request of a large integer id with the id as a string",
     "parse-error": "exits on a line that is not JSON",
     "stdout": "logs to stdout",
+    "older-version": "answers a request of version 0 with version 2 (not -32022)",
+    "no-running": "reports no running state",
+    "no-requires-action": "reports no requires_action while its permission request is pending",
+    "no-stop-reason": "reports idle without a stop reason",
+    "stop-reason": "ends turns with the stop reason `done` (a custom one must begin with `_`)",
+    "no-message-id": "sends agent_message_chunk without a messageId",
+    "after-cancel": "says one more chunk after the idle `cancelled`",
+    "answers-notifications": "answers unknown notifications with an error",
+    "invalid-params": "answers session/new with a wrong cwd -32603",
+    "no-credentials": "not a defect: answers session/prompt -32000 (Authentication required), "
+    "as an agent without an API key does",
 }
 DEFECT = sys.argv[1] if len(sys.argv) > 1 else "none"
 assert DEFECT in DEFECTS, f"unknown defect {DEFECT!r}: one of {', '.join(DEFECTS)}"
@@ -63,15 +74,17 @@ class Turn:
         self.waiting: str | None = None  # the permission request's id
 
     def say(self, text: str) -> None:
-        update(
-            self.session_id,
-            sessionUpdate="agent_message_chunk",
-            messageId=f"agent_{self.session_id}",
-            content={"type": "text", "text": text},
-        )
+        message_id = {} if DEFECT == "no-message-id" else {"messageId": f"agent_{self.session_id}"}
+        content = {"type": "text", "text": text}
+        update(self.session_id, sessionUpdate="agent_message_chunk", **message_id, content=content)
 
     def end(self, stop_reason: str) -> None:
-        update(self.session_id, sessionUpdate="state_update", state="idle", stopReason=stop_reason)
+        if DEFECT == "stop-reason" and stop_reason == "end_turn":
+            stop_reason = "done"
+        reason = {} if DEFECT == "no-stop-reason" else {"stopReason": stop_reason}
+        update(self.session_id, sessionUpdate="state_update", state="idle", **reason)
+        if DEFECT == "after-cancel" and stop_reason == "cancelled":
+            self.say("one more")
         del turns[self.session_id]
 
 
@@ -86,7 +99,8 @@ def start_turn(request_id: Any, session_id: str, text: str) -> None:
     if DEFECT != "user-message":
         content = [{"type": "text", "text": text}]
         update(session_id, sessionUpdate="user_message", messageId=message_id, content=content)
-    update(session_id, sessionUpdate="state_update", state="running")
+    if DEFECT != "no-running":
+        update(session_id, sessionUpdate="state_update", state="running")
     turn = turns[session_id] = Turn(session_id, "slow" in text)
     if turn.left:
         return
@@ -98,7 +112,8 @@ def start_turn(request_id: Any, session_id: str, text: str) -> None:
     ]
     params = {"sessionId": session_id, "title": "Say hello", "options": options}
     send({"id": turn.waiting, "method": "session/request_permission", "params": params})
-    update(session_id, sessionUpdate="state_update", state="requires_action")
+    if DEFECT not in ("no-requires-action", "no-running"):
+        update(session_id, sessionUpdate="state_update", state="requires_action")
 
 
 def step(turn: Turn) -> None:
@@ -115,7 +130,8 @@ def permission_answered(request_id: Any) -> None:
     if turn is None or turn.session_id not in turns:
         return
     turn.waiting = None
-    update(turn.session_id, sessionUpdate="state_update", state="running")
+    if DEFECT != "no-running":
+        update(turn.session_id, sessionUpdate="state_update", state="running")
     turn.say("hello")
     turn.end("end_turn")
 
@@ -126,6 +142,8 @@ def handle(request_id: Any, method: str, params: Any) -> None:
     session_id = params.get("sessionId")
     if method == "initialize":
         asked = params.get("protocolVersion")
+        if DEFECT == "older-version" and asked == 0:
+            asked = 2
         if not isinstance(asked, int) or asked < 2:
             fail(request_id, -32022, "Unsupported protocol version")
             return
@@ -138,7 +156,8 @@ def handle(request_id: Any, method: str, params: Any) -> None:
         )
     elif method == "session/new":
         if not isinstance(params.get("cwd"), str):
-            fail(request_id, -32602, "Invalid params: cwd must be a string")
+            code = -32603 if DEFECT == "invalid-params" else -32602
+            fail(request_id, code, "Invalid params: cwd must be a string")
             return
         new_id = f"sess_{len(sessions) + 1}"
         sessions.add(new_id)
@@ -149,6 +168,8 @@ def handle(request_id: Any, method: str, params: Any) -> None:
         fail(request_id, -32002, "Resource not found")
     elif method == "session/resume":
         respond(request_id, {})
+    elif method == "session/prompt" and DEFECT == "no-credentials":
+        fail(request_id, -32000, "Authentication required")
     elif method == "session/prompt":
         text = " ".join(b.get("text", "") for b in params.get("prompt", []) if isinstance(b, dict))
         start_turn(request_id, session_id, text)
@@ -169,6 +190,8 @@ def handle(request_id: Any, method: str, params: Any) -> None:
 
 
 def notified(method: str, params: Any) -> None:
+    if DEFECT == "answers-notifications" and not method.startswith("session/"):
+        fail(None, -32601, "Method not found")
     if method == "session/cancel" and DEFECT != "cancel" and isinstance(params, dict):
         turn = turns.get(params.get("sessionId"))
         if turn is not None:

@@ -183,7 +183,7 @@ RULES: tuple[Rule, ...] = (
                 "Required and non-null. Omission and explicit `null` are both invalid.",
             ),
             Source(
-                "spec v1/prompt-turn.md § Completion",
+                "spec v1/prompt-turn.md § 4. Check for Completion",
                 "the turn ends and the Agent **MUST** respond to the original `session/prompt` "
                 "request with a `StopReason`",
             ),
