@@ -11,7 +11,7 @@ import signal
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
 
@@ -44,6 +44,9 @@ from acpwire.errors import (
 from .asking import Terminal, open_terminal
 from .codes import ExitCode, exit_code_of_stop_reason, exit_code_table
 from .run_output import JsonOutput, Output, TextOutput
+
+if TYPE_CHECKING:
+    import acp_schema.v2.unstable as v2u
 
 __all__ = ["add_parser"]
 
@@ -389,7 +392,7 @@ class CountingState(SessionState):
 
     applied = 0
 
-    def apply(self, update: v2.SessionUpdate) -> None:
+    def apply(self, update: v2.SessionUpdate | v2u.SessionUpdate) -> None:
         self.applied += 1
         super().apply(update)
 
