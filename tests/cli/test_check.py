@@ -154,7 +154,7 @@ def test_the_close_order_failure_shows_the_close_response_before_the_idle() -> N
     assert found["reason"] == "the close response came before an idle `cancelled`"
     lines = [e["line"] for e in found["evidence"]]
     idle = next(i for i, line in enumerate(lines) if '"state": "idle"' in line)
-    assert '"result": {}' in lines[idle + 1]  # the evidence in wire order would show it first
+    assert '"result": {}' in lines[idle - 1]  # evidence is in wire order: the answer came first
     assert found["sources"][0]["where"] == "schema v2 CloseSessionRequest"
 
 

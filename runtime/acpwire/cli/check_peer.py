@@ -40,8 +40,10 @@ class AgentNotStarted(Exception):
 
 @dataclass(frozen=True)
 class WireLine:
-    """One line on the wire: `to_agent` (sent by the checker) or from it, in order."""
+    """One line on the wire: `to_agent` (sent by the checker) or from it; `seq` is its place
+    in the transcript."""
 
+    seq: int
     process: int
     to_agent: bool
     text: str
@@ -57,12 +59,10 @@ class Transcript:
     lines: list[WireLine] = field(default_factory=list)
     processes: int = 0
 
-    def mark(self) -> int:
-        """Where the transcript is now (for `since`)."""
-        return len(self.lines)
-
-    def since(self, mark: int) -> list[WireLine]:
-        return self.lines[mark:]
+    def add(self, process: int, to_agent: bool, text: str) -> WireLine:
+        line = WireLine(len(self.lines), process, to_agent, text)
+        self.lines.append(line)
+        return line
 
 
 @dataclass(frozen=True)
@@ -139,8 +139,7 @@ class Peer:
 
     async def send_line(self, text: str) -> WireLine:
         """Write `text` and a newline to the agent (even when it is not JSON)."""
-        line = WireLine(self.number, True, text)
-        self.transcript.lines.append(line)
+        line = self.transcript.add(self.number, True, text)
         assert self.process.stdin is not None
         try:
             await self.process.stdin.send_all(text.encode() + b"\n")
@@ -219,8 +218,7 @@ class Peer:
 
     async def _deliver(self, raw: bytes) -> None:
         text = raw.decode("utf-8", "replace").rstrip("\r")
-        line = WireLine(self.number, False, text)
-        self.transcript.lines.append(line)
+        line = self.transcript.add(self.number, False, text)
         try:
             parsed = json.loads(text)
         except ValueError:

@@ -10,13 +10,12 @@ the reason, never a pass.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
 
-import acp_schema
 from acpwire import __version__
 
 from .check_peer import (
@@ -28,13 +27,11 @@ from .check_peer import (
     WireLine,
     open_peer,
 )
+from .check_turns import CANCEL_RULES, TURN_RULES, TurnJudge, describe, fits, follow_turn
 from .check_verdicts import Verdicts
 
 __all__ = ["Outcome", "Settings", "run_scenarios"]
 
-GRACE = 0.5
-"""Seconds the checker keeps listening for lines that must not come (after a turn's end,
-after a notification)."""
 NEWER_VERSION = 65535
 OLDER_VERSION = 0
 UNKNOWN_METHOD = "acpwire_check/no_such_method"
@@ -44,23 +41,9 @@ STRING_ID = "acpwire-check-ü-1"
 LARGE_ID = 2**32 + 1
 HELLO = "Hello from acpwire check"
 SLOW = "Please be slow: acpwire check cancels this turn"
-STOP_REASONS = {
-    1: {"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"},
-    2: {"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"},
-}
 NOT_PROBED = {"auth/logout", "logout"}
 """Capability-bound methods the checker never calls: they would log the user out."""
 
-TURN_RULES = (
-    "turn.prompt-accepted",
-    "turn.user-message",
-    "turn.running",
-    "turn.idle-stop-reason",
-    "turn.requires-action",
-    "turn.stop-reason-known",
-    "turn.updates-fit",
-)
-CANCEL_RULES = ("turn.cancelled", "turn.nothing-after-cancelled")
 SESSION_RULES = (
     *TURN_RULES,
     *CANCEL_RULES,
@@ -111,90 +94,6 @@ def initialize_params(version: int, shape: int | None) -> JsonObject:
     v1_fields = {"clientInfo": info, "clientCapabilities": {}}
     fields = v2_fields if shape == 2 else v1_fields if shape == 1 else {**v2_fields, **v1_fields}
     return {"protocolVersion": version, **fields}
-
-
-def fits(version: int, side: str, method: str, part: str, value: object) -> str | None:
-    """None when `value` fits the schema's type for `method`'s `part` ("params" or
-    "result"); otherwise what does not fit."""
-    surface = acp_schema.surface(version)
-    table = surface.agent_methods if side == "agent" else surface.client_methods
-    spec = table[method]
-    codec = spec.params if part == "params" else spec.result
-    assert codec is not None
-    try:
-        codec.convert(value)
-    except (msgspec.ValidationError, TypeError, ValueError) as error:
-        return str(error)
-    return None
-
-
-def describe(incoming: Incoming | None) -> str:
-    if incoming is None:
-        return "no answer"
-    code = incoming.error_code
-    if code is not None:
-        error = (incoming.message or {}).get("error", {})
-        return f"error {code} ({error.get('message', '')})"
-    return "a result"
-
-
-def session_update(incoming: Incoming, session_id: str | None = None) -> JsonObject | None:
-    """The update of a `session/update` notification (of `session_id`, when given)."""
-    if incoming.method != "session/update" or incoming.is_request or incoming.message is None:
-        return None
-    params = incoming.message.get("params")
-    if not isinstance(params, dict) or not isinstance(params.get("update"), dict):
-        return None
-    if session_id is not None and params.get("sessionId") != session_id:
-        return None
-    update: JsonObject = params["update"]
-    return update
-
-
-def state_of(incoming: Incoming, session_id: str) -> str | None:
-    update = session_update(incoming, session_id)
-    if update is None or update.get("sessionUpdate") != "state_update":
-        return None
-    state = update.get("state")
-    return state if isinstance(state, str) else None
-
-
-def is_idle(incoming: Incoming, session_id: str) -> bool:
-    return state_of(incoming, session_id) == "idle"
-
-
-def stop_reason_of(incoming: Incoming, version: int, session_id: str) -> object:
-    """The stop reason a turn's end carries (v2: the idle update; v1: the prompt response)."""
-    if version >= 2:
-        return (session_update(incoming, session_id) or {}).get("stopReason")
-    result = (incoming.message or {}).get("result")
-    return result.get("stopReason") if isinstance(result, dict) else None
-
-
-@dataclass
-class Turn:
-    """One prompt's lines: its response, the updates and requests, the end (v2: idle; v1: the
-    response) and, when the scenario acted mid-turn, where (`acted_at`) and its answer."""
-
-    session_id: str
-    request_line: Incoming | None = None
-    response: Incoming | None = None
-    lines: list[Incoming] = field(default_factory=list)
-    end: Incoming | None = None
-    acted_at: int | None = None
-    action_answer: Incoming | None = None
-    after_end: list[Incoming] = field(default_factory=list)
-
-    def index_of(self, incoming: Incoming | None) -> int:
-        return self.lines.index(incoming) if incoming in self.lines else len(self.lines)
-
-    def evidence(self) -> list[Incoming | None]:
-        return [self.response, *self.lines]
-
-
-Action = Callable[[Peer, str], Any]
-"""What a scenario does mid-turn (send session/cancel, session/close): returns the id of a
-request to wait for, or None."""
 
 
 class Scenarios:
@@ -465,10 +364,31 @@ class Scenarios:
             )
             return
         await self.bad_session_requests(peer)
-        await self.turn(peer, session_id)
-        await self.cancelled_turn(peer, session_id)
+        judge = TurnJudge(self.verdicts, self.version)
+        judge.turn(await follow_turn(peer, self.version, session_id, HELLO))
+
+        async def cancel(peer: Peer, session_id: str) -> None:
+            await peer.notify("session/cancel", {"sessionId": session_id})
+
+        judge.cancelled(await follow_turn(peer, self.version, session_id, SLOW, cancel))
         if self.version >= 2:
-            await self.closed_turn(peer)
+            await self.closed_turn(peer, judge)
+
+    async def closed_turn(self, peer: Peer, judge: TurnJudge) -> None:
+        if self.served.get("session/close") is False:
+            self.verdicts.not_applicable("turn.close-order", "session/close is not served")
+            return
+        session_id, response = await self.new_session(peer)
+        if session_id is None:
+            why = f"a second session/new got {describe(response)}"
+            self.verdicts.not_applicable("turn.close-order", why)
+            return
+
+        async def close(peer: Peer, session_id: str) -> object:
+            return await peer.request("session/close", {"sessionId": session_id})
+
+        turn = await follow_turn(peer, self.version, session_id, SLOW, close)
+        judge.closed(turn)
 
     async def bad_session_requests(self, peer: Peer) -> None:
         _, response = await peer.call("session/new", {"cwd": 42, "mcpServers": "none"})
@@ -487,279 +407,6 @@ class Scenarios:
                 f"session/close of an unknown session got {describe(response)}",
                 [peer.last_request, response],
             )
-
-    async def run_turn(
-        self, peer: Peer, session_id: str, text: str, action: Action | None = None
-    ) -> Turn:
-        """Prompt and follow the turn to its end (v2: the response and idle; v1: the
-        response), acting mid-turn once after its first update; then listen `GRACE` more."""
-        version = self.version
-        turn = Turn(session_id)
-        params = {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}
-        rid = await peer.request("session/prompt", params)
-        action_id: object = None
-        deadline_waits = 0
-        while True:
-            waiting_action = action_id is not None and turn.action_answer is None
-            done = turn.response is not None and (
-                version < 2 or turn.end is not None or turn.response.error_code is not None
-            )
-            if done and not waiting_action:
-                break
-            incoming = await peer.receive()
-            if incoming is None:
-                deadline_waits += 1
-                break
-            if incoming.answers(rid):
-                turn.response = incoming
-                if version < 2:
-                    turn.end = incoming
-                continue
-            if action_id is not None and incoming.answers(action_id):
-                turn.action_answer = incoming
-                continue
-            turn.lines.append(incoming)
-            if version >= 2 and is_idle(incoming, session_id) and turn.end is None:
-                turn.end = incoming
-            if (
-                action is not None
-                and turn.acted_at is None
-                and turn.end is None
-                and session_update(incoming, session_id) is not None
-                and (version < 2 or turn.response is not None)
-            ):
-                turn.acted_at = len(turn.lines)
-                action_id = await action(peer, session_id)
-        while (incoming := await peer.receive(GRACE)) is not None:
-            if action_id is not None and incoming.answers(action_id):
-                turn.action_answer = incoming
-            else:
-                turn.after_end.append(incoming)
-        self.updates_fit([*turn.lines, *turn.after_end])
-        if turn.end is not None:
-            self.stop_reason_known(turn.end, session_id)
-        return turn
-
-    def updates_fit(self, lines: list[Incoming]) -> None:
-        for incoming in lines:
-            if incoming.method == "session/update" and incoming.message is not None:
-                problem = fits(
-                    self.version,
-                    "client",
-                    "session/update",
-                    "params",
-                    incoming.message.get("params"),
-                )
-                self.verdicts.judge(
-                    "turn.updates-fit",
-                    problem is None,
-                    problem or "every session/update fits the schema",
-                    [incoming] if problem else [],
-                )
-
-    def stop_reason_known(self, end: Incoming, session_id: str) -> None:
-        reason = stop_reason_of(end, self.version, session_id)
-        if not isinstance(reason, str):
-            return
-        known = reason in STOP_REASONS[self.version] or reason.startswith("_")
-        self.verdicts.judge("turn.stop-reason-known", known, f"stop reason {reason!r}", [end])
-
-    def prompt_unusable(self, turn: Turn, rule_ids: Sequence[str]) -> bool:
-        """When the prompt was answered with an error (or its turn ended `error`): its rules
-        not applicable (the agent may lack credentials), True."""
-        reason = stop_reason_of(turn.end, self.version, turn.session_id) if turn.end else None
-        if turn.response is not None and turn.response.error_code is not None:
-            why = f"session/prompt got {describe(turn.response)} (an agent without credentials often does)"
-        elif reason == "error":
-            why = (
-                "the turn ended with stop reason `error` (an agent without credentials often does)"
-            )
-        else:
-            return False
-        for rule_id in rule_ids:
-            self.verdicts.not_applicable(rule_id, why, [turn.response, turn.end])
-        return True
-
-    async def turn(self, peer: Peer, session_id: str) -> None:
-        turn = await self.run_turn(peer, session_id, HELLO)
-        verdicts = self.verdicts
-        response = turn.response
-        if response is None:
-            verdicts.failed("turn.prompt-accepted", "session/prompt got no answer", turn.evidence())
-            return
-        if self.prompt_unusable(turn, TURN_RULES):
-            return
-        result = (response.message or {}).get("result")
-        problem = fits(self.version, "agent", "session/prompt", "result", result)
-        verdicts.judge(
-            "turn.prompt-accepted", problem is None, problem or "a PromptResponse", [response]
-        )
-        if self.version < 2:
-            self.verdicts.unjudged(TURN_RULES, "a v1 turn")
-            return
-        self.judge_v2_turn(turn)
-
-    def judge_v2_turn(self, turn: Turn) -> None:
-        verdicts = self.verdicts
-        session_id = turn.session_id
-        result = (turn.response.message or {}).get("result") if turn.response else None
-        message_id = result.get("messageId") if isinstance(result, dict) else None
-        user = [
-            i
-            for i in turn.lines
-            if (session_update(i, session_id) or {}).get("sessionUpdate")
-            in ("user_message", "user_message_chunk")
-        ]
-        ids = [(session_update(i, session_id) or {}).get("messageId") for i in user]
-        verdicts.judge(
-            "turn.user-message",
-            message_id is not None and message_id in ids,
-            f"the response's messageId {message_id!r}; user message updates with {ids or 'none'}",
-            [turn.response, *user],
-        )
-        states = [(i, state_of(i, session_id)) for i in turn.lines if state_of(i, session_id)]
-        end_at = turn.index_of(turn.end)
-        started = [
-            i
-            for i, s in states
-            if s in ("running", "requires_action") and turn.index_of(i) < end_at
-        ]
-        verdicts.judge(
-            "turn.running",
-            bool(started),
-            "running reported before idle"
-            if started
-            else "no running or requires_action before the turn's idle",
-            [i for i, _ in states],
-        )
-        if turn.end is None:
-            verdicts.failed(
-                "turn.idle-stop-reason", "no idle state_update ended the turn", turn.evidence()
-            )
-        else:
-            reason = stop_reason_of(turn.end, 2, session_id)
-            verdicts.judge(
-                "turn.idle-stop-reason",
-                isinstance(reason, str),
-                f"idle with stop reason {reason!r}",
-                [turn.end],
-            )
-        asks = [i for i in turn.lines if i.method == "session/request_permission"]
-        if not asks:
-            verdicts.not_applicable(
-                "turn.requires-action", "the agent asked no permission in this turn"
-            )
-            return
-        ask_at = turn.index_of(asks[0])
-        around = [(turn.index_of(i), s) for i, s in states]
-        reported = any(s == "requires_action" for at, s in around if at <= ask_at + 1)
-        resumed = any(s in ("running", "idle") for at, s in around if at > ask_at)
-        verdicts.judge(
-            "turn.requires-action",
-            reported and resumed,
-            "requires_action with the permission request, then "
-            + ("running or idle" if resumed else "neither running nor idle")
-            if reported
-            else "no requires_action with the permission request",
-            [asks[0], *(i for i, _ in states)],
-        )
-
-    async def cancelled_turn(self, peer: Peer, session_id: str) -> None:
-        async def cancel(peer: Peer, session_id: str) -> None:
-            await peer.notify("session/cancel", {"sessionId": session_id})
-
-        turn = await self.run_turn(peer, session_id, SLOW, cancel)
-        self.judge_cancelled(turn, "session/cancel")
-
-    def judge_cancelled(self, turn: Turn, how: str) -> bool:
-        """turn.cancelled and turn.nothing-after-cancelled; True when cancelled as it should."""
-        verdicts = self.verdicts
-        if self.prompt_unusable(turn, CANCEL_RULES):
-            return False
-        if turn.acted_at is None:
-            why = f"the turn ended before any update, so no {how} was sent mid-turn"
-            verdicts.unjudged(CANCEL_RULES, why)
-            return False
-        if turn.end is None:
-            verdicts.failed("turn.cancelled", f"after {how}, the turn did not end", turn.evidence())
-            return False
-        reason = stop_reason_of(turn.end, self.version, turn.session_id)
-        if reason != "cancelled" and turn.index_of(turn.end) < turn.acted_at:
-            verdicts.unjudged(CANCEL_RULES, f"the turn ended ({reason!r}) before {how} was sent")
-            return False
-        verdicts.judge(
-            "turn.cancelled",
-            reason == "cancelled",
-            f"after {how}, the turn ended {reason!r}",
-            [turn.end],
-        )
-        later = [
-            i
-            for i in [*turn.lines[turn.index_of(turn.end) + 1 :], *turn.after_end]
-            if session_update(i, turn.session_id) is not None
-        ]
-        verdicts.judge(
-            "turn.nothing-after-cancelled",
-            not later,
-            f"{len(later)} update(s) of the session after the turn's end"
-            if later
-            else "nothing after the turn's end",
-            [turn.end, *later],
-        )
-        return reason == "cancelled"
-
-    async def closed_turn(self, peer: Peer) -> None:
-        if self.served.get("session/close") is False:
-            self.verdicts.not_applicable("turn.close-order", "session/close is not served")
-            return
-        session_id, response = await self.new_session(peer)
-        if session_id is None:
-            self.verdicts.not_applicable(
-                "turn.close-order", f"a second session/new got {describe(response)}"
-            )
-            return
-
-        async def close(peer: Peer, session_id: str) -> object:
-            return await peer.request("session/close", {"sessionId": session_id})
-
-        turn = await self.run_turn(peer, session_id, SLOW, close)
-        if self.prompt_unusable(turn, ("turn.close-order",)):
-            return
-        if turn.acted_at is None or (
-            turn.end is not None and turn.index_of(turn.end) < turn.acted_at
-        ):
-            self.verdicts.not_applicable(
-                "turn.close-order", "the turn ended before session/close was sent"
-            )
-            return
-        answer = turn.action_answer
-        end = turn.end
-        evidence = [end, answer, *turn.after_end]
-        if answer is None or answer.error_code is not None:
-            self.verdicts.failed(
-                "turn.close-order", f"session/close got {describe(answer)}", evidence
-            )
-            return
-        lines = peer.transcript.lines
-        reason = stop_reason_of(end, 2, session_id) if end else None
-        if end is None or reason != "cancelled" or lines.index(end.line) > lines.index(answer.line):
-            self.verdicts.failed(
-                "turn.close-order",
-                "the close response came before an idle `cancelled`"
-                if end is None or reason == "cancelled"
-                else f"the turn ended {reason!r}",
-                evidence,
-            )
-            return
-        later = [i for i in turn.after_end if session_update(i, session_id) is not None]
-        self.verdicts.judge(
-            "turn.close-order",
-            not later,
-            f"{len(later)} message(s) for the session after the close response"
-            if later
-            else "idle `cancelled`, then the close response, then nothing for the session",
-            evidence,
-        )
 
     # bad input
 

@@ -34,8 +34,14 @@ Evidence = Iterable[WireLine | Incoming | None]
 
 
 def _lines(evidence: Evidence) -> tuple[WireLine, ...]:
+    """The evidence's lines, once each, in wire order."""
     lines = (item.line if isinstance(item, Incoming) else item for item in evidence)
-    return tuple(line for line in lines if line is not None)
+    return tuple(
+        sorted(
+            {line.seq: line for line in lines if line is not None}.values(),
+            key=lambda line: line.seq,
+        )
+    )
 
 
 class Verdicts:
