@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ import pytest
 
 from acpwire.cli.check import CheckExit
 from acpwire.cli.check_rules import RULES, Family
-from helpers.commands import ECHO_AGENT, acpwire
+from helpers.commands import ACPWIRE, ECHO_AGENT, ENV, acpwire
 from helpers.paths import ROOT
 
 BROKEN_AGENT = [sys.executable, str(Path(__file__).with_name("broken_agent.py"))]
@@ -198,6 +199,17 @@ def test_an_agent_that_exits_before_initialize_exits_8_with_its_stderr() -> None
         "acpwire check: the agent could not be started: the agent exited with code 3 before "
         "answering initialize; its stderr ended with:\n  no API key\n"
     )
+
+
+def test_a_reader_that_stops_early_leaves_the_exit_code_to_the_verdict() -> None:
+    done = subprocess.run(
+        ["bash", "-c", 'set -o pipefail; "$@" | true', "-", *ACPWIRE, "check", "--", *ECHO_AGENT],
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (done.returncode, done.stderr) == (0, "")
 
 
 def test_the_command_line_is_checked() -> None:

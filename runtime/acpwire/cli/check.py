@@ -138,5 +138,9 @@ def check_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
         text = render_json(args.command, outcome.protocol, outcome.agent, verdicts, code)
     else:
         text = render_text(args.command, outcome.protocol, outcome.agent, verdicts)
-    sys.stdout.write(text)
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `| head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return code

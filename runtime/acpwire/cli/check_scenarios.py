@@ -2,8 +2,8 @@
 judged against the rules (`check_rules`).
 
 Four agent processes: the main one (initialize, JSON-RPC rules, capability probes, sessions,
-a turn, a cancelled turn, a closed turn), one asking for a newer protocol version, one for an
-older one, and one fed bad lines. An agent that cannot do what a rule needs (no session
+a turn, a cancelled turn, a closed turn), and once it is initialized, alongside it: one asking
+for a newer protocol version then one for an older one, and one fed bad lines. An agent that cannot do what a rule needs (no session
 without credentials, a prompt answered with an error) makes the rule not applicable, with
 the reason, never a pass.
 """
@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
+import trio
 
 from acpwire import __version__
 
@@ -120,21 +121,25 @@ class Scenarios:
         )
 
     async def run(self) -> Outcome:
+        """The main process first initialized, then the other three alongside it."""
         async with self.peer() as peer:
             started = await self.initialize(peer)
             if started:
-                await self.jsonrpc(peer)
-                await self.capabilities(peer)
-                await self.sessions(peer)
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(self.versions)
+                    nursery.start_soon(self.bad_input)
+                    await self.jsonrpc(peer)
+                    await self.capabilities(peer)
+                    await self.sessions(peer)
         if started is None:
             raise AgentNotStarted(peer.exit_summary())  # after the exit: its code is known
-        if not started:
-            return self.outcome
-        await self.other_version(NEWER_VERSION)
-        await self.other_version(OLDER_VERSION)
-        await self.bad_input()
-        self.stdout_clean()
+        if started:
+            self.stdout_clean()
         return self.outcome
+
+    async def versions(self) -> None:
+        await self.other_version(NEWER_VERSION)
+        await self.other_version(OLDER_VERSION)  # judged by the latest version the first found
 
     # initialization
 
