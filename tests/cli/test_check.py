@@ -212,6 +212,17 @@ def test_a_reader_that_stops_early_leaves_the_exit_code_to_the_verdict() -> None
     assert (done.returncode, done.stderr) == (0, "")
 
 
+def test_an_agent_that_never_answers_initialize_fails_it_after_the_timeout() -> None:
+    silent = "import time; time.sleep(60)"
+    code, document = check("--timeout", "1", "--", sys.executable, "-c", silent)
+    assert code == CheckExit.RULE_FAILED
+    assert result_of(document, "init.answer")["reason"] == "initialize got no answer"
+    assert failed(document) == {"init.answer"}
+    assert {r["reason"] for r in document["results"] if r["status"] == "n/a"} == {
+        "initialize failed"
+    }
+
+
 def test_the_command_line_is_checked() -> None:
     missing = acpwire("check")
     assert missing.returncode == 2

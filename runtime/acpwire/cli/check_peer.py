@@ -103,9 +103,9 @@ class Incoming:
         return code if isinstance(code, int) else None
 
 
-RequestHandler = Callable[[JsonObject], JsonObject]
-"""Answers a request of the agent: its params -> the response's `result` or `error` member
-(a dict with one key, "result" or "error")."""
+RequestHandler = Callable[[Incoming], JsonObject]
+"""Answers a request of the agent: the response's `result` or `error` member (a dict with
+the one key)."""
 
 
 class Peer:
@@ -117,7 +117,7 @@ class Peer:
         transcript: Transcript,
         number: int,
         timeout: float,
-        on_request: Callable[[Incoming], JsonObject],
+        on_request: RequestHandler,
     ) -> None:
         self.process = process
         self.transcript = transcript
@@ -256,7 +256,7 @@ class open_peer:
         command: Sequence[str],
         transcript: Transcript,
         timeout: float,
-        on_request: Callable[[Incoming], JsonObject],
+        on_request: RequestHandler,
         cwd: str,
     ) -> None:
         self.command = list(command)

@@ -2,10 +2,10 @@
 judged against the rules (`check_rules`).
 
 Four agent processes: the main one (initialize, JSON-RPC rules, capability probes, sessions,
-a turn, a cancelled turn, a closed turn), and once it is initialized, alongside it: one asking
-for a newer protocol version then one for an older one, and one fed bad lines. An agent that cannot do what a rule needs (no session
-without credentials, a prompt answered with an error) makes the rule not applicable, with
-the reason, never a pass.
+a turn, a cancelled turn, a closed turn), and once it is initialized, alongside it: one
+asking for a newer protocol version then one for an older one, and one fed bad lines. An
+agent that cannot do what a rule needs (no session without credentials, a prompt answered
+with an error) makes the rule not applicable, with the reason, never a pass.
 """
 
 from __future__ import annotations
@@ -77,9 +77,9 @@ class Outcome:
 def answer_agent_request(incoming: Incoming) -> JsonObject:
     """The checker's client side: a permission request gets its first allowing option (the
     turn goes on); anything else is a method this client does not serve."""
-    message = incoming.message or {}
+    params = _dict((incoming.message or {}).get("params"))
     if incoming.method == "session/request_permission":
-        options = message.get("params", {}).get("options") or []
+        options = [_dict(o) for o in params.get("options") or [] if isinstance(o, dict)]
         allowing = [o for o in options if str(o.get("kind", "")).startswith("allow")]
         chosen = (allowing or options or [{}])[0]
         outcome = {"outcome": "selected", "optionId": chosen.get("optionId")}
@@ -332,6 +332,9 @@ class Scenarios:
             _, response = await peer.call(method, self.probe_params(method))
             sent = peer.last_request
             if response is None:
+                if advertised:
+                    wrong["caps.advertised-served"].append(f"{method} advertised, not answered")
+                    evidence["caps.advertised-served"].append(sent)
                 continue
             served = response.error_code != -32601
             self.served[method] = served

@@ -100,6 +100,10 @@ def stop_reason_of(incoming: Incoming, version: int, session_id: str) -> object:
     return result.get("stopReason") if isinstance(result, dict) else None
 
 
+def _dict(value: object) -> JsonObject:
+    return value if isinstance(value, dict) else {}
+
+
 @dataclass
 class Turn:
     """One prompt's lines: its response, the updates and requests, the end (v2: idle; v1: the
@@ -291,7 +295,13 @@ class TurnJudge:
                 f"idle with stop reason {reason!r}",
                 [turn.end],
             )
-        asks = [i for i in turn.lines if i.method == "session/request_permission"]
+        asks = [
+            i
+            for i in turn.lines
+            if i.is_request
+            and i.method == "session/request_permission"
+            and _dict((i.message or {}).get("params")).get("sessionId") == turn.session_id
+        ]
         if not asks:
             why = "the agent asked no permission in this turn"
             verdicts.not_applicable("turn.requires-action", why)
