@@ -132,6 +132,8 @@ class Peer:
         """Whether the agent closed its stdout."""
         self.last_request: WireLine | None = None
         """The line of the last request sent."""
+        self.last_sent: WireLine | None = None
+        """The last line sent."""
 
     def new_id(self) -> int:
         self._next_id += 1
@@ -139,7 +141,7 @@ class Peer:
 
     async def send_line(self, text: str) -> WireLine:
         """Write `text` and a newline to the agent (even when it is not JSON)."""
-        line = self.transcript.add(self.number, True, text)
+        line = self.last_sent = self.transcript.add(self.number, True, text)
         assert self.process.stdin is not None
         try:
             await self.process.stdin.send_all(text.encode() + b"\n")

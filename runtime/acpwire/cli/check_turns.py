@@ -10,7 +10,7 @@ import msgspec
 
 import acp_schema
 
-from .check_peer import Incoming, JsonObject, Peer
+from .check_peer import Incoming, JsonObject, Peer, WireLine
 from .check_verdicts import Verdicts
 
 __all__ = [
@@ -115,6 +115,7 @@ class Turn:
     lines: list[Incoming] = field(default_factory=list)
     end: Incoming | None = None
     acted_at: int | None = None
+    action_line: WireLine | None = None
     action_answer: Incoming | None = None
     after_end: list[Incoming] = field(default_factory=list)
 
@@ -168,6 +169,7 @@ async def follow_turn(
             if action is not None and _time_to_act(turn, incoming):
                 turn.acted_at = len(turn.lines)
                 action_id = await action(peer, session_id)
+                turn.action_line = peer.last_sent
     while (incoming := await peer.receive(GRACE)) is not None:
         if action_id is not None and incoming.answers(action_id):
             turn.action_answer = incoming
@@ -328,10 +330,10 @@ class TurnJudge:
             return
         if turn.end is None:
             why = "after session/cancel, the turn did not end"
-            verdicts.failed("turn.cancelled", why, turn.evidence())
+            verdicts.failed("turn.cancelled", why, [turn.action_line, *turn.evidence()])
             return
         why = f"after session/cancel, the turn ended {reason!r}"
-        verdicts.judge("turn.cancelled", reason == "cancelled", why, [turn.end])
+        verdicts.judge("turn.cancelled", reason == "cancelled", why, [turn.action_line, turn.end])
         following = [*turn.lines[turn.index_of(turn.end) + 1 :], *turn.after_end]
         later = [i for i in following if session_update(i, turn.session_id) is not None]
         verdicts.judge(
@@ -354,7 +356,7 @@ class TurnJudge:
             self.verdicts.not_applicable(rule_id, why)
             return
         answer, end = turn.action_answer, turn.end
-        evidence = [end, answer, *turn.after_end]
+        evidence = [turn.action_line, end, answer, *turn.after_end]
         if answer is None or answer.error_code is not None:
             self.verdicts.failed(rule_id, f"session/close got {describe(answer)}", evidence)
             return
