@@ -18,6 +18,7 @@ from helpers.traces import broken_trace
 
 SECTION = (ROOT / "README.md").read_text().split("\n## The acpwire command\n", 1)[1]
 SECTION = SECTION.split("\n## ", 1)[0]
+SECTION = SECTION.split("\n### acpwire check\n", 1)[0]  # its sessions: test_check_sdk_agents.py
 CONSOLE_BLOCK = re.compile(r"```console\n(.*?)```\n", re.S)
 ASKS_ON_THE_TERMINAL = 'acpwire run "Hi" -- python -m acpwire.examples.hello_agent'
 TAIL = "# the list at its end"

@@ -1,0 +1,146 @@
+"""`acpwire check -- <agent command>`: a conformance checker for agents. Runs scripted
+scenarios against the agent (`check_scenarios`), judges its answers rule by rule
+(`check_rules`, each with the schema or spec text it checks) and prints the table
+(`check_report`)."""
+
+from __future__ import annotations
+
+import argparse
+import enum
+import os
+import sys
+from typing import Any
+
+import trio
+
+from .check_peer import AgentNotStarted
+from .check_report import render_json, render_text
+from .check_rules import RULES
+from .check_scenarios import Settings, run_scenarios
+from .check_verdicts import Status
+
+__all__ = ["CheckExit", "add_parser"]
+
+DEFAULT_TIMEOUT = 10.0
+
+
+class CheckExit(enum.IntEnum):
+    """What `acpwire check` exits with (the numbers `acpwire run` uses for the same cases)."""
+
+    PASSED = 0
+    FAILED = 1
+    USAGE = 2
+    RULE_FAILED = 7
+    AGENT_NOT_STARTED = 8
+
+
+MEANING = {
+    CheckExit.PASSED: "no rule failed (some may be not applicable)",
+    CheckExit.FAILED: "acpwire itself failed (a bug: please report the traceback)",
+    CheckExit.USAGE: "the command line is wrong",
+    CheckExit.RULE_FAILED: "the agent broke at least one rule",
+    CheckExit.AGENT_NOT_STARTED: "the agent could not be started, or exited before answering initialize",
+}
+
+DESCRIPTION = """\
+A conformance checker for ACP agents: runs scripted scenarios against the agent (four
+processes of it, spoken to in raw JSON-RPC lines over stdio) and prints a table, rule by
+rule: pass, FAIL or n/a (not applicable, with the reason). Each failure shows the rule's
+schema or spec text and the wire lines as evidence (-> sent to the agent, <- from it).
+
+Scenarios: initialize (the version requested, then 65535 and 0 in their own processes);
+unknown methods and notifications, string and large ids, $/cancel_request; every method
+the capabilities bind, probed with params it rejects (or read-only) to compare served with
+advertised; session/new with wrong params, a prompt of an unknown session; a turn (its
+permission requests allowed), a turn cancelled by session/cancel, a turn closed by
+session/close (v2); a malformed line and a request without a method.
+
+An agent without credentials may refuse sessions or prompts: the rules that need them are
+then not applicable (with its answer as the reason), never passed. The prompts contain the
+word "slow" (the SDK example agents stream slowly then, so they can be cancelled).
+"""
+
+
+def _epilog() -> str:
+    rules = "\n".join(f"  {r.id:<29} {r.title}" for r in RULES)
+    codes = "\n".join(f"  {int(code):>3}  {MEANING[code]}" for code in CheckExit)
+    return f"""\
+rules (`--format json` has each one's sources: schema type or spec page and section, and the
+sentence it checks):
+{rules}
+
+exit codes:
+{codes}
+
+examples:
+  acpwire check -- python -m acpwire.fixtures.echo_agent
+  acpwire check --protocol 1 --format json -- node agent.mjs
+"""
+
+
+def add_parser(subcommands: Any) -> None:
+    """Register `check` with its options."""
+    parser = subcommands.add_parser(
+        "check",
+        help="check an agent's conformance to the protocol, rule by rule",
+        description=DESCRIPTION,
+        epilog=_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        usage="acpwire check [--protocol 1|2] [--format text|json] [--timeout S] "
+        "-- <agent command...>",
+    )
+    parser.add_argument(
+        "--protocol",
+        type=int,
+        choices=(1, 2),
+        help="check only this protocol version (default: ask for 2, check 1 if the agent answers 1)",
+    )
+    parser.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="the table (text, default) or one JSON document (json) on stdout",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        metavar="S",
+        default=DEFAULT_TIMEOUT,
+        help=f"seconds to wait for each answer the checker expects (default: {DEFAULT_TIMEOUT:g})",
+    )
+    parser.add_argument(
+        "--cwd",
+        metavar="DIR",
+        help="the sessions' working directory; the agent runs there too (default: this one)",
+    )
+    parser.set_defaults(handler=check_command, takes_command=True, subparser=parser)
+
+
+def check_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """`acpwire check`: check the arguments, run the scenarios on trio, print the table."""
+    if not args.command:
+        parser.error("the agent command is missing: acpwire check [options] -- <agent command>")
+    if args.timeout <= 0:
+        parser.error("--timeout must be a positive number of seconds")
+    cwd = os.path.abspath(args.cwd or os.getcwd())
+    if not os.path.isdir(cwd):
+        parser.error(f"--cwd {args.cwd}: not a directory")
+    settings = Settings(args.command, args.protocol, args.timeout, cwd)
+    try:
+        outcome = trio.run(run_scenarios, settings)
+    except AgentNotStarted as error:
+        print(f"acpwire check: the agent could not be started: {error}", file=sys.stderr)
+        return CheckExit.AGENT_NOT_STARTED
+    verdicts = outcome.verdicts.table(outcome.protocol)
+    failed = any(v.status is Status.FAIL for v in verdicts)
+    code = CheckExit.RULE_FAILED if failed else CheckExit.PASSED
+    if args.format == "json":
+        text = render_json(args.command, outcome.protocol, outcome.agent, verdicts, code)
+    else:
+        text = render_text(args.command, outcome.protocol, outcome.agent, verdicts)
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `| head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return code

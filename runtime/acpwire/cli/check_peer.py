@@ -1,0 +1,309 @@
+"""The checker's side of the wire: an agent process spoken to in raw JSON-RPC lines, every line
+both ways kept in a transcript (the evidence of `acpwire check`'s verdicts).
+
+Raw lines, not acpwire's connection: the checker sends what a well-behaved client never would
+(malformed JSON, unknown methods, wrong params) and judges the agent's exact answers.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import trio
+
+__all__ = [
+    "AgentNotStarted",
+    "Incoming",
+    "Peer",
+    "RequestHandler",
+    "Transcript",
+    "WireLine",
+    "open_peer",
+]
+
+STDERR_TAIL = 20
+"""Lines of the agent's stderr kept to explain an agent that could not start."""
+EXIT_GRACE = 3.0
+"""Seconds an agent has to exit after its stdin is closed, before it is killed."""
+
+JsonObject = dict[str, Any]
+
+
+class AgentNotStarted(Exception):
+    """The agent command could not be run, or it exited before answering `initialize`."""
+
+
+@dataclass(frozen=True)
+class WireLine:
+    """One line on the wire: `to_agent` (sent by the checker) or from it; `seq` is its place
+    in the transcript."""
+
+    seq: int
+    process: int
+    to_agent: bool
+    text: str
+
+    def render(self) -> str:
+        return f"{'->' if self.to_agent else '<-'} {self.text}"
+
+
+@dataclass
+class Transcript:
+    """Every line of every agent process the checker ran, in order."""
+
+    lines: list[WireLine] = field(default_factory=list)
+    processes: int = 0
+
+    def add(self, process: int, to_agent: bool, text: str) -> WireLine:
+        line = WireLine(len(self.lines), process, to_agent, text)
+        self.lines.append(line)
+        return line
+
+
+@dataclass(frozen=True)
+class Incoming:
+    """A line from the agent: its JSON (None when it is not a JSON object) and its line."""
+
+    message: JsonObject | None
+    line: WireLine
+
+    @property
+    def method(self) -> str | None:
+        method = self.message.get("method") if self.message else None
+        return method if isinstance(method, str) else None
+
+    @property
+    def is_request(self) -> bool:
+        return self.method is not None and self.message is not None and "id" in self.message
+
+    @property
+    def is_response(self) -> bool:
+        return (
+            self.message is not None
+            and self.method is None
+            and ("result" in self.message or "error" in self.message)
+        )
+
+    def answers(self, request_id: object) -> bool:
+        """Whether this is the response to the request `request_id` (same JSON value and type)."""
+        if not self.is_response or self.message is None:
+            return False
+        got = self.message.get("id")
+        return type(got) is type(request_id) and got == request_id
+
+    @property
+    def error_code(self) -> int | None:
+        error = self.message.get("error") if self.message else None
+        code = error.get("code") if isinstance(error, dict) else None
+        return code if isinstance(code, int) else None
+
+
+RequestHandler = Callable[[Incoming], JsonObject]
+"""Answers a request of the agent: the response's `result` or `error` member (a dict with
+the one key)."""
+
+
+class Peer:
+    """One agent process: send lines, receive them (agent requests answered by `on_request`)."""
+
+    def __init__(
+        self,
+        process: trio.Process,
+        transcript: Transcript,
+        number: int,
+        timeout: float,
+        on_request: RequestHandler,
+    ) -> None:
+        self.process = process
+        self.transcript = transcript
+        self.number = number
+        self.timeout = timeout
+        """Seconds to wait for an answer the checker expects."""
+        self.on_request = on_request
+        self.stderr_tail: list[str] = []
+        self._lines_send, self._lines = trio.open_memory_channel[Incoming](math.inf)
+        self._next_id = 0
+        self.closed = False
+        """Whether the agent closed its stdout."""
+        self.last_request: WireLine | None = None
+        """The line of the last request sent."""
+        self.last_sent: WireLine | None = None
+        """The last line sent."""
+
+    def new_id(self) -> int:
+        self._next_id += 1
+        return self._next_id
+
+    async def send_line(self, text: str) -> WireLine:
+        """Write `text` and a newline to the agent (even when it is not JSON)."""
+        line = self.last_sent = self.transcript.add(self.number, True, text)
+        assert self.process.stdin is not None
+        try:
+            await self.process.stdin.send_all(text.encode() + b"\n")
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass  # the agent is gone: what it (did not) answer is the evidence
+        return line
+
+    async def send(self, message: JsonObject) -> WireLine:
+        return await self.send_line(json.dumps(message, separators=(",", ":")))
+
+    async def request(self, method: str, params: object, request_id: object = None) -> object:
+        """Send a request; returns its id."""
+        rid = self.new_id() if request_id is None else request_id
+        self.last_request = await self.send(
+            {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
+        )
+        return rid
+
+    async def notify(self, method: str, params: object) -> None:
+        await self.send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    async def receive(self, timeout: float | None = None) -> Incoming | None:
+        """The agent's next line (its requests answered on the way), None on timeout or when
+        the agent closed its stdout."""
+        with trio.move_on_after(self.timeout if timeout is None else timeout):
+            try:
+                incoming = await self._lines.receive()
+            except trio.EndOfChannel:
+                self.closed = True
+                return None
+            if incoming.is_request and incoming.message is not None:
+                answer = self.on_request(incoming)
+                await self.send({"jsonrpc": "2.0", "id": incoming.message["id"], **answer})
+            return incoming
+        return None
+
+    async def until(
+        self, done: Callable[[Incoming], bool], timeout: float | None = None
+    ) -> tuple[list[Incoming], Incoming | None]:
+        """Lines up to the first that is `done` (returned apart; None when none came within
+        the timeout, which bounds the whole wait)."""
+        seen: list[Incoming] = []
+        deadline = trio.current_time() + (self.timeout if timeout is None else timeout)
+        while True:
+            incoming = await self.receive(max(0.0, deadline - trio.current_time()))
+            if incoming is None:
+                return seen, None
+            if done(incoming):
+                return seen, incoming
+            seen.append(incoming)
+
+    async def call(
+        self, method: str, params: object, request_id: object = None
+    ) -> tuple[list[Incoming], Incoming | None]:
+        """Send a request and wait for its response: (the lines before it, the response).
+        `last_request` is the request's line."""
+        rid = await self.request(method, params, request_id)
+        return await self.until(lambda incoming: incoming.answers(rid))
+
+    async def send_request(self, method: str, params: object, request_id: object) -> None:
+        """Send a request with `request_id` (any JSON value, for the id rules)."""
+        await self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+
+    async def _read(self) -> None:
+        assert self.process.stdout is not None
+        buffer = b""
+        async with self._lines_send:
+            async for chunk in self.process.stdout:
+                buffer += chunk
+                *lines, buffer = buffer.split(b"\n")
+                for raw in lines:
+                    await self._deliver(raw)
+            if buffer:
+                await self._deliver(buffer)
+        self.closed = True
+
+    async def _deliver(self, raw: bytes) -> None:
+        text = raw.decode("utf-8", "replace").rstrip("\r")
+        line = self.transcript.add(self.number, False, text)
+        try:
+            parsed = json.loads(text)
+        except ValueError:
+            parsed = None
+        message = parsed if isinstance(parsed, dict) else None
+        await self._lines_send.send(Incoming(message, line))
+
+    async def _read_stderr(self) -> None:
+        assert self.process.stderr is not None
+        buffer = b""
+        async for chunk in self.process.stderr:
+            buffer += chunk
+            *lines, buffer = buffer.split(b"\n")
+            self.stderr_tail = [
+                *self.stderr_tail,
+                *(raw.decode("utf-8", "replace") for raw in lines),
+            ][-STDERR_TAIL:]
+
+    def exit_summary(self) -> str:
+        """Why the agent is gone, for an `AgentNotStarted` message."""
+        code = self.process.returncode
+        said = "\n".join(f"  {line}" for line in self.stderr_tail)
+        how = "closed its stdout" if code is None else f"exited with code {code}"
+        return f"the agent {how} before answering initialize" + (
+            f"; its stderr ended with:\n{said}" if said else " (nothing on stderr)"
+        )
+
+
+class open_peer:
+    """`async with open_peer(command, ...) as peer`: the agent running, reading its output;
+    on exit its stdin is closed, then it is waited for (killed after `EXIT_GRACE`)."""
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        transcript: Transcript,
+        timeout: float,
+        on_request: RequestHandler,
+        cwd: str,
+    ) -> None:
+        self.command = list(command)
+        self.transcript = transcript
+        self.timeout = timeout
+        self.on_request = on_request
+        self.cwd = cwd
+        self._nursery_manager: Any = None
+        self._peer: Peer | None = None
+
+    async def __aenter__(self) -> Peer:
+        try:
+            process = await trio.lowlevel.open_process(
+                self.command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=self.cwd,
+            )
+        except OSError as error:
+            raise AgentNotStarted(f"{self.command[0]}: {error.strerror or error}") from error
+        self.transcript.processes += 1
+        peer = Peer(
+            process, self.transcript, self.transcript.processes, self.timeout, self.on_request
+        )
+        self._peer = peer
+        self._nursery_manager = trio.open_nursery()
+        nursery = await self._nursery_manager.__aenter__()
+        nursery.start_soon(peer._read)
+        nursery.start_soon(peer._read_stderr)
+        return peer
+
+    async def __aexit__(self, *exc_info: object) -> bool | None:
+        peer = self._peer
+        assert peer is not None
+        process = peer.process
+        try:
+            with trio.CancelScope(shield=True):
+                if process.stdin is not None:
+                    await process.stdin.aclose()
+                with trio.move_on_after(EXIT_GRACE):
+                    await process.wait()
+                if process.returncode is None:
+                    process.kill()
+                    await process.wait()
+        finally:
+            result: bool | None = await self._nursery_manager.__aexit__(*exc_info)
+        return result

@@ -1,0 +1,89 @@
+"""What `acpwire check` concludes of each rule: pass, fail or not applicable, with the reason
+and the wire lines that show it."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .check_peer import Incoming, WireLine
+from .check_rules import RULES, Rule, rule
+
+__all__ = ["Status", "Verdict", "Verdicts"]
+
+
+class Status(enum.Enum):
+    PASS = "pass"
+    FAIL = "fail"
+    NOT_APPLICABLE = "n/a"
+
+
+_RANK = {Status.NOT_APPLICABLE: 0, Status.PASS: 1, Status.FAIL: 2}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    rule: Rule
+    status: Status
+    reason: str
+    evidence: tuple[WireLine, ...] = ()
+
+
+Evidence = Iterable[WireLine | Incoming | None]
+
+
+def _lines(evidence: Evidence) -> tuple[WireLine, ...]:
+    """The evidence's lines, once each, in wire order."""
+    lines = (item.line if isinstance(item, Incoming) else item for item in evidence)
+    return tuple(
+        sorted(
+            {line.seq: line for line in lines if line is not None}.values(),
+            key=lambda line: line.seq,
+        )
+    )
+
+
+class Verdicts:
+    """The verdicts so far. A rule checked more than once keeps its strongest verdict: a
+    failure over a pass over not applicable (the first of equals)."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[str, Verdict] = {}
+
+    def _give(self, rule_id: str, status: Status, reason: str, evidence: Evidence) -> None:
+        verdict = Verdict(rule(rule_id), status, reason, _lines(evidence))
+        old = self._by_id.get(rule_id)
+        if old is None or _RANK[status] > _RANK[old.status]:
+            self._by_id[rule_id] = verdict
+
+    def passed(self, rule_id: str, reason: str, evidence: Evidence = ()) -> None:
+        self._give(rule_id, Status.PASS, reason, evidence)
+
+    def failed(self, rule_id: str, reason: str, evidence: Evidence = ()) -> None:
+        self._give(rule_id, Status.FAIL, reason, evidence)
+
+    def not_applicable(self, rule_id: str, reason: str, evidence: Evidence = ()) -> None:
+        self._give(rule_id, Status.NOT_APPLICABLE, reason, evidence)
+
+    def judge(self, rule_id: str, ok: bool, reason: str, evidence: Evidence = ()) -> None:
+        """Pass or fail `rule_id` by `ok`, for the same reason and evidence."""
+        self._give(rule_id, Status.PASS if ok else Status.FAIL, reason, evidence)
+
+    def unjudged(self, rule_ids: Iterable[str], reason: str) -> None:
+        """Rules not reached: not applicable for `reason` (unless judged already)."""
+        for rule_id in rule_ids:
+            self.not_applicable(rule_id, reason)
+
+    def table(self, protocol: int | None) -> list[Verdict]:
+        """Every rule in the table's order; rules of another protocol version (or never
+        reached) not applicable."""
+        verdicts = []
+        for r in RULES:
+            verdict = self._by_id.get(r.id)
+            if protocol is not None and protocol not in r.protocols:
+                verdict = Verdict(r, Status.NOT_APPLICABLE, f"a protocol v{protocol} agent")
+            elif verdict is None:
+                verdict = Verdict(r, Status.NOT_APPLICABLE, "not reached")
+            verdicts.append(verdict)
+        return verdicts
