@@ -27,6 +27,7 @@ from acpwire import (
     ToolCallHandle,
     serve_agent,
 )
+from acpwire._groups import SingleException  # the runtime's own rule, as open_agent raises
 from acpwire.agent import text_of, turn_agents
 from acpwire.streams import ByteStream
 
@@ -84,6 +85,7 @@ class FakeAgent:
         self._lines: list[Line] = []
         self._record_files: list[Path] = []
         self._prompts = itertools.count()
+        self._served: anyio.Event | None = None  # set by `connected()`, whose agent it is
 
     @property
     def wire(self) -> Wire:
@@ -101,15 +103,18 @@ class FakeAgent:
         finish before it is cancelled."""
         client_end, agent_end = memory_stream_pair()
         recording = RecordingStream(agent_end, self._record)
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(self.serve, recording)
-            try:
-                yield client_end
-            finally:
-                await client_end.aclose()
-                with anyio.move_on_after(SHUTDOWN_WAIT, shield=True):
-                    await self._served.wait()
-                tasks.cancel_scope.cancel()
+        with SingleException() as single:  # what fails leaves as itself, not in a group
+            async with anyio.create_task_group() as tasks:
+                self._served = anyio.Event()
+                tasks.start_soon(self.serve, recording)
+                try:
+                    with single.callers_code():
+                        yield client_end
+                finally:
+                    await client_end.aclose()
+                    with anyio.move_on_after(SHUTDOWN_WAIT, shield=True):
+                        await self._served.wait()
+                    tasks.cancel_scope.cancel()
 
     def command(self, directory: Path | None = None) -> list[str]:
         """The command that runs this agent as a process (`python -m acpwire.testing`), for
@@ -134,7 +139,6 @@ class FakeAgent:
     async def serve(self, stream: ByteStream) -> None:
         """Serve the scenario over `stream` until the client closes it (what `connected()`
         and the command run)."""
-        self._served = anyio.Event()
         try:
             agent_v2, agent_v1 = _agent_classes(self.scenario, self._prompts)
             await serve_agent(
@@ -144,9 +148,8 @@ class FakeAgent:
                 options=OPTIONS,
             )
         finally:
-            self._served.set()
-
-    _served: anyio.Event
+            if self._served is not None:
+                self._served.set()
 
     def _record(self, sender: Sender, data: bytes) -> None:
         self._lines.append(Line(sender, data))

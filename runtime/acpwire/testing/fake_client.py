@@ -35,6 +35,7 @@ from acpwire import (
     prompt,
     serve_agent,
 )
+from acpwire._groups import SingleException  # the runtime's own rule, as open_agent raises
 from acpwire.agent import AgentFactory, V1AgentFactory
 
 from .memory import memory_stream_pair
@@ -66,7 +67,9 @@ class TurnResult:
         return [event.update for event in self.events if isinstance(event, SessionUpdateEvent)]
 
     @property
-    def permission_requests(self) -> list[v2.RequestPermissionRequest | v1.RequestPermissionRequest]:
+    def permission_requests(
+        self,
+    ) -> list[v2.RequestPermissionRequest | v1.RequestPermissionRequest]:
         """The agent's `session/request_permission` params that reached the turn as events
         (those the policy did not answer by itself)."""
         return [event.request for event in self.events if isinstance(event, PermissionRequested)]
@@ -252,26 +255,29 @@ async def client_for(
             yield await _initialized(conn, requests, protocol)
         return
     client_end, agent_end = memory_stream_pair()
-    async with anyio.create_task_group() as tasks:
-        served = anyio.Event()
+    with SingleException() as single:  # what fails leaves as itself, not in a group
+        async with anyio.create_task_group() as tasks:
+            served = anyio.Event()
 
-        async def serve() -> None:
+            async def serve() -> None:
+                try:
+                    await serve_agent(agent, v1=v1, stream=agent_end, options=options)
+                finally:
+                    served.set()
+
+            tasks.start_soon(serve)
             try:
-                await serve_agent(agent, v1=v1, stream=agent_end, options=options)
+                async with connect(
+                    client_end, v2=requests.v2_client, v1=requests.v1_client, options=options
+                ) as conn:
+                    client = await _initialized(conn, requests, protocol)
+                    with single.callers_code():
+                        yield client
             finally:
-                served.set()
-
-        tasks.start_soon(serve)
-        try:
-            async with connect(
-                client_end, v2=requests.v2_client, v1=requests.v1_client, options=options
-            ) as conn:
-                yield await _initialized(conn, requests, protocol)
-        finally:
-            await client_end.aclose()
-            with anyio.move_on_after(SHUTDOWN_WAIT, shield=True):
-                await served.wait()
-            tasks.cancel_scope.cancel()
+                await client_end.aclose()
+                with anyio.move_on_after(SHUTDOWN_WAIT, shield=True):
+                    await served.wait()
+                tasks.cancel_scope.cancel()
 
 
 async def _initialized(
