@@ -4,6 +4,7 @@ acpwire's echo fixture agent, in-process and as a process, over v2 and v1, on ev
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import pytest
 
@@ -124,7 +125,7 @@ async def test_a_client_scenario_as_data(protocol: int) -> None:
     assert session.cwd == "/work"
 
 
-async def _listed_sessions(client: FakeClient) -> list[object]:
+async def _listed_sessions(client: FakeClient) -> list[Any]:
     from acp_schema import v1, v2
 
     if client.protocol_version == 2:
@@ -143,10 +144,10 @@ def test_a_bad_client_scenario_names_the_field() -> None:
 
 
 async def test_client_for_needs_an_agent_one_way() -> None:
-    with pytest.raises(TypeError, match="give the agent as classes"):
+    with pytest.raises(TypeError, match="give the agent one way"):
         async with client_for():
             pass
-    with pytest.raises(TypeError, match="give the agent as classes"):
+    with pytest.raises(TypeError, match="give the agent one way"):
         async with client_for(EchoAgentV2, command=ECHO_COMMAND):
             pass
 

@@ -10,7 +10,7 @@ import collections
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 import msgspec
@@ -37,6 +37,7 @@ from acpwire import (
 )
 from acpwire._groups import SingleException  # the runtime's own rule, as open_agent raises
 from acpwire.agent import AgentFactory, V1AgentFactory
+from acpwire.streams import AnyByteStream
 
 from .memory import memory_stream_pair
 from .scenario import ScenarioError
@@ -227,7 +228,8 @@ async def client_for(
     *,
     v1: V1AgentFactory | None = None,
     command: Sequence[str] | None = None,
-    protocol: Literal[1, 2] = 2,
+    stream: AnyByteStream | None = None,
+    protocol: int = 2,
     permissions: Policy = ask_user,
     options: ConnectionOptions = OPTIONS,
 ) -> AsyncIterator[FakeClient]:
@@ -237,7 +239,9 @@ async def client_for(
     - `client_for(MyAgent)` / `client_for(MyAgent, v1=MyV1Agent)` / `client_for(v1=...)`:
       the agent classes (or factories, as for `serve_agent`) served in this process over an
       in-memory stream, on whichever loop runs the test;
-    - `client_for(command=[...])`: the agent started as a process (`open_agent`).
+    - `client_for(command=[...])`: the agent started as a process (`open_agent`);
+    - `client_for(stream=...)`: an agent at the other end of a byte stream (`connect`), such
+      as `FakeAgent.connected()`'s.
 
     `permissions`: the policy asked first (`approve_all`, `rules(...)`, ...; default
     `ask_user`: every request is answered from the turn's scripted `answers`). `options`: the
@@ -245,13 +249,22 @@ async def client_for(
     Leaving the block closes the connection (an in-process agent gets `SHUTDOWN_WAIT`
     seconds to finish, then it is cancelled).
     """
-    if (agent is None and v1 is None) == (command is None):
-        raise TypeError("give the agent as classes (client_for(MyAgent, v1=...)) or command=")
+    ways = [agent is not None or v1 is not None, command is not None, stream is not None]
+    if ways.count(True) != 1:
+        raise TypeError(
+            "give the agent one way: as classes (client_for(MyAgent, v1=...)), command= or stream="
+        )
+    if protocol not in (1, 2):
+        raise ValueError(f"protocol must be 2 or 1, not {protocol!r}")
     requests = AgentRequests(Permissions(permissions))
+    v2_client, v1_client = requests.v2_client, requests.v1_client
+    connected = None
     if command is not None:
-        async with open_agent(
-            command, v2=requests.v2_client, v1=requests.v1_client, options=options
-        ) as conn:
+        connected = open_agent(command, v2=v2_client, v1=v1_client, options=options)
+    elif stream is not None:
+        connected = connect(stream, v2=v2_client, v1=v1_client, options=options)
+    if connected is not None:
+        async with connected as conn:
             yield await _initialized(conn, requests, protocol)
         return
     client_end, agent_end = memory_stream_pair()
@@ -281,7 +294,7 @@ async def client_for(
 
 
 async def _initialized(
-    conn: ClientConnection, requests: AgentRequests, protocol: Literal[1, 2]
+    conn: ClientConnection, requests: AgentRequests, protocol: int
 ) -> FakeClient:
     name, version = "acpwire-fake-client", "0"
     if protocol == 2:

@@ -155,7 +155,7 @@ class Stop(_Step, tag="stop"):
 
     reason: str
     """ACP's (`end_turn`, `max_tokens`, `max_turn_requests`, `refusal`, `cancelled`) or a
-    custom one beginning with `_`."""
+    custom one beginning with `_` (v2 only: over v1 the prompt is then answered -32603)."""
 
 
 Step: TypeAlias = Say | ToolCall | ToolUpdate | Diff | Ask | Sleep | WaitForCancel | Stop
