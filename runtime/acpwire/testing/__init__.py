@@ -32,8 +32,15 @@ async with anyio.create_task_group() as tasks:
 ```
 """
 
-from .fake_agent import FakeAgent
-from .fake_client import ClientScenario, FakeClient, PromptStep, TurnResult, client_for
+from .fake_agent import FakeAgent, MakeFakeAgent
+from .fake_client import (
+    ClientFor,
+    ClientScenario,
+    FakeClient,
+    PromptStep,
+    TurnResult,
+    client_for,
+)
 from .memory import MemoryStream, memory_stream_pair
 from .scenario import (
     AgentScenario,
@@ -56,12 +63,14 @@ from .wire import Line, Wire
 __all__ = [
     "AgentScenario",
     "Ask",
+    "ClientFor",
     "ClientScenario",
     "Diff",
     "ErrorAnswer",
     "FakeAgent",
     "FakeClient",
     "Line",
+    "MakeFakeAgent",
     "MemoryStream",
     "Option",
     "PromptStep",

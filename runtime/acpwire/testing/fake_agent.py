@@ -11,7 +11,7 @@ import sys
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeAlias, cast
 
 import anyio
 import msgspec
@@ -49,7 +49,7 @@ from .scenario import (
 )
 from .wire import Line, RecordingStream, Sender, Wire, record_line
 
-__all__ = ["FakeAgent"]
+__all__ = ["FakeAgent", "MakeFakeAgent"]
 
 OPTIONS = ConnectionOptions(eof_grace_period=0.5, check_outgoing=True)
 """The fake agent checks what it sends against the schema; its requests in flight get half a
@@ -154,6 +154,10 @@ class FakeAgent:
         self._lines.append(Line(sender, data))
 
 
+MakeFakeAgent: TypeAlias = Callable[[AgentScenario | Mapping[str, Any]], FakeAgent]
+"""The type of the pytest fixture `acp_fake_agent`: a scenario in, a `FakeAgent` out."""
+
+
 def recording_to(path: Path) -> Callable[[Sender, bytes], None]:
     """A `record(sender, line)` that appends to `path` (what the command's `--record` does)."""
     file = path.open("ab", buffering=0)
@@ -256,6 +260,7 @@ def _agent_classes(
     for base in (turn_v2, turn_v1):
 
         async def session_prompt(self: Any, params: Any, base: Any = base) -> Any:
+            self.session(params.session_id)  # an unknown session: -32002, no turn taken
             script.prompted(params.session_id, text_of(params.prompt))
             return await base.session_prompt(self, params)
 

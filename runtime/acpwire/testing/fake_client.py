@@ -7,10 +7,10 @@ folded `SessionState`."""
 from __future__ import annotations
 
 import collections
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 
 import anyio
 import msgspec
@@ -42,7 +42,7 @@ from acpwire.streams import AnyByteStream
 from .memory import memory_stream_pair
 from .scenario import ScenarioError
 
-__all__ = ["ClientScenario", "FakeClient", "PromptStep", "TurnResult", "client_for"]
+__all__ = ["ClientFor", "ClientScenario", "FakeClient", "PromptStep", "TurnResult", "client_for"]
 
 SHUTDOWN_WAIT = 2.0
 """How long leaving `client_for` waits for an in-process agent to finish before cancelling it."""
@@ -291,6 +291,10 @@ async def client_for(
                 with anyio.move_on_after(SHUTDOWN_WAIT, shield=True):
                     await served.wait()
                 tasks.cancel_scope.cancel()
+
+
+ClientFor: TypeAlias = Callable[..., AbstractAsyncContextManager[FakeClient]]
+"""The type of the pytest fixture `acp_client_for` (`client_for`)."""
 
 
 async def _initialized(
