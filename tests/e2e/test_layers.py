@@ -39,6 +39,13 @@ ALLOWED: dict[str, set[str]] = {
 ABOVE = ("testing", "examples", "fixtures")
 """Built on the public API, like users' code: not part of the layering."""
 
+PUBLIC = {"acpwire", "acpwire.agent", "acpwire.client", "acpwire.errors", "acpwire.streams"}
+"""What users import (the packages, not the modules inside them)."""
+
+ABOVE_ALSO = {"testing": {"acpwire._groups"}}
+"""The private modules a part above may use besides the public ones: the fakes leave their
+context managers with one exception, by the endpoints' own rule."""
+
 PURE = {"client/state.py", "client/permissions.py"}
 """No I/O: the fold and the policies import nothing of the runtime but each other."""
 
@@ -99,6 +106,21 @@ def test_imports_point_down(path: Path) -> None:
         if part(module) != own and part(module) not in ALLOWED[own]
     )
     assert not wrong, f"{own} may import {sorted(ALLOWED[own])}, not {wrong}"
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted((PACKAGE / "testing").rglob("*.py")),
+    ids=lambda path: str(path.relative_to(PACKAGE)),
+)
+def test_the_testing_package_uses_the_public_api(path: Path) -> None:
+    """acpwire.testing is written as a user would write it (its own modules aside)."""
+    wrong = sorted(
+        module
+        for module in imported(path)
+        if part(module) != "testing" and module not in PUBLIC | ABOVE_ALSO["testing"]
+    )
+    assert not wrong, f"acpwire.testing may import {sorted(PUBLIC)}, not {wrong}"
 
 
 @pytest.mark.parametrize("relative", sorted(PURE))

@@ -302,3 +302,12 @@ def test_the_command_refuses_a_bad_scenario_file(tmp_path: Path) -> None:
 def test_a_record_not_written_yet_reads_as_nothing(tmp_path: Path) -> None:
     assert Wire.read(tmp_path / "missing.ndjson").lines == []
     assert FakeAgent({}, directory=tmp_path).wire.lines == []
+
+
+async def test_two_connections_at_once_end_each_on_its_own() -> None:
+    agent = FakeAgent({"turns": [{"steps": [{"type": "say", "text": "hi"}]}] * 2})
+    async with agent.connected() as first, client_for(stream=first) as one:
+        async with agent.connected() as second, client_for(stream=second) as other:
+            assert (await other.prompt("a")).text == "hi"
+        assert (await one.prompt("b")).text == "hi"  # the first connection outlived the second
+    assert agent.wire.methods().count("session/prompt") == 2

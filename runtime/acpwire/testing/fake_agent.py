@@ -84,7 +84,6 @@ class FakeAgent:
         self._lines: list[Line] = []
         self._record_files: list[Path] = []
         self._prompts = itertools.count()
-        self._served: anyio.Event | None = None  # set by `connected()`, whose agent it is
 
     @property
     def wire(self) -> Wire:
@@ -102,17 +101,24 @@ class FakeAgent:
         finish before it is cancelled."""
         client_end, agent_end = memory_stream_pair()
         recording = RecordingStream(agent_end, self._record)
+        served = anyio.Event()
+
+        async def serve() -> None:
+            try:
+                await self.serve(recording)
+            finally:
+                served.set()
+
         with SingleException() as single:  # what fails leaves as itself, not in a group
             async with anyio.create_task_group() as tasks:
-                self._served = anyio.Event()
-                tasks.start_soon(self.serve, recording)
+                tasks.start_soon(serve)
                 try:
                     with single.callers_code():
                         yield client_end
                 finally:
                     await client_end.aclose()
                     with anyio.move_on_after(SHUTDOWN_WAIT, shield=True):
-                        await self._served.wait()
+                        await served.wait()
                     tasks.cancel_scope.cancel()
 
     def command(self, directory: Path | None = None) -> list[str]:
@@ -138,17 +144,13 @@ class FakeAgent:
     async def serve(self, stream: ByteStream) -> None:
         """Serve the scenario over `stream` until the client closes it (what `connected()`
         and the command run)."""
-        try:
-            agent_v2, agent_v1 = _agent_classes(self.scenario, self._prompts)
-            await serve_agent(
-                agent_v2 if 2 in self.scenario.protocols else None,
-                v1=agent_v1 if 1 in self.scenario.protocols else None,
-                stream=stream,
-                options=OPTIONS,
-            )
-        finally:
-            if self._served is not None:
-                self._served.set()
+        agent_v2, agent_v1 = _agent_classes(self.scenario, self._prompts)
+        await serve_agent(
+            agent_v2 if 2 in self.scenario.protocols else None,
+            v1=agent_v1 if 1 in self.scenario.protocols else None,
+            stream=stream,
+            options=OPTIONS,
+        )
 
     def _record(self, sender: Sender, data: bytes) -> None:
         self._lines.append(Line(sender, data))
