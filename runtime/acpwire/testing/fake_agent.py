@@ -69,8 +69,9 @@ class FakeAgent:
             ...                                         # as a subprocess
         assert agent.wire.methods() == ["initialize", "session/new", "session/prompt"]
 
-    The n-th `session/prompt` it receives runs the scenario's n-th turn (counted over all its
-    connections and sessions). Everything it sends is checked against the schema
+    The n-th `session/prompt` it receives runs the scenario's n-th turn, counted over its
+    sessions and its in-process connections (each process started from `command()` counts
+    from the first turn). Everything it sends is checked against the schema
     (`ConnectionOptions(check_outgoing=True)`).
     """
 

@@ -161,7 +161,8 @@ class FakeClient:
         one) and return it once it ended. `answers`: the answers to the permission requests
         that reach the turn, in order (an option id, or None for `cancelled`); a request with
         no answer left raises `ScenarioError`, as does an option id the request does not
-        offer. `cancel_after`: send `session/cancel` once this many of the turn's updates
+        offer; answers left over are not used (`permission_requests` of the result says how
+        many were asked). `cancel_after`: send `session/cancel` once this many of the turn's updates
         arrived (the turn then ends as the agent reports it, `cancelled` by the protocol)."""
         if session_id is None:
             session_id = next(reversed(self._states), None) or await self.new_session()
