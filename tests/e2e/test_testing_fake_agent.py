@@ -311,3 +311,25 @@ async def test_two_connections_at_once_end_each_on_its_own() -> None:
             assert (await other.prompt("a")).text == "hi"
         assert (await one.prompt("b")).text == "hi"  # the first connection outlived the second
     assert agent.wire.methods().count("session/prompt") == 2
+
+
+async def test_the_capabilities_it_advertises() -> None:
+    from acp_schema import v1, v2
+
+    agent = FakeAgent(
+        {"capabilities": {}, "v1_capabilities": {"promptCapabilities": {"image": True}}}
+    )
+    async with agent.connected() as stream, client_for(stream=stream) as client:
+        assert client.conn.v2.initialize_response.capabilities == v2.AgentCapabilities()
+    async with agent.connected() as stream, client_for(stream=stream, protocol=1) as client:
+        capabilities = client.conn.v1.initialize_response.agent_capabilities
+    assert isinstance(capabilities, v1.AgentCapabilities)
+    assert capabilities.prompt_capabilities == v1.PromptCapabilities(image=True)
+    async with FakeAgent({}).connected() as stream, client_for(stream=stream) as client:
+        implemented = client.conn.v2.initialize_response.capabilities  # what it serves
+    assert isinstance(implemented, v2.AgentCapabilities) and implemented.session
+
+
+def test_bad_capabilities_are_refused_naming_the_field() -> None:
+    with pytest.raises(ScenarioError, match=r"^scenario capabilities\.session: Expected `object"):
+        FakeAgent({"capabilities": {"session": 5}})

@@ -268,10 +268,33 @@ def _agent_classes(
             return await base.session_prompt(self, params)
 
         namespace: dict[str, Any] = {"session_prompt": session_prompt}
+        if base is turn_v2 and scenario.capabilities is not None:
+            namespace["initialize"] = _answering(
+                base, "capabilities", msgspec.convert(scenario.capabilities, v2.AgentCapabilities)
+            )
+        if base is turn_v1 and scenario.v1_capabilities is not None:
+            namespace["initialize"] = _answering(
+                base,
+                "agent_capabilities",
+                msgspec.convert(scenario.v1_capabilities, v1.AgentCapabilities),
+            )
         for method, answer in scenario.errors.items():
             namespace[AGENT_REQUESTS[method]] = _failing(answer)
         classes.append(type(f"Fake{base.__name__}", (base,), namespace))
     return classes[0], classes[1]
+
+
+def _answering(
+    base: Any, field: str, capabilities: v2.AgentCapabilities | v1.AgentCapabilities
+) -> Any:
+    """An `initialize` handler answering with the scenario's capabilities."""
+
+    async def initialize(self: Any, params: Any) -> Any:
+        response = await base.initialize(self, params)
+        setattr(response, field, capabilities)
+        return response
+
+    return initialize
 
 
 def _failing(answer: ErrorAnswer) -> Any:

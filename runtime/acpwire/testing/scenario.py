@@ -202,6 +202,12 @@ class AgentScenario(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Its version in the `initialize` answer."""
     errors: dict[str, ErrorAnswer] = msgspec.field(default_factory=dict)
     """Methods answered with an error instead (`"session/new"`, `"initialize"`, ...)."""
+    capabilities: dict[str, Any] | None = None
+    """The v2 `initialize` answer's `capabilities`, as JSON (`{"session": {}}`, `{}` for
+    none); None: what the agent implements (`agent_capabilities`)."""
+    v1_capabilities: dict[str, Any] | None = None
+    """The v1 `initialize` answer's `agentCapabilities`, as JSON (`{"loadSession": true}`);
+    None: what the agent implements."""
 
     @classmethod
     def parse(cls, data: AgentScenario | Mapping[str, Any] | str | Path) -> AgentScenario:
@@ -253,6 +259,17 @@ def _check(scenario: AgentScenario) -> None:
                 f"scenario errors: {method!r} is not a request a client sends an agent; "
                 f"one of {sorted(AGENT_REQUESTS)}"
             )
+    for field, capabilities in (
+        ("capabilities", v2.AgentCapabilities),
+        ("v1_capabilities", v1.AgentCapabilities),
+    ):
+        value = getattr(scenario, field)
+        if value is not None:
+            try:
+                msgspec.convert(value, capabilities)
+            except msgspec.ValidationError as exc:
+                text, _, where = str(exc).partition(" - at `$")
+                raise ScenarioError(f"scenario {field}{where.rstrip('`')}: {text}") from None
     for number, turn in enumerate(scenario.turns):
         where = f"turns[{number}]"
         _check_stop_reason(turn.stop_reason, f"{where}.stop_reason")
