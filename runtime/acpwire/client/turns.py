@@ -38,7 +38,7 @@ from acp_schema import surface_of, v1, v2
 from .._groups import SingleException
 from .._loop import Event as LoopEvent
 from .._loop import current_loop, new_event
-from ..errors import PeerError
+from ..errors import ConnectionClosed, PeerError
 from .connection import Negotiated, V1Negotiated
 from .permissions import (
     AnySurface,
@@ -517,7 +517,7 @@ async def _turn(conn: Any, requests: AgentRequests, params: Any, state: Any) -> 
                     yield turn
             finally:
                 del requests._turns[session_id]
-                if not (turn._finished or turn._rejected):
+                if not (turn._finished or turn._rejected or conn.connection.closed):
                     with loop.CancelScope(shield=True):
                         await conn.cancel(session_id)
                 turn._decline_unanswered()
@@ -580,7 +580,13 @@ async def _pump(
     once their event is queued."""
     while True:
         await turn._wait_room()
-        item = await updates.__anext__()
+        try:
+            item = await updates.__anext__()
+        except StopAsyncIteration:  # the connection ended before the turn did
+            await turn._cancel(turn.session_id)  # raises why, when the connection knows it
+            raise ConnectionClosed(
+                f"the agent closed the connection during the turn of {turn.session_id}"
+            ) from None
         if type(item) is HeldRequest:
             if item.call.method in TURN_REQUESTS:
                 requests._arrived(turn, item.call.method, item.call.params)
