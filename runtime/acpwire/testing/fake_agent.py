@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import collections
+import functools
 import itertools
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
@@ -26,10 +27,10 @@ from acpwire import (
     ToolCallHandle,
     serve_agent,
 )
-from acpwire._groups import SingleException  # the runtime's own rule, as open_agent raises
 from acpwire.agent import text_of, turn_agents
 from acpwire.streams import ByteStream
 
+from .background import serving
 from .memory import MemoryStream, memory_stream_pair
 from .scenario import (
     AGENT_REQUESTS,
@@ -54,8 +55,6 @@ __all__ = ["FakeAgent", "MakeFakeAgent"]
 OPTIONS = ConnectionOptions(eof_grace_period=0.5, check_outgoing=True)
 """The fake agent checks what it sends against the schema; its requests in flight get half a
 second once the client closed the connection."""
-SHUTDOWN_WAIT = 2.0
-"""How long leaving `connected()` waits for the agent to finish before it is cancelled."""
 
 
 class FakeAgent:
@@ -98,29 +97,12 @@ class FakeAgent:
     async def connected(self) -> AsyncIterator[MemoryStream]:
         """Serve the agent in this process while the block runs; the block gets the client's
         end of the connection (for `acpwire.connect`, or your client's own stream code).
-        Leaving the block closes that end; the agent is then given `SHUTDOWN_WAIT` seconds to
-        finish before it is cancelled."""
+        Leaving the block closes that end; the agent is then given two seconds to finish
+        before it is cancelled."""
         client_end, agent_end = memory_stream_pair()
         recording = RecordingStream(agent_end, self._record)
-        served = anyio.Event()
-
-        async def serve() -> None:
-            try:
-                await self.serve(recording)
-            finally:
-                served.set()
-
-        with SingleException() as single:  # what fails leaves as itself, not in a group
-            async with anyio.create_task_group() as tasks:
-                tasks.start_soon(serve)
-                try:
-                    with single.callers_code():
-                        yield client_end
-                finally:
-                    await client_end.aclose()
-                    with anyio.move_on_after(SHUTDOWN_WAIT, shield=True):
-                        await served.wait()
-                    tasks.cancel_scope.cancel()
+        async with serving(functools.partial(self.serve, recording), client_end):
+            yield client_end
 
     def command(self, directory: Path | None = None) -> list[str]:
         """The command that runs this agent as a process (`python -m acpwire.testing`), for

@@ -7,12 +7,12 @@ folded `SessionState`."""
 from __future__ import annotations
 
 import collections
+import functools
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-import anyio
 import msgspec
 
 from acp_schema import tag_of, v1, v2
@@ -35,17 +35,15 @@ from acpwire import (
     prompt,
     serve_agent,
 )
-from acpwire._groups import SingleException  # the runtime's own rule, as open_agent raises
 from acpwire.agent import AgentFactory, V1AgentFactory
 from acpwire.streams import AnyByteStream
 
+from .background import serving
 from .memory import memory_stream_pair
 from .scenario import ScenarioError
 
 __all__ = ["ClientFor", "ClientScenario", "FakeClient", "PromptStep", "TurnResult", "client_for"]
 
-SHUTDOWN_WAIT = 2.0
-"""How long leaving `client_for` waits for an in-process agent to finish before cancelling it."""
 OPTIONS = ConnectionOptions(check_outgoing=True)
 """The fake client checks what it sends against the schema."""
 
@@ -247,8 +245,8 @@ async def client_for(
     `permissions`: the policy asked first (`approve_all`, `rules(...)`, ...; default
     `ask_user`: every request is answered from the turn's scripted `answers`). `options`: the
     connection's (default: what the client sends is checked against the schema).
-    Leaving the block closes the connection (an in-process agent gets `SHUTDOWN_WAIT`
-    seconds to finish, then it is cancelled).
+    Leaving the block closes the connection (an in-process agent gets two seconds to finish,
+    then it is cancelled).
     """
     ways = [agent is not None or v1 is not None, command is not None, stream is not None]
     if ways.count(True) != 1:
@@ -269,29 +267,12 @@ async def client_for(
             yield await _initialized(conn, requests, protocol)
         return
     client_end, agent_end = memory_stream_pair()
-    with SingleException() as single:  # what fails leaves as itself, not in a group
-        async with anyio.create_task_group() as tasks:
-            served = anyio.Event()
-
-            async def serve() -> None:
-                try:
-                    await serve_agent(agent, v1=v1, stream=agent_end, options=options)
-                finally:
-                    served.set()
-
-            tasks.start_soon(serve)
-            try:
-                async with connect(
-                    client_end, v2=requests.v2_client, v1=requests.v1_client, options=options
-                ) as conn:
-                    client = await _initialized(conn, requests, protocol)
-                    with single.callers_code():
-                        yield client
-            finally:
-                await client_end.aclose()
-                with anyio.move_on_after(SHUTDOWN_WAIT, shield=True):
-                    await served.wait()
-                tasks.cancel_scope.cancel()
+    serve = functools.partial(serve_agent, agent, v1=v1, stream=agent_end, options=options)
+    async with (
+        serving(serve, client_end),
+        connect(client_end, v2=v2_client, v1=v1_client, options=options) as conn,
+    ):
+        yield await _initialized(conn, requests, protocol)
 
 
 ClientFor: TypeAlias = Callable[..., AbstractAsyncContextManager[FakeClient]]
