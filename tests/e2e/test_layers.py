@@ -45,6 +45,10 @@ PUBLIC = {"acpwire", "acpwire.agent", "acpwire.client", "acpwire.errors", "acpwi
 ABOVE = ("testing", "examples", "fixtures")
 """Built on the public API, like users' code: not part of the layering."""
 
+ABOVE_ALSO = {"testing": {"acpwire._groups"}}
+"""The private modules a part above may use besides the public ones: the fakes leave their
+context managers with one exception, by the endpoints' own rule."""
+
 PURE = {"client/state.py", "client/permissions.py"}
 """No I/O: the fold and the policies import nothing of the runtime but each other."""
 
@@ -123,6 +127,21 @@ def test_import_acpwire_imports_nothing_of_the_command() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout == "[]\n"
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted((PACKAGE / "testing").rglob("*.py")),
+    ids=lambda path: str(path.relative_to(PACKAGE)),
+)
+def test_the_testing_package_uses_the_public_api(path: Path) -> None:
+    """acpwire.testing is written as a user would write it (its own modules aside)."""
+    wrong = sorted(
+        module
+        for module in imported(path)
+        if part(module) != "testing" and module not in PUBLIC | ABOVE_ALSO["testing"]
+    )
+    assert not wrong, f"acpwire.testing may import {sorted(PUBLIC)}, not {wrong}"
 
 
 @pytest.mark.parametrize("relative", sorted(PURE))

@@ -2,18 +2,8 @@
 
 `memory_stream_pair()` connects two endpoints without a subprocess or a socket: what one end
 sends, the other receives. It runs on whichever event loop is running (it is built on anyio),
-so one test can check an agent and a client on trio and on asyncio:
-
-```python
-from acpwire import connect, serve_agent
-from acpwire.testing import memory_stream_pair
-
-client_side, agent_side = memory_stream_pair()
-async with anyio.create_task_group() as tasks:
-    tasks.start_soon(lambda: serve_agent(MyAgent, stream=agent_side))
-    async with connect(client_side, v2=MyClient) as conn:
-        await conn.initialize(...)
-```
+so one test can check an agent and a client on trio and on asyncio (the example is in
+`acpwire.testing`'s documentation).
 
 The streams behave like a pipe in each direction: `receive_some` returns b"" once the peer has
 sent EOF (`send_eof`) or closed its end (`aclose`) and everything it sent was read; sending
