@@ -43,6 +43,7 @@ PINS = {
     "packaging": "26.4",
     "pdoc": "16.0.0",
     "pytest": "9.0.3",
+    "redis": "8.1.0",
     "ruff": "0.17.6",
     "trio": "0.35.0",
     "trustme": "1.2.1",
@@ -61,6 +62,7 @@ TOOLS = {
         "pdoc",  # tests/e2e/test_docs.py checks docstrings with the docs build's own rules
         *REMOTE,
         "trustme",  # TLS certificates for the HTTPS / HTTP/2 tests
+        "redis",  # RedisSessionStore, against the redis-server the tests start
     ),
     "bench": ("msgspec", "trio", "anyio", "uvloop", "orjson", "agent-client-protocol"),
     "lint": (*CODEGEN, "mypy", "trio", "anyio", "pytest", "hypothesis", "jsonschema", *REMOTE),

@@ -75,10 +75,16 @@ async def test_v2_resume_replays_the_recorded_history_then_the_state_then_respon
         and m["params"]["update"]["sessionUpdate"] != "state_update"
     ]
     assert history[0]["params"]["update"]["sessionUpdate"] == "user_message"
+    ended = sent[-1]  # the turn's end, its stop reason with it: replayed as the current state
+    assert ended["params"]["update"] == {
+        "sessionUpdate": "state_update",
+        "state": "idle",
+        "stopReason": "end_turn",
+    }
     async with served_tool_agent(2, store) as peer:  # a new connection, the same store
         resume = {"sessionId": sid, "cwd": "/repo", "replayFrom": {"type": "start"}}
         await peer.send(request(7, "session/resume", resume))
-        assert await receive(peer, len(history) + 2) == [*history, idle(sid), response(7, {})]
+        assert await receive(peer, len(history) + 2) == [*history, ended, response(7, {})]
 
 
 async def test_v2_resume_without_replay_sends_only_the_current_state() -> None:

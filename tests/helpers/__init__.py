@@ -16,6 +16,10 @@
 - `helpers.connection`: a bare `Connection` with scripted handlers and its raw peer (wire tests).
 - `helpers.processes`: subprocess peers: `python(code)`, `loop_script`, `PYTHONPATH`.
 - `helpers.typecheck`: `mypy --strict` on a user's snippet.
+- `helpers.remote` (an `agent_app` served in-process, TLS, raw HTTP), `helpers.durable` (the
+  turn the durability tests run and resume, a state `described` to compare),
+  `helpers.redis_server` (a real Redis server the test starts), `helpers.relay` (a TCP relay
+  a test cuts, as a network drop).
 - `helpers.strategies` (hypothesis strategies from the generator's IR) and `helpers.reporting`
   (`json_diff`, `write_summary`).
 """

@@ -55,7 +55,8 @@ class RemoteOptions:
 
     known_sessions: int = 100_000
     """Session ids this server remembers from its connections (the oldest are forgotten), so
-    a client that reconnects may open a session's stream before `session/load`."""
+    a client that reconnects may open a session's stream before `session/load`. With a
+    session store (`agent_app(store=...)`) the store is asked too: nothing is forgotten."""
 
     def __post_init__(self) -> None:
         for name in ("max_connections", "max_message_bytes", "max_stream_bytes"):
