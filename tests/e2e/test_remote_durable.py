@@ -15,15 +15,21 @@ from pathlib import Path
 import anyio
 import pytest
 
+from acp_schema import v2
 from acpwire import (
     AgentRequests,
+    ConnectionClosed,
+    MemorySessionStore,
     SqliteSessionStore,
     open_remote,
+    open_session,
+    prompt,
 )
 from acpwire.client import SessionState
-from helpers.durable import Story, connected_turn, described, initialized, reopened, story_app
+from helpers.durable import CWD, Story, connected_turn, described, initialized, reopened, story_app
 from helpers.processes import PYTHONPATH
 from helpers.redis_server import redis_server
+from helpers.relay import relay
 from helpers.remote import raw_client, served
 
 pytestmark = pytest.mark.usefixtures("loop")
@@ -180,3 +186,43 @@ async def test_two_server_processes_share_sessions_through_redis() -> None:
         finally:
             for server in servers:
                 stop(server)
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_turn_cut_midway_runs_on_and_is_resumed_whole(transport: str) -> None:
+    """The network drops mid-turn (no close frame, no DELETE): the turn runs on, recorded;
+    the client reconnects, resumes the session, and its state is the state of a client that
+    never lost the connection."""
+    gate = anyio.Event()
+    story = Story(gate)
+    app = story_app(story, MemorySessionStore())
+    requests = AgentRequests()
+    with anyio.fail_after(9):
+        async with served(app) as url:
+            async with open_remote(url, v2=requests.v2_client, transport=transport) as conn:  # type: ignore[arg-type]
+                await initialized(conn)
+                gate.set()
+                _, live = await connected_turn(conn, requests)  # the reference: never cut
+            gate = story.gate = anyio.Event()
+            story.started, story.ended = anyio.Event(), anyio.Event()
+            async with relay(url) as (cutter, through):
+                with pytest.raises(ConnectionClosed):
+                    async with open_remote(
+                        through, v2=requests.v2_client, transport=transport
+                    ) as conn:  # type: ignore[arg-type]
+                        await initialized(conn)
+                        opened = await open_session(conn.v2, cwd=CWD)
+                        session_id = opened.session_id
+                        params = v2.PromptRequest(
+                            session_id=session_id, prompt=[v2.TextContent(text="go")]
+                        )
+                        async with prompt(conn.v2, requests, params) as turn:
+                            async for _ in turn:
+                                if story.started.is_set():
+                                    cutter.cut()  # mid-turn: the tool call is in progress
+            gate.set()
+            await story.ended.wait()  # the turn ran on without its client
+            await anyio.sleep(0.1)  # its last updates recorded
+            async with open_remote(url, v2=requests.v2_client, transport=transport) as conn:  # type: ignore[arg-type]
+                await initialized(conn)
+                assert described(await reopened(conn, session_id)) == described(live)

@@ -35,7 +35,7 @@ from acp_schema import v1, v2
 from .._groups import SingleException
 from .._loop import Event as LoopEvent
 from .._loop import current_loop, new_event
-from ..errors import PeerError
+from ..errors import ConnectionClosed, PeerError
 from .connection import Negotiated, V1Negotiated
 from .permissions import Permissions, Verdict, cancelled_permission
 from .router import HeldRequest
@@ -530,7 +530,13 @@ async def _pump(
     once their event is queued."""
     while True:
         await turn._wait_room()
-        item = await updates.__anext__()
+        try:
+            item = await updates.__anext__()
+        except StopAsyncIteration:  # the connection ended mid-turn: raise why, as a call would
+            await turn._cancel(turn.session_id)  # a send on the closed connection raises it
+            raise ConnectionClosed(
+                f"the connection ended during a turn of {turn.session_id}"
+            ) from None
         if type(item) is HeldRequest:
             if item.call.method in TURN_REQUESTS:
                 requests._arrived(turn, item.call.params)

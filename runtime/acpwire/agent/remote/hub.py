@@ -5,6 +5,7 @@ checks every request passes (guard.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -29,7 +30,10 @@ class Hub:
     ) -> None:
         self.factories = factories
         self.store = store
-        self.options = options
+        # a turn whose client dropped runs on (and is recorded) as long as a connection
+        # without a client may
+        grace = max(options.background_grace_period, remote.idle_timeout)
+        self.options = dataclasses.replace(options, background_grace_period=grace)
         self.remote = remote
         self.connections: dict[str, RemoteConnection] = {}
         self.nursery: Nursery | None = None  # the lifespan's, while it runs
