@@ -99,7 +99,9 @@ def check_generated(session: nox.Session) -> None:
 def _interop_deps(session: nox.Session) -> None:
     """The official SDKs our interop tests run as real peers."""
     session.install("--quiet", f"agent-client-protocol=={PINS['agent-client-protocol']}")
-    if not (INTEROP_TS / "node_modules").exists():
+    installed = INTEROP_TS / "node_modules" / ".package-lock.json"  # npm writes it last
+    lock = INTEROP_TS / "package-lock.json"
+    if not installed.exists() or installed.stat().st_mtime < lock.stat().st_mtime:
         session.run("npm", "ci", "--silent", "--prefix", str(INTEROP_TS), external=True)
 
 
