@@ -249,3 +249,11 @@ async def test_an_old_store_still_replays() -> None:
 def test_a_missing_redis_server_is_named() -> None:
     with pytest.raises(Exception, match="6390"):
         RedisSessionStore("redis://127.0.0.1:6390/0")  # nothing listens there
+
+
+def test_the_redis_tests_fail_without_redis_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without `redis-server` the Redis store's tests fail, naming the install: never skip."""
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with pytest.raises(pytest.fail.Exception, match="apt-get install redis-server"):
+        with redis_server():
+            pass
