@@ -26,7 +26,8 @@ from acpwire.agent import (
 from acpwire.agent.stores.redis_store import RedisSessionStore
 from acpwire.agent.stores.writer import HistoryWriter
 from acpwire.examples import tool_agent
-from helpers.lines import new_session, selected, text_block
+from helpers.durable import finished_turn
+from helpers.lines import new_session
 from helpers.raw import request, response
 from helpers.redis_server import redis_server
 from helpers.serving import served_tool_agent
@@ -144,22 +145,6 @@ def test_the_writer_runs_off_the_calling_thread(tmp_path: Path) -> None:
 def test_synchronous_must_be_sqlites(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="synchronous must be one of"):
         SqliteSessionStore(tmp_path / "x.db", synchronous="sometimes")
-
-
-async def finished_turn(peer: Any, session_id: str, version: int) -> list[dict[str, Any]]:
-    await peer.send(
-        request("p", "session/prompt", {"sessionId": session_id, "prompt": [text_block("hi")]})
-    )
-    sent: list[dict[str, Any]] = []
-    while True:
-        message = await peer.receive()
-        if message.get("method") == "session/request_permission":
-            await peer.send(selected(message, "allow"))
-            continue
-        sent.append(message)
-        update = message.get("params", {}).get("update", {})
-        if (message.get("id") == "p" and version == 1) or update.get("state") == "idle":
-            return sent
 
 
 @pytest.mark.usefixtures("loop")

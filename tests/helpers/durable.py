@@ -23,6 +23,8 @@ from acpwire import (
 )
 from acpwire.agent import AgentApp, turn_agents
 from acpwire.client import SessionState
+from helpers.lines import is_permission_request, selected, text_block
+from helpers.raw import RawPeer, request
 
 INFO = v2.Implementation(name="durable-test", version="1.0")
 CWD = os.getcwd()
@@ -100,3 +102,20 @@ def story_app(work: Story, store: SessionStore | None, **options: Any) -> AgentA
     """An `agent_app` serving `work` by `turn_agents` over v2 and v1, recording into `store`."""
     agent, v1_agent = turn_agents(work, name="story", version="1", store=store)
     return agent_app(agent, v1=v1_agent, **options)
+
+
+async def finished_turn(peer: RawPeer, session_id: str, version: int) -> list[dict[str, Any]]:
+    """Run one turn of the example agent, allowing its tool call; every message it sent."""
+    await peer.send(
+        request("p", "session/prompt", {"sessionId": session_id, "prompt": [text_block("hi")]})
+    )
+    sent: list[dict[str, Any]] = []
+    while True:
+        message = await peer.receive()
+        if is_permission_request(message):
+            await peer.send(selected(message, "allow"))
+            continue
+        sent.append(message)
+        update = message.get("params", {}).get("update", {})
+        if (message.get("id") == "p" and version == 1) or update.get("state") == "idle":
+            return sent

@@ -19,15 +19,14 @@ server (the same host or network; `nox -s bench` measures it). Needs the `redis`
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from itertools import groupby
 from typing import Any
 
-import msgspec
-
 from ..sessions import SessionUpdate, StoredSession
 from .sqlite import decode_update
-from .writer import Entry, HistoryWriter
+from .writer import Entry
+from .written import WrittenHistory
 
 PAGE = 500
 """History entries read per round trip."""
@@ -44,7 +43,7 @@ def _redis() -> Any:
         ) from exc
 
 
-class RedisSessionStore:
+class RedisSessionStore(WrittenHistory):
     """Sessions and their history on the Redis server at `url`."""
 
     def __init__(self, url: str = "redis://127.0.0.1:6379/0", *, prefix: str = "acp:") -> None:
@@ -54,10 +53,7 @@ class RedisSessionStore:
         self.prefix = prefix
         self._client = _redis().Redis.from_url(url)
         self._client.ping()  # fail now, naming the server, not at the first session
-        self._versions: dict[str, int] = {}
-        self._encode = msgspec.json.Encoder().encode
-        self.writer = HistoryWriter(self._write, name=f"acpwire history writer ({url})")
-        """The thread writing history (`flush()` waits for it)."""
+        super().__init__(self._write, name=f"acpwire history writer ({url})")
 
     # ------------------------------------------------------------------ SessionStore
 
@@ -67,9 +63,7 @@ class RedisSessionStore:
         pipe.hset(self._key(session.session_id), mapping=_fields(session))
         pipe.rpush(self.prefix + "sessions", session.session_id)
         pipe.execute()
-        self._versions[session.session_id] = session.protocol_version
-        for update in session.history:
-            self.writer.put((session.session_id, update))
+        self._added(session)
 
     def get(self, session_id: str) -> StoredSession | None:
         """The session (its `history` empty: read it with `history`), None when unknown."""
@@ -85,11 +79,6 @@ class RedisSessionStore:
         found = pipe.execute()
         return (_session(i, fields) for i, fields in zip(ids, found, strict=True) if fields)
 
-    def recorder(self, session_id: str) -> Callable[[SessionUpdate], object]:
-        """Queues each update for the writer thread (no I/O on the send path)."""
-        put = self.writer.put
-        return lambda update: put((session_id, update))
-
     def save(self, session: StoredSession) -> None:
         """Write the session's title, time and prompt count."""
         key = self._key(session.session_id)
@@ -98,19 +87,6 @@ class RedisSessionStore:
         if session.title is None:
             pipe.hdel(key, "title")
         pipe.execute()
-
-    def history(self, session_id: str) -> Iterator[SessionUpdate]:
-        """The session's updates in order, everything this process recorded until now
-        included (waits for the writer first); read a page at a time as the caller iterates."""
-        version = self._version(session_id)
-        self.writer.flush()
-        return self._pages(session_id, version)
-
-    # ------------------------------------------------------------------ the rest
-
-    def flush(self) -> None:
-        """Wait until every update recorded so far is written."""
-        self.writer.flush()
 
     def close(self) -> None:
         """Write what is queued, stop the writer and close the connections."""
@@ -129,15 +105,6 @@ class RedisSessionStore:
             if len(page) < PAGE:
                 return
             start += PAGE
-
-    def _version(self, session_id: str) -> int:
-        version = self._versions.get(session_id)
-        if version is None:
-            session = self.get(session_id)
-            if session is None:
-                raise KeyError(session_id)
-            version = self._versions[session_id] = session.protocol_version
-        return version
 
     def _write(self, batch: Sequence[Entry]) -> None:
         """One pipeline for the whole batch, an RPUSH per run of one session (writer thread)."""

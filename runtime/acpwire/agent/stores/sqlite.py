@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import msgspec
@@ -28,7 +28,8 @@ import acp_schema.v1 as v1
 import acp_schema.v2 as v2
 
 from ..sessions import SessionUpdate, StoredSession
-from .writer import Entry, HistoryWriter
+from .writer import Entry
+from .written import WrittenHistory
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -63,7 +64,7 @@ def decode_update(version: int, data: bytes) -> SessionUpdate:
     return DECODERS[version].decode(data)
 
 
-class SqliteSessionStore:
+class SqliteSessionStore(WrittenHistory):
     """Sessions and their history in the SQLite file `path` (made when missing)."""
 
     def __init__(self, path: str | Path, *, synchronous: str = "NORMAL") -> None:
@@ -78,11 +79,8 @@ class SqliteSessionStore:
         self._db = self._connect()
         with self._db:
             self._db.executescript(SCHEMA)
-        self._versions: dict[str, int] = {}  # session -> its protocol version (never changes)
-        self._encode = msgspec.json.Encoder().encode
         self._writer_db: sqlite3.Connection | None = None
-        self.writer = HistoryWriter(self._write, name=f"acpwire history writer ({self.path})")
-        """The thread writing history (`flush()` waits for it)."""
+        super().__init__(self._write, name=f"acpwire history writer ({self.path})")
 
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
@@ -105,9 +103,7 @@ class SqliteSessionStore:
         )
         with self._lock:
             self._db.execute(f"INSERT INTO sessions ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)", row)
-        self._versions[session.session_id] = session.protocol_version
-        for update in session.history:
-            self.writer.put((session.session_id, update))
+        self._added(session)
 
     def get(self, session_id: str) -> StoredSession | None:
         """The session (its `history` empty: read it with `history`), None when unknown."""
@@ -123,11 +119,6 @@ class SqliteSessionStore:
             rows = self._db.execute(f"SELECT {COLUMNS} FROM sessions ORDER BY n").fetchall()
         return (self._session(row) for row in rows)
 
-    def recorder(self, session_id: str) -> Callable[[SessionUpdate], object]:
-        """Queues each update for the writer thread (no I/O on the send path)."""
-        put = self.writer.put
-        return lambda update: put((session_id, update))
-
     def save(self, session: StoredSession) -> None:
         """Write the session's title, time and prompt count."""
         with self._lock:
@@ -136,19 +127,6 @@ class SqliteSessionStore:
                 "WHERE session_id = ?",
                 (session.title, session.updated_at, session.prompt_count, session.session_id),
             )
-
-    def history(self, session_id: str) -> Iterator[SessionUpdate]:
-        """The session's updates in order, everything recorded until now included (waits
-        for the writer first); read a page at a time as the caller iterates."""
-        version = self._version(session_id)
-        self.writer.flush()
-        return self._pages(session_id, version)
-
-    # ------------------------------------------------------------------ the rest
-
-    def flush(self) -> None:
-        """Wait until every update recorded so far is written."""
-        self.writer.flush()
 
     def close(self) -> None:
         """Write what is queued, stop the writer and close the database."""
@@ -168,15 +146,6 @@ class SqliteSessionStore:
                 yield decode_update(version, data)
             if len(rows) < PAGE:
                 return
-
-    def _version(self, session_id: str) -> int:
-        version = self._versions.get(session_id)
-        if version is None:
-            session = self.get(session_id)
-            if session is None:
-                raise KeyError(session_id)
-            version = self._versions[session_id] = session.protocol_version
-        return version
 
     def _session(self, row: tuple[object, ...]) -> StoredSession:
         session_id, cwd, version, title, updated_at, prompt_count = row
