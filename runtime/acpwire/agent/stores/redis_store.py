@@ -26,7 +26,7 @@ from typing import Any
 from ..sessions import SessionUpdate, StoredSession
 from .sqlite import decode_update
 from .writer import Entry
-from .written import WrittenHistory
+from .written import _WrittenHistory
 
 PAGE = 500
 """History entries read per round trip."""
@@ -43,14 +43,16 @@ def _redis() -> Any:
         ) from exc
 
 
-class RedisSessionStore(WrittenHistory):
+class RedisSessionStore(_WrittenHistory):
     """Sessions and their history on the Redis server at `url`."""
 
     def __init__(self, url: str = "redis://127.0.0.1:6379/0", *, prefix: str = "acp:") -> None:
         """`url`: the server (`redis://host:port/db`, `rediss://` for TLS, `unix:///path`);
         `prefix`: the start of every key, so several apps can share one database."""
         self.url = url
+        """The Redis server's URL."""
         self.prefix = prefix
+        """The start of every key of this store."""
         self._client = _redis().Redis.from_url(url)
         self._client.ping()  # fail now, naming the server, not at the first session
         super().__init__(self._write, name=f"acpwire history writer ({url})")

@@ -29,7 +29,7 @@ import acp_schema.v2 as v2
 
 from ..sessions import SessionUpdate, StoredSession
 from .writer import Entry
-from .written import WrittenHistory
+from .written import _WrittenHistory
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -64,7 +64,7 @@ def decode_update(version: int, data: bytes) -> SessionUpdate:
     return DECODERS[version].decode(data)
 
 
-class SqliteSessionStore(WrittenHistory):
+class SqliteSessionStore(_WrittenHistory):
     """Sessions and their history in the SQLite file `path` (made when missing)."""
 
     def __init__(self, path: str | Path, *, synchronous: str = "NORMAL") -> None:

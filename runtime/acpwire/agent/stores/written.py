@@ -1,4 +1,4 @@
-"""`WrittenHistory`: what the durable stores share: history recorded through a
+"""`_WrittenHistory`: what the durable stores share: history recorded through a
 `HistoryWriter` thread (see writer.py) and read back, after a flush, a page at a time in the
 protocol version the session was recorded in. A store subclasses it and implements `get`
 (the session, or None) and `_pages` (its stored updates, decoded)."""
@@ -14,7 +14,7 @@ from ..sessions import SessionUpdate, StoredSession
 from .writer import Entry, HistoryWriter
 
 
-class WrittenHistory(ABC):
+class _WrittenHistory(ABC):
     def __init__(self, write: Callable[[Sequence[Entry]], None], *, name: str) -> None:
         """`write(batch)`: writes a batch of (session id, update) entries, on the writer
         thread; `name`: the thread's."""
