@@ -14,6 +14,8 @@ OPTIONAL_DEPENDENCIES = {
     "remote": ["httpx[http2]>=0.28", "httpx-ws>=0.8", "wsproto>=1.2", "hypercorn>=0.17"],
     # RedisSessionStore: sessions shared by several server processes
     "redis": ["redis>=5"],
+    # the `acpwire show` terminal view (the command itself needs nothing more)
+    "cli": ["rich>=13.7"],
 }
 
 

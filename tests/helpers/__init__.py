@@ -24,6 +24,10 @@
   turn the durability tests run and resume, a state `described` to compare),
   `helpers.redis_server` (a real Redis server the test starts), `helpers.relay` (a TCP relay
   a test cuts, as a network drop).
+- `helpers.commands`: the `acpwire` command run as a process (`acpwire(...)`, `start`,
+  `start_with_terminal` on a pty) and the agents it runs.
+- `helpers.traces`: a hand-written trace breaking each rule `acpwire show` checks
+  (`broken_trace`) and the findings it must produce (`expected_findings`).
 - `helpers.strategies` (hypothesis strategies from the generator's IR) and `helpers.reporting`
   (`json_diff`, `write_summary`).
 """

@@ -517,7 +517,7 @@ async def _turn(conn: Any, requests: AgentRequests, params: Any, state: Any) -> 
                     yield turn
             finally:
                 del requests._turns[session_id]
-                if not (turn._finished or turn._rejected):
+                if not (turn._finished or turn._rejected or conn.connection.closed):
                     with loop.CancelScope(shield=True):
                         await conn.cancel(session_id)
                 turn._decline_unanswered()
@@ -582,10 +582,10 @@ async def _pump(
         await turn._wait_room()
         try:
             item = await updates.__anext__()
-        except StopAsyncIteration:  # the connection ended mid-turn: raise why, as a call would
-            await turn._cancel(turn.session_id)  # a send on the closed connection raises it
+        except StopAsyncIteration:  # the connection ended before the turn did
+            await turn._cancel(turn.session_id)  # raises why, when the connection knows it
             raise ConnectionClosed(
-                f"the connection ended during a turn of {turn.session_id}"
+                f"the agent closed the connection during the turn of {turn.session_id}"
             ) from None
         if type(item) is HeldRequest:
             if item.call.method in TURN_REQUESTS:
