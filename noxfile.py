@@ -43,6 +43,7 @@ PINS = {
     "packaging": "26.4",
     "pdoc": "16.0.0",
     "pytest": "9.0.3",
+    "redis": "8.1.0",
     "rich": "15.0.0",
     "ruff": "0.17.6",
     "trio": "0.35.0",
@@ -64,6 +65,7 @@ TOOLS = {
         *REMOTE,
         *CLI,
         "trustme",  # TLS certificates for the HTTPS / HTTP/2 tests
+        "redis",  # RedisSessionStore, against the redis-server the tests start
     ),
     "bench": ("msgspec", "trio", "anyio", "uvloop", "orjson", "agent-client-protocol"),
     "lint": (

@@ -11,8 +11,8 @@ importable from here:
   `V1PromptTurns` the v1 one (`V1Turn`, `V1TurnToolCall`); `agent_capabilities` advertises
   what the class implements; `serve_turns` serves one `AgentTurn` work function (`AnyWork`,
   its tool calls `ToolCallHandle`s, permission options `PermissionChoice`s) over v2 and v1,
-  sessions listed, resumed and loaded from a `MemorySessionStore` or your own `SessionStore`
-  of `StoredSession`s; `agent_app` serves the same classes over the network (WebSocket and
+  sessions listed, resumed and loaded from a `MemorySessionStore`, a durable
+  `SqliteSessionStore` or your own `SessionStore` of `StoredSession`s; `agent_app` serves the same classes over the network (WebSocket and
   Streamable HTTP, an ASGI app: `serve_remote` runs it under Hypercorn; `RemoteOptions`,
   `bearer_token`);
 - a client (`acpwire.client`): subclass `acp_schema.v2.ClientBase`,
@@ -58,6 +58,7 @@ from .agent import (
     RemoteOptions,
     RunState,
     SessionStore,
+    SqliteSessionStore,
     StopReason,
     StoredSession,
     ToolCallHandle,
@@ -140,6 +141,7 @@ __all__ = [  # noqa: RUF022 (grouped by side, sorted within a group)
     "RemoteOptions",
     "RunState",
     "SessionStore",
+    "SqliteSessionStore",
     "StopReason",
     "StoredSession",
     "ToolCallHandle",

@@ -17,7 +17,8 @@ from acpwire.agent import MemorySessionStore, serve_agent, turn_agents
 from acpwire.examples import tool_agent
 from acpwire.testing import memory_stream_pair
 from helpers.constants import RAW_INIT_V1, RAW_INIT_V2
-from helpers.lines import is_permission_request, new_session, on, selected, text_block
+from helpers.durable import finished_turn
+from helpers.lines import is_permission_request, new_session, on, text_block
 from helpers.raw import RawPeer, error_response, receive, request, response
 from helpers.serving import served_tool_agent
 
@@ -26,23 +27,6 @@ pytestmark = pytest.mark.usefixtures("loop")
 
 def idle(session_id: str) -> dict[str, Any]:
     return on(session_id, {"sessionUpdate": "state_update", "state": "idle"})
-
-
-async def finished_turn(peer: RawPeer, session_id: str, version: int) -> list[dict[str, Any]]:
-    """Run one turn of the example agent, allowing its tool call; every message it sent."""
-    await peer.send(
-        request("p", "session/prompt", {"sessionId": session_id, "prompt": [text_block("hi")]})
-    )
-    sent: list[dict[str, Any]] = []
-    while True:
-        message = await peer.receive()
-        if is_permission_request(message):
-            await peer.send(selected(message, "allow"))
-            continue
-        sent.append(message)
-        update = message.get("params", {}).get("update", {})
-        if (message.get("id") == "p" and version == 1) or update.get("state") == "idle":
-            return sent
 
 
 async def test_initialize_advertises_what_is_served() -> None:
@@ -75,10 +59,16 @@ async def test_v2_resume_replays_the_recorded_history_then_the_state_then_respon
         and m["params"]["update"]["sessionUpdate"] != "state_update"
     ]
     assert history[0]["params"]["update"]["sessionUpdate"] == "user_message"
+    ended = sent[-1]  # the turn's end, its stop reason with it: replayed as the current state
+    assert ended["params"]["update"] == {
+        "sessionUpdate": "state_update",
+        "state": "idle",
+        "stopReason": "end_turn",
+    }
     async with served_tool_agent(2, store) as peer:  # a new connection, the same store
         resume = {"sessionId": sid, "cwd": "/repo", "replayFrom": {"type": "start"}}
         await peer.send(request(7, "session/resume", resume))
-        assert await receive(peer, len(history) + 2) == [*history, idle(sid), response(7, {})]
+        assert await receive(peer, len(history) + 2) == [*history, ended, response(7, {})]
 
 
 async def test_v2_resume_without_replay_sends_only_the_current_state() -> None:

@@ -20,6 +20,10 @@
 - `helpers.connection`: a bare `Connection` with scripted handlers and its raw peer (wire tests).
 - `helpers.processes`: subprocess peers: `python(code)`, `loop_script`, `PYTHONPATH`.
 - `helpers.typecheck`: `mypy --strict` on a user's snippet.
+- `helpers.remote` (an `agent_app` served in-process, TLS, raw HTTP), `helpers.durable` (the
+  turn the durability tests run and resume, a state `described` to compare),
+  `helpers.redis_server` (a real Redis server the test starts), `helpers.relay` (a TCP relay
+  a test cuts, as a network drop).
 - `helpers.commands`: the `acpwire` command run as a process (`acpwire(...)`, `start`,
   `start_with_terminal` on a pty) and the agents it runs.
 - `helpers.traces`: a hand-written trace breaking each rule `acpwire show` checks

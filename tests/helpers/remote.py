@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx
@@ -40,9 +41,10 @@ class Tls:
 
 
 @contextlib.asynccontextmanager
-async def served(app: AgentApp, tls: Tls | None = None) -> AsyncIterator[str]:
+async def served(app: AgentApp, tls: Tls | None = None, **serve_options: Any) -> AsyncIterator[str]:
     """Serve `app` on a free loopback port while the block runs; yields its endpoint URL.
-    Leaving the block shuts the server down gracefully."""
+    Leaving the block shuts the server down gracefully. `serve_options`: more arguments of
+    `serve_remote`."""
     stop = anyio.Event()
     async with anyio.create_task_group() as tasks:
         [url] = await tasks.start(
@@ -53,6 +55,7 @@ async def served(app: AgentApp, tls: Tls | None = None) -> AsyncIterator[str]:
                 certfile=tls.certfile if tls else None,
                 keyfile=tls.keyfile if tls else None,
                 shutdown_trigger=stop.wait,
+                **serve_options,
             )
         )
         try:

@@ -126,6 +126,8 @@ class Connection:
         # made when the input ends; set once every request is answered or none can be
         self._all_answered: LoopEvent | None = None
         self._overdue: RpcError | None = None  # the answer of handlers cancelled at the end
+        self._background = 0  # tasks of `start_soon` running
+        self._background_ended: LoopEvent | None = None  # made once the input ended
         self._unparsable_lines = 0
         self._next_unparsable_count = 10
 
@@ -162,6 +164,7 @@ class Connection:
                 self._end_input(ConnectionClosed("the peer closed the connection"))
                 await self._failure()  # resolve the better reason (exit code, stderr) now
                 await self._answer_the_rest()
+                await self._let_background_work_end()
             finally:
                 self._close(ConnectionClosed("the connection was shut down"))
                 nursery.cancel_scope.cancel()
@@ -339,7 +342,29 @@ class Connection:
         does. RuntimeError when the connection is not running."""
         if self._nursery is None:
             raise RuntimeError("the connection is not running")
-        self._nursery.start_soon(work, *args)
+        self._nursery.start_soon(self._background_work, work, *args)
+
+    async def _background_work(
+        self, work: Callable[[Unpack[Ts]], Coroutine[Any, Any, object]], *args: *Ts
+    ) -> None:
+        self._background += 1
+        try:
+            await work(*args)
+        finally:
+            self._background -= 1
+            if not self._background and self._background_ended is not None:
+                self._background_ended.set()
+
+    async def _let_background_work_end(self) -> None:
+        """The input ended: background work gets `background_grace_period` seconds to end."""
+        grace = self.options.background_grace_period
+        if grace <= 0 or not self._background:
+            return
+        self._background_ended = self.loop.Event()
+        with self.loop.move_on_after(grace):
+            await self._background_ended.wait()
+        with self.loop.move_on_after(self.options.eof_grace_period):
+            await self._outbox.flush()
 
     async def _run_request(self, call: Call) -> None:
         request_id = call.id

@@ -34,6 +34,13 @@ class ConnectionOptions:
     answers are written, then the rest are answered with an error. Below `open_agent`'s
     `grace_period`: an agent answers, then exits."""
 
+    background_grace_period: float = 0.0
+    """Seconds the connection's background work (the v2 turns `PromptTurns` runs after
+    answering their prompt) may run on once the peer's input ended, what it sends going
+    nowhere; then it is cancelled. 0 (the default): cancelled at once, right over stdio,
+    where a client that left is gone for good. `agent_app` sets `RemoteOptions.idle_timeout`,
+    so a turn whose client dropped finishes and is recorded for the client to resume."""
+
     check_outgoing: bool = False
     """Check every message this side sends against this schema release first
     (`acp_schema.check_outgoing`): an enum value or union tag unknown to it (a typo such as

@@ -3,10 +3,11 @@ over the network (`agent_app`, an ASGI app for WebSocket and Streamable HTTP, ru
 `serve_remote`; its checks in `RemoteOptions`, `bearer_token`), advertise
 what it implements (`agent_capabilities`), run its prompt turns (`PromptTurns`,
 `V1PromptTurns`) with the helpers a turn's work calls (`Turn`, `V1Turn`, tool-call handles), or
-serve whole sessions from one work function and a session store (`serve_turns`).
+serve whole sessions from one work function and a session store (`serve_turns`; in memory,
+or durable: `SqliteSessionStore`, `RedisSessionStore`).
 
 The names an agent is written and annotated with are also importable from `acpwire`; the
-less common ones (`AgentApp`, `Denied`, `Request`, `turn_agents`, `git_patch`, `v1_diff`, `v2_diff`, `text_of`,
+less common ones (`AgentApp`, `Denied`, `Request`, `turn_agents`, `SavingSessionStore`, `RedisSessionStore`, `git_patch`, `v1_diff`, `v2_diff`, `text_of`,
 `capability_mismatches`, `CapabilityMismatch`, `Location`, `AgentFactory`,
 `V1AgentFactory`) only from here. The modules inside this package are implementation detail.
 """
@@ -20,7 +21,15 @@ from .diffs import git_patch, v1_diff, v2_diff
 from .endpoint import AgentFactory, V1AgentFactory, serve_agent
 from .remote import AgentApp, Denied, RemoteOptions, Request, agent_app, bearer_token, serve_remote
 from .schedulers import PromptTurns, V1PromptTurns
-from .sessions import MemorySessionStore, SessionStore, StoredSession, serve_turns, turn_agents
+from .sessions import (
+    MemorySessionStore,
+    SavingSessionStore,
+    SessionStore,
+    StoredSession,
+    serve_turns,
+    turn_agents,
+)
+from .stores import RedisSessionStore, SqliteSessionStore
 from .turns import (
     AgentTurn,
     AnyWork,
@@ -51,10 +60,13 @@ __all__ = [
     "MemorySessionStore",
     "PermissionChoice",
     "PromptTurns",
+    "RedisSessionStore",
     "RemoteOptions",
     "Request",
     "RunState",
+    "SavingSessionStore",
     "SessionStore",
+    "SqliteSessionStore",
     "StopReason",
     "StoredSession",
     "ToolCallHandle",

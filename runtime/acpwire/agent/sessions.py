@@ -20,6 +20,7 @@ from __future__ import annotations
 import base64
 import time
 import uuid
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -55,15 +56,24 @@ class StoredSession:
     updated_at: float = field(default_factory=time.time)
     """When it was last prompted (seconds since the epoch)."""
     history: list[SessionUpdate] = field(default_factory=list)
-    """Every update sent in it, in order (replayed by v2 `session/resume` and v1
-    `session/load`)."""
+    """Every update sent in it, in order, for a store that keeps the history in this object
+    (`MemorySessionStore`); a durable store leaves it empty and gives the history by its
+    `history(session_id)` (replayed by v2 `session/resume` and v1 `session/load`)."""
     prompt_count: int = 0
     """The prompts started in it so far: turn ids continue from here on every connection, so a
     resumed session never reuses the message and tool call ids of its history."""
 
 
 class SessionStore(Protocol):
-    """Where sessions and their history live (`MemorySessionStore` by default)."""
+    """Where sessions and their history live: `MemorySessionStore` (the default, in memory),
+    `SqliteSessionStore` (a file: survives restarts), `RedisSessionStore` (shared by several
+    server processes), or your own.
+
+    A store is asked on the event loop's thread: keep each method quick (a durable store
+    writes history from a thread of its own, see `SqliteSessionStore`). Sessions are driven
+    by one connection at a time; the store is shared by every connection of a server.
+    Implement `save` and `history` too (`SavingSessionStore`): without them a store is
+    deprecated."""
 
     def add(self, session: StoredSession) -> None:
         """Keep a new session (`session/new`)."""
@@ -81,6 +91,31 @@ class SessionStore(Protocol):
         """The function appending an update sent in the session to its history: asked once
         per turn, called on the send path of every update (keep it cheap)."""
         ...
+
+
+class SavingSessionStore(SessionStore, Protocol):
+    """A `SessionStore` that is told what changes and gives the history itself: what every
+    store should be (a durable one must). A store without `save` and `history` still works
+    (its `StoredSession` objects are changed in place and their `history` read) but is
+    deprecated; both methods join `SessionStore` in the next release."""
+
+    def save(self, session: StoredSession) -> None:
+        """Keep what changed of a session `get` gave (`title`, `updated_at`, `prompt_count`):
+        called when a prompt starts. A store of in-memory objects has nothing to do."""
+        ...
+
+    def history(self, session_id: str) -> Iterable[SessionUpdate]:
+        """Every update recorded in the session, in order, including those recorded just now
+        (replayed by v2 `session/resume` and v1 `session/load`)."""
+        ...
+
+
+LEGACY_STORE = (
+    "a SessionStore without save() and history() is deprecated since acpwire 0.2.0: add "
+    "`def save(self, session): pass` (a store of in-memory objects has nothing to do) and "
+    "`def history(self, session_id): return self.get(session_id).history`; until then "
+    "changes are made to the StoredSession objects `get` returns, and history is read from them"
+)
 
 
 class MemorySessionStore:
@@ -105,6 +140,13 @@ class MemorySessionStore:
         """The `append` of the session's history list."""
         return self._sessions[session_id].history.append
 
+    def save(self, session: StoredSession) -> None:
+        """Nothing to do: `get` gave the stored object itself."""
+
+    def history(self, session_id: str) -> Iterable[SessionUpdate]:
+        """The session's history list."""
+        return self._sessions[session_id].history
+
 
 @dataclass(frozen=True)
 class Served:
@@ -128,6 +170,8 @@ def turn_agents(
     """The v2 and v1 agent classes serving `work` (for `serve_agent(v2cls, v1=v1cls)`),
     sharing one store (a `MemorySessionStore` unless given); `name` and `version` as for
     `serve_turns`."""
+    if store is not None and not (hasattr(store, "save") and hasattr(store, "history")):
+        warnings.warn(LEGACY_STORE, DeprecationWarning, stacklevel=2)
     served = Served(work, store or MemorySessionStore(), name, version, page_size)
     return (
         type("TurnAgent", (TurnAgent,), {"served": served}),
@@ -192,6 +236,7 @@ class _SessionsServed:
         def next_id(session_id: str) -> str:
             session = self.session(session_id)
             session.prompt_count += 1
+            self._save(session)
             return f"{prefix}_{session.prompt_count}"
 
         return next_id
@@ -201,8 +246,14 @@ class _SessionsServed:
         session.updated_at = time.time()
         if session.title is None and text:
             session.title = text.splitlines()[0][:80]
+        self._save(session)
 
-    def history(self, session: StoredSession) -> list[SessionUpdate]:
+    def _save(self, session: StoredSession) -> None:
+        save = getattr(self.served.store, "save", None)
+        if save is not None:
+            save(session)
+
+    def history(self, session: StoredSession) -> Iterable[SessionUpdate]:
         """The session's history, recorded in this agent's version (-32602 otherwise)."""
         if session.protocol_version != self.protocol_version:
             raise RpcError.invalid_params(
@@ -210,7 +261,8 @@ class _SessionsServed:
                 f" and cannot be replayed over v{self.protocol_version}: resume it without "
                 "replay, or over the version it was started with"
             )
-        return session.history
+        history = getattr(self.served.store, "history", None)
+        return session.history if history is None else history(session.session_id)
 
     def page(self, cwd: object, cursor: object) -> tuple[list[StoredSession], str | None]:
         """One `session/list` page, and the cursor of the next one (None after the last)."""
@@ -290,9 +342,12 @@ class TurnAgent(_SessionsServed, v2.AgentBase):
         then the current state (a MUST, even without replay), then the response."""
         session = self.session(params.session_id, params.cwd)
         replay_from = params.replay_from
+        last = v2.SessionStateUpdate(state="idle")  # the last state recorded
         if isinstance(replay_from, v2.ReplayFromStart):
-            for update in cast(list[v2.SessionUpdate], self.history(session)):
-                if not isinstance(update, v2.SessionStateUpdate):  # the state is sent as it is now
+            for update in cast(Iterable[v2.SessionUpdate], self.history(session)):
+                if isinstance(update, v2.SessionStateUpdate):  # sent as it is now, below
+                    last = update
+                else:
                     await self._send(session.session_id, update)
         elif isinstance(replay_from, v2.UnknownReplayFrom):
             raise RpcError.invalid_params(
@@ -300,7 +355,12 @@ class TurnAgent(_SessionsServed, v2.AgentBase):
                 '{"type": "start"} or omit replayFrom'
             )
         state = self.turns.current_state(session.session_id)
-        await self._send(session.session_id, v2.SessionStateUpdate(state=state))
+        # idle: the last turn's end as it was reported (its stop reason and error), so the
+        # replayed state is the state of a client that saw the turn end
+        now = (
+            last if state == "idle" and last.state == "idle" else v2.SessionStateUpdate(state=state)
+        )
+        await self._send(session.session_id, now)
         return v2.ResumeSessionResponse()
 
     async def session_prompt(self, params: v2.PromptRequest) -> v2.PromptResponse:
@@ -342,7 +402,7 @@ class V1TurnAgent(_SessionsServed, v1.AgentBase):
     async def session_load(self, params: v1.LoadSessionRequest) -> v1.LoadSessionResponse:
         """Replays the whole history, then responds (v1: the load response ends replay)."""
         session = self.session(params.session_id, params.cwd)
-        for update in cast(list[v1.SessionUpdate], self.history(session)):
+        for update in cast(Iterable[v1.SessionUpdate], self.history(session)):
             notification = v1.SessionNotification(session_id=session.session_id, update=update)
             await self.client.session_update(notification)
         return v1.LoadSessionResponse()

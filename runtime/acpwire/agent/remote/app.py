@@ -18,6 +18,7 @@ from ..._loop import current_loop
 from ..._wire.options import ConnectionOptions
 from ..._wire.versions import check_factory
 from ..endpoint import AgentFactory, V1AgentFactory
+from ..sessions import SessionStore
 from . import http_profile, websocket_profile
 from .asgi import Receive, Scope, Send
 from .hub import Hub
@@ -33,6 +34,7 @@ class AgentApp:
         factories: dict[int, Callable[[Any], Any]],
         options: ConnectionOptions,
         remote: RemoteOptions,
+        store: SessionStore | None = None,
     ) -> None:
         for version, factory in factories.items():
             check_factory(factory, version, "agent")  # misuse fails now, not per connection
@@ -40,7 +42,10 @@ class AgentApp:
         """The limits of each ACP connection."""
         self.remote = remote
         """The server's checks and limits."""
-        self._hub = Hub(factories, options, remote)
+        self.store = store
+        """The session store shared by every connection (None: sessions are known from what
+        the agents named in this process)."""
+        self._hub = Hub(factories, options, remote, store)
 
     @property
     def open_connections(self) -> int:
@@ -81,6 +86,7 @@ def agent_app(
     v1: V1AgentFactory | None = None,
     options: ConnectionOptions | None = None,
     remote: RemoteOptions | None = None,
+    store: SessionStore | None = None,
 ) -> AgentApp:
     """An ASGI application serving your agent remotely, over Streamable HTTP and WebSocket.
 
@@ -88,7 +94,12 @@ def agent_app(
     instance; `turn_agents(...)` gives `serve_turns`' pair); each ACP connection gets its own
     instance. `options`: the limits of each connection (`ConnectionOptions`); `remote`: the
     server's checks and limits (`RemoteOptions`: authentication, allowed origins, message
-    size, connections, ...). Serve it with `serve_remote(app)` or any ASGI server:
+    size, connections, ...). `store`: the session store every connection shares, which the
+    server knows sessions from (a client reconnecting may open a session's stream before it
+    loads the session); by default the store of `turn_agents`' classes, so `agent_app(agent,
+    v1=v1_agent)` with `agent, v1_agent = turn_agents(work, name=..., version=...,
+    store=SqliteSessionStore(path))` serves sessions that outlive connections and restarts. Serve it with `serve_remote(app)`
+    or any ASGI server:
     `hypercorn module:app` (HTTP/2, WebSocket; `-k trio` for trio). TypeError at once when an
     implementation cannot be served.
     """
@@ -106,4 +117,26 @@ def agent_app(
         factories,
         options if options is not None else ConnectionOptions(),
         remote if remote is not None else RemoteOptions(),
+        _shared_store(factories, store),
     )
+
+
+def _shared_store(
+    factories: dict[int, Callable[[Any], Any]], store: SessionStore | None
+) -> SessionStore | None:
+    """The store given, else the one the `turn_agents` classes share; ValueError when the
+    classes record into another store than the one given (the server would not know their
+    sessions)."""
+    theirs = {
+        id(served.store): served.store
+        for factory in factories.values()
+        if (served := getattr(factory, "served", None)) is not None
+    }
+    if store is None:
+        return next(iter(theirs.values()), None)
+    if any(other is not store for other in theirs.values()):
+        raise ValueError(
+            "agent_app(store=...) is not the store the turn_agents classes record into: pass "
+            "the same store to turn_agents(..., store=store), or leave agent_app's out"
+        )
+    return store

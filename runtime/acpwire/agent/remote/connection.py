@@ -10,17 +10,19 @@
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from collections.abc import Callable
 from typing import Any
 
 from ..._loop import Event, current_loop
-from ...streams.envelope import NotAMessage, RequestId, envelope
+from ...streams.envelope import Envelope, NotAMessage, RequestId, envelope
 from ..endpoint import AgentEndpoint
 from .agent_stream import AgentStream, Outlet
 from .mailbox import Mailbox, Stalled
 from .options import RemoteOptions
 from .routes import Routes
+from .session_limit import SessionLimit
 
 log = logging.getLogger("acpwire")
 
@@ -47,6 +49,8 @@ class RemoteConnection:
         self._endpoint = endpoint
         self._on_session = on_session
         self.routes = Routes()
+        self.sessions = SessionLimit(remote.max_sessions_per_connection, self.id)
+        """The sessions open on the connection (`RemoteOptions.max_sessions_per_connection`)."""
         self.mailboxes: dict[str | None, Mailbox] = {}
         max_buffered = endpoint.options.max_buffered_bytes
         self.stream = AgentStream(outlet or self._route, max_buffered_bytes=max_buffered)
@@ -55,20 +59,67 @@ class RemoteConnection:
         self._initialize_id: RequestId | None = None
         self._initialize_answer: bytes | None = None
         self._initialized: Event = self._loop.Event()
+        self.attached = 0
+        """What of the client is there now: open event streams (HTTP), 1 for an open
+        WebSocket; at 0 the connection is ended `idle_timeout` seconds after `touch`."""
+        self._last_seen = time.monotonic()
+        self._changed: Event = self._loop.Event()
+        self.ended = False
+        """True from `end`: new requests and event streams are refused (404)."""
+
+    def touch(self) -> None:
+        """The client did something (a request, a stream opened or closed)."""
+        self._last_seen = time.monotonic()
+        self._changed.set()
+
+    def attach(self) -> None:
+        self.attached += 1
+        self.touch()
+
+    def detach(self) -> None:
+        self.attached -= 1
+        self.touch()
 
     async def run(self) -> None:
-        """Serve the agent until its input ended and its last answers went out (or `cancel`)."""
+        """Serve the agent until its input ended and its last answers went out (or `cancel`,
+        or `idle_timeout` without a client)."""
         try:
             with self._scope:
-                await self._endpoint.serve(self.stream)
+                async with self._loop.open_nursery() as nursery:
+                    nursery.start_soon(self._end_when_idle)
+                    await self._endpoint.serve(self.stream)
+                    nursery.cancel_scope.cancel()
         except Exception:
             log.exception("remote ACP connection %s failed", self.id)
         finally:
-            self.stream.end_input()
-            for mailbox in self.mailboxes.values():
-                mailbox.close()
+            self.end()
             self._initialized.set()
             self.done.set()
+
+    async def _end_when_idle(self) -> None:
+        """Reap the connection once no client was there for `idle_timeout` seconds: it ends
+        and its work is cancelled at once (its turns had `idle_timeout` already; what they
+        did until then is in the session store)."""
+        timeout = self._remote.idle_timeout
+        while True:
+            self._changed = self._loop.Event()
+            if self.ended:
+                return  # the client ended it: its turns have their own grace period
+            if self.attached > 0:
+                await self._changed.wait()
+                continue
+            left = self._last_seen + timeout - time.monotonic()
+            if left <= 0:
+                break
+            with self._loop.move_on_after(left):
+                await self._changed.wait()
+        log.info(
+            "ending remote ACP connection %s: no client for %g s (RemoteOptions.idle_timeout)",
+            self.id,
+            timeout,
+        )
+        self.end()
+        self.cancel()
 
     def cancel(self) -> None:
         """End the connection now (its handlers are cancelled)."""
@@ -76,7 +127,10 @@ class RemoteConnection:
 
     def end(self) -> None:
         """The client is gone (DELETE, disconnect): the agent reads EOF, its requests get
-        the endpoint's grace period, and the event streams end."""
+        the endpoint's grace period (its running v2 turns `idle_timeout`, their messages
+        dropped), and the event streams end; the connection takes no more requests."""
+        self.ended = True
+        self._changed.set()
         self.stream.end_input()
         for mailbox in self.mailboxes.values():
             mailbox.close()
@@ -104,13 +158,9 @@ class RemoteConnection:
                 max_bytes=self._remote.max_stream_bytes,
                 stall_timeout=self._remote.stall_timeout,
             )
-            if self.stream_closed:
+            if self.ended:
                 mailbox.close()
         return mailbox
-
-    @property
-    def stream_closed(self) -> bool:
-        return self.done.is_set()
 
     async def _route(self, line: bytes) -> None:
         try:
@@ -127,11 +177,19 @@ class RemoteConnection:
             self._initialize_answer = line
             self._initialized.set()
             return
+        if self.sessions.watching:
+            self.sessions.outgoing(message)
         session = self.routes.outgoing(message)
         for named in (session, message.result_session):
             if named is not None:
                 self._on_session(named)
         await self._put(session, line)
+
+    async def answer(self, message: Envelope, line: bytes) -> None:
+        """Send the client an answer of the server's own to its request `message`, where the
+        agent's answer would have gone."""
+        route = self.routes.outgoing(Envelope(message.id, None, None, None, failed=True))
+        await self._put(route, line)
 
     async def _put(self, session: str | None, line: bytes) -> None:
         try:
@@ -144,17 +202,25 @@ class RemoteConnection:
 
 
 class WebSocketOutlet:
-    """The agent's messages as text frames of an ASGI WebSocket."""
+    """The agent's messages as text frames of an ASGI WebSocket. Once the socket is gone
+    they are dropped (the agent goes on: a dropped client leaves its connection running
+    until `idle_timeout`, a closed one ends it), and read for the session limit while a
+    request creating a session is unanswered."""
 
     def __init__(self, send: Callable[[dict[str, Any]], Any]) -> None:
         self._send = send
         self.open = True
+        self.sessions: SessionLimit | None = None
 
     async def __call__(self, line: bytes) -> None:
+        if self.sessions is not None and self.sessions.watching:
+            try:
+                self.sessions.outgoing(envelope(line))
+            except NotAMessage:
+                pass
         if not self.open:
-            raise current_loop().BrokenResourceError("the WebSocket is closed")
+            return
         try:
             await self._send({"type": "websocket.send", "text": line.decode()})
-        except Exception as exc:  # the server's own error for a socket that went away
+        except Exception:  # the server's own error for a socket that went away
             self.open = False
-            raise current_loop().BrokenResourceError(f"the WebSocket is closed: {exc!r}") from exc

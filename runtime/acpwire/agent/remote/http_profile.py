@@ -14,6 +14,7 @@
            `Acp-Session-Id`. It ends when the connection does.
     DELETE 400 without `Acp-Connection-Id`, 404 for an unknown one; else the connection
            ends (the agent reads EOF, as when a stdio client closes its stdin) and 202.
+           An ended connection is 404 to every request from then on.
 
 Any other method is 405. Every request first passes the app's checks (guard.py).
 """
@@ -131,11 +132,18 @@ async def _post(app: Hub, headers: dict[str, str], body: bytes | None, send: Sen
     connection = await _connection(app, headers, send)
     if connection is None:
         return
+    connection.touch()
     refusal = connection.routes.incoming(
         message, headers.get(SESSION_ID), lambda session: app.knows_session(connection, session)
     )
     if refusal is not None:
         await respond(send, 400, refusal)
+        return
+    over_limit = connection.sessions.refusal(message)
+    if over_limit is not None:
+        await respond(send, 202)  # then the answer, as the agent's would come
+        if over_limit:
+            await connection.answer(message, over_limit)
         return
     if not await connection.stream.feed(line):
         await respond(send, 404, f"the connection {connection.id!r} has ended")
@@ -153,6 +161,9 @@ async def _connection(app: Hub, headers: dict[str, str], send: Send) -> RemoteCo
     connection = app.connections.get(connection_id)
     if connection is None or connection.profile != "http":
         await respond(send, 404, f"unknown Acp-Connection-Id {connection_id!r}")
+        return None
+    if connection.ended:
+        await respond(send, 404, f"the connection {connection_id!r} has ended")
         return None
     return connection
 
@@ -212,6 +223,7 @@ async def _get(app: Hub, headers: dict[str, str], receive: Receive, send: Send) 
         return
     mailbox = connection.mailbox(session)
     reader = mailbox.attach()
+    connection.attach()
     await send(
         {
             "type": "http.response.start",
@@ -238,6 +250,7 @@ async def _get(app: Hub, headers: dict[str, str], receive: Receive, send: Send) 
             await send({"type": "http.response.body", "body": b"", "more_body": False})
     finally:
         mailbox.detach(reader)
+        connection.detach()
 
 
 async def _until_disconnected(receive: Receive, scope: CancelScope) -> None:
@@ -250,6 +263,5 @@ async def _delete(app: Hub, headers: dict[str, str], send: Send) -> None:
     connection = await _connection(app, headers, send)
     if connection is None:
         return
-    app.forget(connection)
-    connection.end()
+    connection.end()  # counted until its agent is done (its turns may run on: `end`)
     await respond(send, 202)

@@ -1,15 +1,18 @@
 """What the requests of one `AgentApp` share: its open connections, the sessions its agents
-named, the task group Streamable HTTP connections run in, and the checks every request
-passes (guard.py)."""
+named (and the session store, which knows the sessions of every connection, earlier ones
+and other processes included), the task group Streamable HTTP connections run in, and the
+checks every request passes (guard.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
 from ..._loop import Nursery
 from ..._wire.options import ConnectionOptions
 from ..endpoint import AgentEndpoint
+from ..sessions import SessionStore
 from .agent_stream import Outlet
 from .asgi import Scope, headers_of
 from .connection import RemoteConnection
@@ -23,9 +26,14 @@ class Hub:
         factories: dict[int, Callable[[Any], Any]],
         options: ConnectionOptions,
         remote: RemoteOptions,
+        store: SessionStore | None = None,
     ) -> None:
         self.factories = factories
-        self.options = options
+        self.store = store
+        # a turn whose client dropped runs on (and is recorded) as long as a connection
+        # without a client may
+        grace = max(options.background_grace_period, remote.idle_timeout)
+        self.options = dataclasses.replace(options, background_grace_period=grace)
         self.remote = remote
         self.connections: dict[str, RemoteConnection] = {}
         self.nursery: Nursery | None = None  # the lifespan's, while it runs
@@ -83,8 +91,11 @@ class Hub:
 
     def knows_session(self, connection: RemoteConnection, session: str) -> bool:
         """Whether a session-scoped stream may be opened: the agent named the session on this
-        connection, or on another one of this server (a client reconnecting to load it)."""
-        return session in connection.routes.sessions or session in self._sessions
+        connection, or on another one of this server, or the session store has it (a client
+        reconnecting to resume or load it, after a restart or through another process)."""
+        if session in connection.routes.sessions or session in self._sessions:
+            return True
+        return self.store is not None and self.store.get(session) is not None
 
     async def refusal(self, scope: Scope, *, websocket: bool) -> Denied | None:
         """The answer to a request that may not pass (see guard.py), or None."""

@@ -53,11 +53,32 @@ class RemoteOptions:
     initialize_timeout: float = 30.0
     """Seconds the agent gets to answer an `initialize` POST; then 504."""
 
+    idle_timeout: float = 300.0
+    """Seconds a connection may go without a client before it is ended (logged): Streamable
+    HTTP, no event stream open and no request; WebSocket, a socket that dropped without a
+    close (a normal close ends the connection at once). Until then the connection's turns
+    run on and are recorded in the session store, so a client that comes back resumes the
+    session with everything its turn did; then the agent reads EOF, as when a stdio client
+    leaves (its turns are cancelled)."""
+
+    max_sessions_per_connection: int = 1000
+    """Sessions one connection may have open at once (`session/new`, `fork`, `load`,
+    `resume`, until `session/close`); a request for one more is answered with an error
+    naming the limit (-32603, `data.limit`) and logged, and the connection goes on."""
+
     known_sessions: int = 100_000
     """Session ids this server remembers from its connections (the oldest are forgotten), so
-    a client that reconnects may open a session's stream before `session/load`."""
+    a client that reconnects may open a session's stream before `session/load`. With a
+    session store (`agent_app(store=...)`) the store is asked too: nothing is forgotten."""
 
     def __post_init__(self) -> None:
-        for name in ("max_connections", "max_message_bytes", "max_stream_bytes"):
+        for name in (
+            "max_connections",
+            "max_message_bytes",
+            "max_stream_bytes",
+            "max_sessions_per_connection",
+        ):
             if getattr(self, name) < 1:
                 raise ValueError(f"RemoteOptions.{name} must be positive")
+        if self.idle_timeout <= 0:
+            raise ValueError("RemoteOptions.idle_timeout must be positive")

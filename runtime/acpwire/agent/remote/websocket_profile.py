@@ -2,8 +2,11 @@
 connection for the socket's life. The `101` carries `Acp-Connection-Id`; each text frame is
 one JSON-RPC message, both ways; binary frames are ignored (the RFD); `initialize` comes
 first (requests before it are answered -32600, as over stdio). A message over
-`max_message_bytes` closes the socket with 1009. When the socket closes, the agent reads EOF:
-its requests get the endpoint's grace period, then the connection ends.
+`max_message_bytes` closes the socket with 1009. When the socket closes or drops, the agent
+reads EOF: its requests get the endpoint's grace period, its running turns up to
+`RemoteOptions.idle_timeout` (their messages dropped: they finish and are recorded for the
+client to resume), then the connection ends. (The close code cannot tell a client that left
+from one that dropped: Hypercorn reports 1006 for both.)
 
 A refused upgrade (the checks, 503 when the server is full, 404 for another path) is
 answered with an HTTP status where the server supports ASGI's `websocket.http.response`
@@ -18,7 +21,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ..._loop import current_loop
-from ...streams.envelope import one_line
+from ...streams.envelope import NotAMessage, envelope, one_line
 from .asgi import Receive, Scope, Send, encoded
 from .connection import RemoteConnection, WebSocketOutlet
 
@@ -30,6 +33,8 @@ log = logging.getLogger("acpwire")
 TOO_BIG = 1009
 GOING_AWAY = 1001
 INTERNAL_ERROR = 1011
+SESSION_METHOD = b'"session/'
+"""Only a frame containing this may open or close a session (`SessionLimit`)."""
 
 
 async def handle(app: Hub, scope: Scope, receive: Receive, send: Send) -> None:
@@ -55,6 +60,8 @@ async def handle(app: Hub, scope: Scope, receive: Receive, send: Send) -> None:
         return
     outlet = WebSocketOutlet(send)
     connection = app.new_connection("websocket", outlet)
+    outlet.sessions = connection.sessions
+    connection.attach()
     try:
         await send(
             {
@@ -105,10 +112,24 @@ async def _read(
                     }
                 )
                 return
+            if SESSION_METHOD in data:
+                refusal = _session_refusal(connection, data)
+                if refusal is not None:
+                    if refusal:
+                        await send({"type": "websocket.send", "text": refusal.decode()})
+                    continue
             if not await connection.stream.feed(one_line(data)):
                 return
     finally:
         connection.end()
+
+
+def _session_refusal(connection: RemoteConnection, data: bytes) -> bytes | None:
+    try:
+        message = envelope(data)
+    except NotAMessage:
+        return None  # the agent answers it as unparsable
+    return connection.sessions.refusal(message)
 
 
 async def _refuse(
