@@ -81,6 +81,7 @@ from .turns import (
     _RecordingTurn,
     _RecordingV1Turn,
     is_stop_reason,
+    wire_stop_reason,
 )
 
 if TYPE_CHECKING:
@@ -323,7 +324,7 @@ class PromptTurns:
             await turn.update(acp.UserMessage(message_id=turn.user_message_id, content=turn.prompt))
             await turn.state("running")
             stop_reason, error = await _outcome(turn, work)
-            idle = acp.SessionStateUpdate(state="idle", stop_reason=stop_reason)
+            idle = acp.SessionStateUpdate(state="idle", stop_reason=wire_stop_reason(stop_reason))
             if error is not None:
                 idle.error = acp.Error(code=acp.ErrorCodeValues.INTERNAL_ERROR, message=error)
             await turn.update(idle)

@@ -55,6 +55,11 @@ def is_stop_reason(value: object) -> bool:
     return isinstance(value, str) and (value in KNOWN_STOP_REASONS or value.startswith("_"))
 
 
+def wire_stop_reason(value: StopReason | CustomStopReason) -> str:
+    """The stop reason as a plain str: msgspec encodes no str subclass (`CustomStopReason`)."""
+    return str(value)
+
+
 class CustomStopReason(str):
     """A stop reason of the agent's own: `CustomStopReason("_paused")`.
 
@@ -240,7 +245,7 @@ class Turn:
             )
         update = acp.SessionStateUpdate(state=state)
         if stop_reason is not None:
-            update.stop_reason = stop_reason
+            update.stop_reason = wire_stop_reason(stop_reason)
         await self.update(update)
 
     async def request_permission(

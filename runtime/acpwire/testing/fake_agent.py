@@ -21,6 +21,7 @@ from acp_schema import v1, v2
 from acpwire import (
     AgentTurn,
     ConnectionOptions,
+    CustomStopReason,
     PermissionChoice,
     RpcError,
     StopReason,
@@ -183,7 +184,7 @@ class _Script:
             )
         self.waiting[session_id].append(turn)
 
-    async def work(self, turn: AgentTurn) -> StopReason:
+    async def work(self, turn: AgentTurn) -> StopReason | CustomStopReason:
         script = self.waiting[turn.session_id].popleft()
         reason = await _run(turn, script.steps, {}) or script.stop_reason
         return _stop_reason(reason)
@@ -229,11 +230,9 @@ async def _run(turn: AgentTurn, steps: list[Step], calls: dict[str, ToolCallHand
     return None
 
 
-def _stop_reason(reason: str) -> StopReason:
-    # A `_`-prefixed reason goes out as the plain str the scenario holds (the runtime accepts
-    # it): a CustomStopReason instance fails `check_outgoing` (acp_schema's checker cannot
-    # encode the str subclass).
-    return cast(StopReason, reason)
+def _stop_reason(reason: str) -> StopReason | CustomStopReason:
+    """The scenario's stop reason (checked when the scenario was: ACP's or `_`-prefixed)."""
+    return CustomStopReason(reason) if reason.startswith("_") else cast(StopReason, reason)
 
 
 def _agent_classes(
