@@ -82,15 +82,15 @@ class Outbox:
         On a stream that can write without waiting (`DirectWrite`), a message sent while the
         writer is idle goes out at once: a lone request or answer then costs no trip through
         the writer task (latency). Only the first one until the writer has run again, so a
-        burst is still written in one piece."""
+        burst is still written in one piece (`input_arrived` also allows it again)."""
         if self.error is not None:
             raise self.error
         size = len(message) + 1
         self._unyielded += size
         queue = self._queue
         if self._direct is not None and not (queue or self._writing or self._wrote_directly):
+            # cleared when the writer next runs, or when input arrives (`input_arrived`)
             self._wrote_directly = True
-            self._has_data.set()  # the writer clears the flag when it next runs
             sent = self._direct([message, _LF])
             if sent == size:
                 return
@@ -102,6 +102,12 @@ class Outbox:
         self._queued += size
         if len(queue) <= 2:  # the first of a batch: the writer is told once per batch
             self._has_data.set()
+
+    def input_arrived(self) -> None:
+        """The peer wrote to us: what we send next answers it, so the next lone message may
+        be written directly again (a request/response exchange then never wakes the writer
+        task; a burst still wakes it from its second message on)."""
+        self._wrote_directly = False
 
     async def run(self) -> None:
         """The writer task: drain the queue until cancelled or the stream breaks."""
