@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from types import TracebackType
@@ -51,6 +52,19 @@ class ReadableFd(Protocol):
 
     async def wait(self) -> None:
         """Until the fd is readable; the loop's ClosedResourceError once `close` was called."""
+        ...
+
+    def close(self) -> None:
+        """Wake a waiting task with ClosedResourceError (before the fd itself is closed)."""
+        ...
+
+
+class FdReader(Protocol):
+    """Reading one non-blocking file descriptor (a pipe) once it has data, again and again."""
+
+    async def read(self, max_bytes: int) -> bytes:
+        """The next bytes (at most `max_bytes`; `b""` at EOF), waiting until there are some;
+        the OSError of `os.read`, or the loop's ClosedResourceError once `close` was called."""
         ...
 
     def close(self) -> None:
@@ -102,6 +116,7 @@ class Loop:
     checkpoint_if_cancelled: Callable[[], Awaitable[None]]
     current_effective_deadline: Callable[[], float]
     readable_fd: Callable[[int], ReadableFd]
+    fd_reader: Callable[[int], FdReader]
     wait_writable: Callable[[int], Awaitable[None]]
     notify_closing: Callable[[int], None]
     Cancelled: type[BaseException]
@@ -122,6 +137,83 @@ class _TrioReadableFd:
 
     def close(self) -> None:
         trio.lowlevel.notify_closing(self.fd)
+
+
+class _TrioFdReader:
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    async def read(self, max_bytes: int) -> bytes:
+        while True:
+            await trio.lowlevel.wait_readable(self.fd)
+            try:
+                return os.read(self.fd, max_bytes)
+            except BlockingIOError:  # another reader of the pipe came first
+                continue
+
+    def close(self) -> None:
+        trio.lowlevel.notify_closing(self.fd)
+
+
+class _AsyncioFdReader:
+    """The fd stays registered with the asyncio loop between reads, and the loop's callback
+    reads it: a readiness the selector reported before the task read the data (it runs in the
+    same loop iteration) then finds nothing and keeps waiting, instead of waking the task for
+    a read that would fail. The registration is dropped when the fd turns readable while
+    nobody waits (no busy loop on unread data), and on close. Bytes the callback read for a
+    task that was cancelled before it took them are returned by the next read."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.events = asyncio.get_running_loop()
+        self.waiter: asyncio.Future[bytes] | None = None
+        self.size = 0
+        self.registered = False
+        self.unread = b""  # read for a task that was cancelled before it took them
+
+    def _readable(self) -> None:
+        waiter = self.waiter
+        if waiter is None or waiter.done():
+            self.events.remove_reader(self.fd)
+            self.registered = False
+            return
+        try:
+            data = os.read(self.fd, self.size)
+        except BlockingIOError:
+            return
+        except OSError as exc:
+            self.waiter = None
+            waiter.set_exception(exc)
+            return
+        self.waiter = None
+        waiter.set_result(data)
+
+    async def read(self, max_bytes: int) -> bytes:
+        if self.unread:
+            data, self.unread = self.unread, b""
+            return data
+        if not self.registered:
+            self.events.add_reader(self.fd, self._readable)
+            self.registered = True
+        self.size = max_bytes
+        waiter: asyncio.Future[bytes] = self.events.create_future()
+        self.waiter = waiter
+        try:
+            return await waiter
+        except BaseException:
+            if waiter.done() and not waiter.cancelled() and waiter.exception() is None:
+                self.unread = waiter.result()
+            raise
+        finally:
+            self.waiter = None
+
+    def close(self) -> None:
+        if self.registered:
+            self.events.remove_reader(self.fd)
+            self.registered = False
+        waiter, self.waiter = self.waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_exception(anyio.ClosedResourceError("the pipe was closed"))
 
 
 class _AsyncioReadableFd:
@@ -176,6 +268,7 @@ TRIO = Loop(
     checkpoint_if_cancelled=trio.lowlevel.checkpoint_if_cancelled,
     current_effective_deadline=trio.current_effective_deadline,
     readable_fd=_TrioReadableFd,
+    fd_reader=_TrioFdReader,
     wait_writable=trio.lowlevel.wait_writable,
     notify_closing=trio.lowlevel.notify_closing,
     Cancelled=trio.Cancelled,
@@ -204,6 +297,7 @@ def _asyncio_loop() -> Loop:
         checkpoint_if_cancelled=backend.checkpoint_if_cancelled,
         current_effective_deadline=backend.current_effective_deadline,
         readable_fd=_AsyncioReadableFd,
+        fd_reader=_AsyncioFdReader,
         wait_writable=backend.wait_writable,
         notify_closing=backend.notify_closing,
         Cancelled=asyncio.CancelledError,
