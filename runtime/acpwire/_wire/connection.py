@@ -41,13 +41,13 @@ from msgspec import UNSET
 from acp_schema import MessageCodec, MethodSpec
 
 from .._loop import (
-    STREAM_ERRORS,
     TASK_STATUS_IGNORED,
     CancelScope,
     Loop,
     Nursery,
     TaskStatus,
     current_loop,
+    stream_errors,
 )
 from .._loop import Event as LoopEvent
 from ..errors import ConnectionClosed, PeerError, RpcError
@@ -161,6 +161,7 @@ class Connection:
         (a subprocess transport reports the exit code and stderr)."""
         self.stream = byte_stream(stream)
         self.loop: Loop = current_loop()
+        self._stream_errors = stream_errors(self.loop)
         self.options = options
         self.core: JsonRpcCore = (
             CheckedJsonRpcCore(codec) if options.check_outgoing else JsonRpcCore(codec)
@@ -274,7 +275,7 @@ class Connection:
                 return None
             try:
                 data = await self.stream.receive_some(READ_CHUNK)
-            except STREAM_ERRORS:
+            except self._stream_errors:
                 data = b""
             if data:
                 self._outbox.input_arrived()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import typing
 from collections.abc import Callable
 
-from .._loop import STREAM_ERRORS, Event, current_loop
+from .._loop import Event, current_loop, stream_errors
 from ..errors import ConnectionClosed
 from ..streams.byte_stream import ByteStream
 from .options import ConnectionOptions
@@ -51,6 +51,7 @@ class Outbox:
         self._direct = stream.try_send if isinstance(stream, DirectWrite) else None
         self._wrote_directly = False  # since the writer last ran
         self.loop = current_loop()
+        self._stream_errors = stream_errors(self.loop)
         self._has_data = self.loop.Event()
         self._has_room = self.loop.Event()
         self._has_room.set()
@@ -126,7 +127,7 @@ class Outbox:
                     self._queued -= len(data)
                     if self._queued < self.max_buffered_bytes:
                         self._has_room.set()
-            except STREAM_ERRORS as exc:
+            except self._stream_errors as exc:
                 self.fail(ConnectionClosed(f"cannot write to the peer: {exc!r}"))
                 return
             finally:
