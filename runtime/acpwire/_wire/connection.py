@@ -589,15 +589,23 @@ class Connection:
             self._close(exc)
             raise
 
-    async def request(self, spec: MethodSpec[P, R], params: P) -> R:
-        """Send a request and wait for its result.
+    def request(self, spec: MethodSpec[P, R], params: P) -> Coroutine[Any, Any, R]:
+        """Send a request and wait for its result (`await` it).
 
         Raises `PeerError` (an `RpcError`) when the peer answers with an error,
         `InvalidResponse` when its result does not fit the method's result type, and
         `ConnectionClosed` when no answer can come any more."""
+        return self._call(*self.core.request(spec, params))
+
+    def request_method(self, method: str, params: Any) -> Coroutine[Any, Any, Any]:
+        """`request` of any method (an extension): the result is kept as the JSON received
+        (`msgspec.Raw`) unless the codec types the method."""
+        return self._call(*self.core.request_method(method, params))
+
+    async def _call(self, request_id: RequestId, data: bytes) -> Any:
         if self._closed is not None:
+            self.core.forget(request_id)
             raise await self._failure()
-        request_id, data = self.core.request(spec, params)
         waiter = self._waiting[request_id] = _Waiter(self.loop.Event())
         try:
             await self._send(data)
@@ -612,8 +620,7 @@ class Connection:
             raise await self._failure()
         if answer.error is not None:
             raise answer.error
-        result: R = answer.result
-        return result
+        return answer.result
 
     async def _failure(self) -> ConnectionClosed:
         """Why the connection is closed, in the best words available: a subprocess transport
@@ -641,9 +648,17 @@ class Connection:
         except ConnectionClosed:
             pass
 
-    async def notify(self, spec: MethodSpec[P, None], params: P) -> None:
+    def notify(self, spec: MethodSpec[P, None], params: P) -> Coroutine[Any, Any, None]:
+        """Send a notification (`await` it)."""
+        return self._notify(self.core.notify(spec, params))
+
+    def notify_method(self, method: str, params: Any) -> Coroutine[Any, Any, None]:
+        """`notify` of any method (an extension)."""
+        return self._notify(self.core.notify_method(method, params))
+
+    async def _notify(self, data: bytes) -> None:
         try:
-            await self._send(self.core.notify(spec, params))
+            await self._send(data)
         except ConnectionClosed:
             raise await self._failure() from None
 

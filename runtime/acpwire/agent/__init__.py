@@ -1,5 +1,6 @@
 """Writing an agent: serve it (`serve_agent`; its limits in `ConnectionOptions`), advertise
-what it implements (`agent_capabilities`), run its prompt turns (`PromptTurns`,
+what it implements (`agent_capabilities`), send extension methods to the client
+(`Extensions`), run its prompt turns (`PromptTurns`,
 `V1PromptTurns`) with the helpers a turn's work calls (`Turn`, `V1Turn`, tool-call handles), or
 serve whole sessions from one work function and a session store (`serve_turns`).
 
@@ -12,6 +13,7 @@ less common ones (`turn_agents`, `git_patch`, `v1_diff`, `v2_diff`, `text_of`,
 from typing import TYPE_CHECKING
 
 from .._moved import renamed_names
+from .._wire.extensions import Extensions
 from .._wire.options import ConnectionOptions
 from .capabilities import CapabilityMismatch, agent_capabilities, capability_mismatches
 from .diffs import git_patch, v1_diff, v2_diff
@@ -42,6 +44,7 @@ __all__ = [
     "CapabilityMismatch",
     "ConnectionOptions",
     "CustomStopReason",
+    "Extensions",
     "Location",
     "MemorySessionStore",
     "PermissionChoice",

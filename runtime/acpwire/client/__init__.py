@@ -1,7 +1,8 @@
 """Writing a client: connect to an agent (`open_agent` spawns one, `connect` takes any byte
 stream; their limits in `ConnectionOptions`), read a session's updates (`subscribe`,
 `UpdateStream`), fold them into a session's state (`SessionState`, `V1SessionState`), answer
-permission requests by policy (`Permissions`), run a prompt turn as a typed event stream
+permission requests by policy (`Permissions`), send extension methods to the agent
+(`ClientConnection.extensions`, `Extensions`), run a prompt turn as a typed event stream
 (`prompt`, `AgentRequests`) and open a session again with its history (`open_session`).
 
 The names a client is written and annotated with are also importable from `acpwire`; the
@@ -13,6 +14,7 @@ this package are implementation detail.
 from typing import TYPE_CHECKING
 
 from .._moved import renamed_names
+from .._wire.extensions import Extensions
 from .._wire.options import ConnectionOptions
 from .connection import (
     ClientConnection,
@@ -61,6 +63,7 @@ __all__ = [
     "ConnectionOptions",
     "Decision",
     "ElicitationRequested",
+    "Extensions",
     "Message",
     "Negotiated",
     "Opened",

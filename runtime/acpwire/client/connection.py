@@ -35,6 +35,7 @@ from acp_schema import Codec, MethodSpec, v1, v2
 from .._groups import SingleException
 from .._wire.connection import Connection
 from .._wire.dispatch import handler_dispatch, implemented
+from .._wire.extensions import Extensions
 from .._wire.jsonrpc import Call
 from .._wire.options import ConnectionOptions, call_options
 from .._wire.versions import (
@@ -134,6 +135,7 @@ class ClientConnection:
         peer: str = "the agent",
         closed_reason: Callable[[], Any] | None = None,
         stderr_tail: Callable[[], str] | None = None,
+        agent_pid: int | None = None,
         options: ConnectionOptions | None = None,
         max_line_bytes: int = ConnectionOptions.max_line_bytes,
         max_concurrent_requests: int = ConnectionOptions.max_concurrent_requests,
@@ -143,7 +145,8 @@ class ClientConnection:
     ) -> None:
         """`peer`: how error messages name the agent (`open_agent`: its command line).
         `stderr_tail()`: what the agent wrote to stderr lately, quoted when it does not
-        answer `initialize` (`open_agent`). The other options as for `connect`."""
+        answer `initialize` (`open_agent`). `agent_pid`: the agent process's id
+        (`open_agent`). The other options as for `connect`."""
         self._factories = factories  # protocol version -> builds the client implementation
         # what each version's implementation subclasses (stable or unstable); TypeError naming
         # the fix for a client instance, a class of the wrong version, anything not callable
@@ -153,6 +156,7 @@ class ClientConnection:
         }
         self._peer = peer
         self._stderr_tail = stderr_tail
+        self._agent_pid = agent_pid
         self._surface: Surface | None = None  # the negotiated surface
         self._client: v2.ClientBase | v1.ClientBase | None = None
         self._agent: v2.AgentPeer | v1.AgentPeer | None = None
@@ -266,6 +270,17 @@ class ClientConnection:
     def peer(self) -> str:
         """How log and error messages name the agent (`open_agent`: its command line)."""
         return self._peer
+
+    @property
+    def agent_pid(self) -> int | None:
+        """The agent process's id when `open_agent` started it (None for `connect`)."""
+        return self._agent_pid
+
+    @property
+    def extensions(self) -> Extensions:
+        """Extension (`_`-prefixed) requests and notifications to the agent:
+        `await conn.extensions.request("_acme/ping", params, result=Pong)` (see `Extensions`)."""
+        return Extensions(self._connection)
 
     @property
     def client(self) -> v2.ClientBase | v1.ClientBase:
@@ -482,6 +497,7 @@ async def open_agent(
                 peer=f"agent `{shlex.join(command)}`",
                 closed_reason=agent.exited,
                 stderr_tail=lambda: "\n".join(agent.stderr_tail),
+                agent_pid=agent.process.pid,
                 options=options,
             )
             async with conn._serving():
