@@ -276,6 +276,8 @@ CONNECTION_API = {
     "peer",
     "client",
     "closed",
+    "agent_pid",
+    "extensions",
 }
 
 

@@ -9,15 +9,28 @@ sends them.
 from __future__ import annotations
 
 import functools
-from typing import Any, TypeVar, overload
+from typing import Any, Protocol, TypeVar, overload, runtime_checkable
 
 import msgspec
 from msgspec import UNSET
 
 from ..errors import InvalidResponse
-from .running import RunningConnection
 
 R = TypeVar("R")
+
+
+@runtime_checkable
+class ExtensionSender(Protocol):
+    """What `Extensions` sends through: a running connection (`Connection` is one)."""
+
+    async def request_method(self, method: str, params: Any) -> Any:
+        """Send a request of any method (an extension) and return its result: kept as the
+        JSON received (`msgspec.Raw`) unless the negotiated surface types the method."""
+        ...
+
+    async def notify_method(self, method: str, params: Any) -> None:
+        """Send a notification of any method (an extension)."""
+        ...
 
 
 class Extensions:
@@ -41,7 +54,7 @@ class Extensions:
         client's `AgentPeer`), or the connection it sends through. TypeError for anything
         else (a peer built on a test double sends through no connection)."""
         caller = getattr(peer, "caller", peer)
-        if not isinstance(caller, RunningConnection):
+        if not isinstance(caller, ExtensionSender):
             raise TypeError(
                 f"cannot send extension methods through {peer!r}: pass the ClientPeer an "
                 "agent was built with, a client's AgentPeer (conn.v2.peer), or use "

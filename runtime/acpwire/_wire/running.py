@@ -48,15 +48,6 @@ class RunningConnection(Caller, Protocol):
         many. Each is answered as cancelled (-32800, or the connection's cancelled result)."""
         ...
 
-    async def request_method(self, method: str, params: Any) -> Any:
-        """Send a request of any method (an extension) and return its result: kept as the
-        JSON received (`msgspec.Raw`) unless the negotiated surface types the method."""
-        ...
-
-    async def notify_method(self, method: str, params: Any) -> None:
-        """Send a notification of any method (an extension)."""
-        ...
-
 
 def running_connection(caller: Caller) -> RunningConnection | None:
     """`caller` (a generated peer's) as a running connection, or None when it is not one."""
