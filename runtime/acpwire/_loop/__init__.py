@@ -172,12 +172,19 @@ def cancellations() -> tuple[type[BaseException], ...]:
 
 def stream_errors(loop: Loop) -> tuple[type[Exception], ...]:
     """The errors of a broken or closed stream on `loop`: its own, and anyio's once anyio is
-    imported (an anyio stream may run on trio)."""
-    errors: tuple[type[Exception], ...] = (loop.BrokenResourceError, loop.ClosedResourceError)
-    anyio = sys.modules.get("anyio")
-    if anyio is not None and loop.name != "asyncio":  # on asyncio they are anyio's already
-        errors += (anyio.BrokenResourceError, anyio.ClosedResourceError)
+    imported (an anyio stream may run on trio). One tuple per case, shared."""
+    anyio = sys.modules.get("anyio") if loop.name != "asyncio" else None  # asyncio: anyio's
+    key = (loop.name, anyio is not None)
+    errors = _STREAM_ERRORS.get(key)
+    if errors is None:
+        errors = (loop.BrokenResourceError, loop.ClosedResourceError)
+        if anyio is not None:
+            errors += (anyio.BrokenResourceError, anyio.ClosedResourceError)
+        _STREAM_ERRORS[key] = errors
     return errors
+
+
+_STREAM_ERRORS: dict[tuple[str, bool], tuple[type[Exception], ...]] = {}
 
 
 def new_event() -> Event:

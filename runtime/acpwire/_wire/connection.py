@@ -27,7 +27,6 @@ endpoint switches it to the negotiated surface with `switch_to`, its one change 
 
 from __future__ import annotations
 
-import collections
 import contextvars
 import inspect
 import logging
@@ -138,6 +137,39 @@ def _resume(
 class Connection:
     """One JSON-RPC connection over a byte stream; `run` serves it (see the module)."""
 
+    __slots__ = (
+        "_all_answered",
+        "_backlog",
+        "_cancelled_result",
+        "_closed",
+        "_closed_reason",
+        "_dispatch",
+        "_finished",
+        "_handlers",
+        "_initialize_response",
+        "_input_ended",
+        "_max_concurrent",
+        "_next_unparsable_count",
+        "_nursery",
+        "_on_close",
+        "_on_request",
+        "_outbox",
+        "_overdue",
+        "_reader",
+        "_reason_resolved",
+        "_running",
+        "_stream_errors",
+        "_to_start",
+        "_unanswered",
+        "_unparsable_lines",
+        "_waiting",
+        "core",
+        "loop",
+        "options",
+        "peer",
+        "stream",
+    )
+
     def __init__(
         self,
         stream: AnyByteStream,
@@ -175,8 +207,8 @@ class Connection:
         self._outbox = Outbox(self.stream, options.max_buffered_bytes, on_failure=self._close)
         self._max_concurrent = options.max_concurrent_requests  # read per request: one lookup
         self._running = 0
-        self._backlog: collections.deque[_Handling] = collections.deque()
-        self._to_start: collections.deque[_Handling] = collections.deque()  # admitted, not started
+        self._backlog: list[_Handling] = []  # a list: a deque would cost 0.5 KiB per connection
+        self._to_start: list[_Handling] = []  # admitted, not started (rarely more than one)
         self._waiting: dict[RequestId, _Waiter] = {}
         self._handlers: dict[RequestId, _Handling] = {}
         self._reason_resolved: LoopEvent | None = None
@@ -184,7 +216,8 @@ class Connection:
         self._closed: ConnectionClosed | None = None
         self._nursery: Nursery | None = None
         self._input_ended = False  # the reader read the end of the input
-        self._finished: LoopEvent | None = None  # set once the input ended and was seen to
+        # set once the input ended and the rest was answered, when `run` no longer reads
+        self._finished: LoopEvent | None = None
         self._initialize_response: object = None
         self._unanswered = 0  # requests admitted whose answer is not queued yet
         # made when the input ends; set once every request is answered or none can be
@@ -219,19 +252,20 @@ class Connection:
         """Serve until the peer closes its side; then fail what is still pending."""
         async with self.loop.open_nursery() as nursery:
             self._nursery = nursery
-            self._finished = finished = self.loop.Event()
             nursery.start_soon(self._outbox.run)
-            nursery.start_soon(self._read_task)
             task_status.started()
             try:
-                await finished.wait()
+                if not await self._read_task():
+                    # A handler that waited took this task: the reader it started reads on.
+                    assert self._finished is not None
+                    await self._finished.wait()
             finally:
                 self._close(ConnectionClosed("the connection was shut down"))
                 nursery.cancel_scope.cancel()
 
-    async def _read_task(self) -> None:
-        """The reader task: read until the input ends (then see the rest answered), or until
-        a request's handler started on it waits: then it is that request's task (`_read`)."""
+    async def _read_task(self) -> bool:
+        """Read until the input ends, then see the rest answered (True); or until a
+        request's handler started here waits: then this is that request's task (False)."""
         scope = self.loop.CancelScope()
         reply: bytes | None = None
         with scope:
@@ -246,15 +280,16 @@ class Connection:
             self._end_input(ConnectionClosed("the peer closed the connection"))
             await self._failure()  # resolve the better reason (exit code, stderr) now
             await self._answer_the_rest()
-            assert self._finished is not None
-            self._finished.set()
-            return
+            if self._finished is not None:
+                self._finished.set()
+            return True
         call = handling.call
         if scope.cancelled_caught:
             reply = self._cancelled_reply(call, call.id)  # type: ignore[arg-type]
         if reply is not None:
             await self._reply(reply)
         self._answered()
+        return False
 
     async def _read(self) -> _Waited | None:
         """Read and process lines until the input ends (None), or until a request's handler
@@ -266,7 +301,7 @@ class Connection:
         to_start = self._to_start
         while True:
             while to_start:
-                handling = to_start.popleft()
+                handling = to_start.pop(0)
                 waited = await self._start(handling)
                 if waited is not None:
                     self._start_reader()
@@ -311,6 +346,8 @@ class Connection:
         """A new reader task: it starts the requests still to start, then reads on."""
         nursery = self._nursery
         assert nursery is not None  # requests are read by `run`, inside it
+        if self._finished is None:  # what `run` waits for once a handler took its task
+            self._finished = self.loop.Event()
         nursery.start_soon(self._read_task)
 
     async def _answer_the_rest(self) -> None:
@@ -417,7 +454,7 @@ class Connection:
         before any handler had a chance to run (the ones still to start start now, each in
         a task of its own)."""
         while self._to_start:
-            self._spawn(self._to_start.popleft())
+            self._spawn(self._to_start.pop(0))
         for _ in range(ADMIT_PATIENCE):
             await self.loop.sleep(0)
             if len(self._backlog) < self._max_concurrent:
@@ -511,7 +548,7 @@ class Connection:
         self._running -= 1
         if self._backlog:
             self._running += 1
-            self._spawn(self._backlog.popleft())
+            self._spawn(self._backlog.pop(0))
 
     def _result_reply(self, call: Call, result: Any) -> bytes | None:
         """The answer carrying a handler's result (checked against its method's result type)."""

@@ -35,6 +35,24 @@ class DirectWrite(typing.Protocol):
 
 
 class Outbox:
+    __slots__ = (
+        "_direct",
+        "_has_data",
+        "_has_room",
+        "_idle",
+        "_queue",
+        "_queued",
+        "_stream_errors",
+        "_unyielded",
+        "_writing",
+        "_wrote_directly",
+        "error",
+        "loop",
+        "max_buffered_bytes",
+        "on_failure",
+        "stream",
+    )
+
     def __init__(
         self,
         stream: ByteStream,
@@ -53,8 +71,7 @@ class Outbox:
         self.loop = current_loop()
         self._stream_errors = stream_errors(self.loop)
         self._has_data = self.loop.Event()
-        self._has_room = self.loop.Event()
-        self._has_room.set()
+        self._has_room: Event | None = None  # made when a sender has to wait for room
         self._idle: Event | None = None  # made by flush() when it has to wait
         self.error: ConnectionClosed | None = None
 
@@ -72,7 +89,7 @@ class Outbox:
             self._unyielded = 0
             await self.loop.checkpoint()
         while self._queued >= self.max_buffered_bytes and self.error is None:
-            if self._has_room.is_set():
+            if self._has_room is None or self._has_room.is_set():
                 self._has_room = self.loop.Event()
             await self._has_room.wait()
 
@@ -125,7 +142,7 @@ class Outbox:
                     await self.stream.send_all(data)
                     # bytes in flight count against the bound until they are written
                     self._queued -= len(data)
-                    if self._queued < self.max_buffered_bytes:
+                    if self._queued < self.max_buffered_bytes and self._has_room is not None:
                         self._has_room.set()
             except self._stream_errors as exc:
                 self.fail(ConnectionClosed(f"cannot write to the peer: {exc!r}"))
@@ -141,7 +158,8 @@ class Outbox:
             self.error = error
             if self.on_failure is not None:
                 self.on_failure(error)
-        self._has_room.set()
+        if self._has_room is not None:
+            self._has_room.set()
         if self._idle is not None:
             self._idle.set()
 
