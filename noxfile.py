@@ -29,7 +29,11 @@ PINS = {
     "agent-client-protocol": "0.12.1",
     "anyio": "4.16.0",
     "datamodel-code-generator": "0.89.0",
+    "h2": "4.4.1",
     "hatchling": "1.27.0",
+    "httpx": "0.28.1",
+    "httpx-ws": "0.9.0",
+    "hypercorn": "0.18.0",
     "hypothesis": "6.170.17",
     "jinja2": "3.1.6",
     "jsonschema": "4.26.0",
@@ -41,9 +45,12 @@ PINS = {
     "pytest": "9.0.3",
     "ruff": "0.17.6",
     "trio": "0.35.0",
+    "trustme": "1.2.1",
     "uvloop": "0.23.0",
+    "wsproto": "1.3.2",
 }
 CODEGEN = ("jinja2", "ruff", "msgspec")
+REMOTE = ("httpx", "h2", "httpx-ws", "wsproto", "hypercorn")  # the `remote` extra, and its server
 TOOLS = {
     "codegen": CODEGEN,
     "test": (
@@ -52,11 +59,13 @@ TOOLS = {
         "packaging",
         "mypy",  # tests type-check user code against the public API (mypy --strict)
         "pdoc",  # tests/e2e/test_docs.py checks docstrings with the docs build's own rules
+        *REMOTE,
+        "trustme",  # TLS certificates for the HTTPS / HTTP/2 tests
     ),
     "bench": ("msgspec", "trio", "anyio", "uvloop", "orjson", "agent-client-protocol"),
-    "lint": (*CODEGEN, "mypy", "trio", "anyio", "pytest", "hypothesis", "jsonschema"),
+    "lint": (*CODEGEN, "mypy", "trio", "anyio", "pytest", "hypothesis", "jsonschema", *REMOTE),
     "dist": (*CODEGEN, "hatchling"),
-    "docs": ("msgspec", "trio", "anyio", "pdoc"),
+    "docs": ("msgspec", "trio", "anyio", "pdoc", *REMOTE),
 }
 
 
@@ -88,7 +97,9 @@ def check_generated(session: nox.Session) -> None:
 def _interop_deps(session: nox.Session) -> None:
     """The official SDKs our interop tests run as real peers."""
     session.install("--quiet", f"agent-client-protocol=={PINS['agent-client-protocol']}")
-    if not (INTEROP_TS / "node_modules").exists():
+    installed = INTEROP_TS / "node_modules" / ".package-lock.json"  # npm writes it last
+    lock = INTEROP_TS / "package-lock.json"
+    if not installed.exists() or installed.stat().st_mtime < lock.stat().st_mtime:
         session.run("npm", "ci", "--silent", "--prefix", str(INTEROP_TS), external=True)
 
 

@@ -9,6 +9,10 @@ from hatchling.metadata.plugin.interface import MetadataHookInterface
 
 REQUIREMENT_FILE = "acp-schema-requirement.txt"  # written by codegen.release.stage_runtime
 OWN_DEPENDENCIES = ["msgspec>=0.19", "trio>=0.25", "anyio>=4.11", "sniffio>=1.3"]
+OPTIONAL_DEPENDENCIES = {
+    # remote agents (open_remote, agent_app's serve_remote): HTTP/2 + WebSocket client, Hypercorn
+    "remote": ["httpx[http2]>=0.28", "httpx-ws>=0.8", "wsproto>=1.2", "hypercorn>=0.17"],
+}
 
 
 class AcpSchemaRequirement(MetadataHookInterface):
@@ -19,3 +23,4 @@ class AcpSchemaRequirement(MetadataHookInterface):
                 f"{staged} is missing: build acpwire with `nox -s dist`, which stages it"
             )
         metadata["dependencies"] = [staged.read_text().strip(), *OWN_DEPENDENCIES]
+        metadata["optional-dependencies"] = OPTIONAL_DEPENDENCIES

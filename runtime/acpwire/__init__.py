@@ -12,10 +12,12 @@ importable from here:
   what the class implements; `serve_turns` serves one `AgentTurn` work function (`AnyWork`,
   its tool calls `ToolCallHandle`s, permission options `PermissionChoice`s) over v2 and v1,
   sessions listed, resumed and loaded from a `MemorySessionStore` or your own `SessionStore`
-  of `StoredSession`s;
+  of `StoredSession`s; `agent_app` serves the same classes over the network (WebSocket and
+  Streamable HTTP, an ASGI app: `serve_remote` runs it under Hypercorn; `RemoteOptions`,
+  `bearer_token`);
 - a client (`acpwire.client`): subclass `acp_schema.v2.ClientBase`,
   `async with open_agent(command, v2=MyClient) as conn` (or `connect(stream, ...)` over any
-  byte stream), then `conn.v2` (a `Negotiated`; `conn.v1` a `V1Negotiated`) calls the agent
+  byte stream, `open_remote(url, ...)` to a remote agent), then `conn.v2` (a `Negotiated`; `conn.v1` a `V1Negotiated`) calls the agent
   through `.peer` and `.subscribe(session_id)` iterates a session's updates (an
   `UpdateStream`); `open_session` (resume -> load -> new, the replayed history folded:
   `Opened`), `prompt` (one turn as a typed event stream: `TurnEvents` / `V1TurnEvents` of
@@ -27,7 +29,7 @@ importable from here:
   v1 update of a type these bindings do not know);
 - errors (`acpwire.errors`): `RpcError` (answer a request with a JSON-RPC error), `PeerError`
   (the peer answered one), `InvalidResponse`, `ConnectionClosed` / `PeerExited`,
-  `ProtocolMismatch`, `InitializeTimeout`, `NotInitialized`, `AgentNotFound` /
+  `ProtocolMismatch`, `InitializeTimeout`, `RemoteConnectionError`, `NotInitialized`, `AgentNotFound` /
   `AgentNotExecutable` / `AgentLaunchError`;
 - the limits and checks of a connection: `ConnectionOptions` (`options=` of `serve_agent`,
   `serve_turns`, `connect` and `open_agent`);
@@ -56,6 +58,7 @@ from .agent import (
     MemorySessionStore,
     PermissionChoice,
     PromptTurns,
+    RemoteOptions,
     RunState,
     SessionStore,
     StopReason,
@@ -67,8 +70,11 @@ from .agent import (
     V1Turn,
     V1TurnToolCall,
     Work,
+    agent_app,
     agent_capabilities,
+    bearer_token,
     serve_agent,
+    serve_remote,
     serve_turns,
 )
 from .client import (
@@ -102,6 +108,7 @@ from .client import (
     connect,
     deny_all,
     open_agent,
+    open_remote,
     open_session,
     prompt,
     rules,
@@ -117,6 +124,7 @@ from .errors import (
     PeerError,
     PeerExited,
     ProtocolMismatch,
+    RemoteConnectionError,
     RpcError,
 )
 from .streams import stdio_stream
@@ -133,6 +141,7 @@ __all__ = [  # noqa: RUF022 (grouped by side, sorted within a group)
     "MemorySessionStore",
     "PermissionChoice",
     "PromptTurns",
+    "RemoteOptions",
     "RunState",
     "SessionStore",
     "StopReason",
@@ -144,8 +153,11 @@ __all__ = [  # noqa: RUF022 (grouped by side, sorted within a group)
     "V1Turn",
     "V1TurnToolCall",
     "Work",
+    "agent_app",
     "agent_capabilities",
+    "bearer_token",
     "serve_agent",
+    "serve_remote",
     "serve_turns",
     "stdio_stream",
     # the client side
@@ -179,6 +191,7 @@ __all__ = [  # noqa: RUF022 (grouped by side, sorted within a group)
     "connect",
     "deny_all",
     "open_agent",
+    "open_remote",
     "open_session",
     "prompt",
     "rules",
@@ -193,6 +206,7 @@ __all__ = [  # noqa: RUF022 (grouped by side, sorted within a group)
     "PeerError",
     "PeerExited",
     "ProtocolMismatch",
+    "RemoteConnectionError",
     "RpcError",
     # forwarding
     "Verbatim",

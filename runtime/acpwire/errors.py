@@ -163,6 +163,21 @@ class PeerExited(ConnectionClosed):
         """The agent's last stderr lines."""
 
 
+class RemoteConnectionError(ConnectionClosed):
+    """A remote agent (`open_remote`) could not be reached, refused the connection, or the
+    connection to it was lost; the message names the URL and what happened."""
+
+    def __init__(self, url: str, what: str, *, status: int | None = None) -> None:
+        super().__init__(f"the agent at {url}: {what}")
+        self.url = url
+        """The agent's endpoint."""
+        self.what = what
+        """What happened (the HTTP status and the server's words, a network error, a close
+        code)."""
+        self.status = status
+        """The HTTP status the server answered with, when that was the trouble."""
+
+
 class ProtocolMismatch(Exception):
     """The peer answered `initialize` with a protocol version this side does not speak."""
 

@@ -193,3 +193,32 @@ async def test_a_custom_store_records_every_update_sent() -> None:
     assert [(s, json.loads(v2.encode_message(u))) for s, u in store.sent] == [
         (sid, update) for update in updates
     ]
+
+
+@pytest.mark.parametrize("version", [2, 1])
+async def test_a_resumed_session_never_reuses_the_ids_of_its_history(version: int) -> None:
+    """Message ids are unique per type within a session, tool call ids within a session (the
+    schema's MessageId and ToolCallId): a turn on a later connection continues the count."""
+    store = MemorySessionStore()
+    ids: list[set[str]] = []
+    sid = ""
+    for connection in range(2):
+        async with served_tool_agent(version, store) as peer:
+            if connection == 0:
+                sid = await new_session(peer, version)
+            sent = await finished_turn(peer, sid, version)
+        ids.append(
+            {
+                value
+                for message in sent
+                for key, value in message.get("params", {}).get("update", {}).items()
+                if key in ("messageId", "toolCallId")
+            }
+            | {
+                message["result"]["messageId"]
+                for message in sent
+                if "messageId" in message.get("result", {})
+            }
+        )
+    assert ids[0] and ids[1]
+    assert not ids[0] & ids[1], f"the second connection's turn reused {ids[0] & ids[1]}"

@@ -1,11 +1,13 @@
-"""Writing an agent: serve it (`serve_agent`; its limits in `ConnectionOptions`), advertise
+"""Writing an agent: serve it (`serve_agent`; its limits in `ConnectionOptions`), or serve it
+over the network (`agent_app`, an ASGI app for WebSocket and Streamable HTTP, run by
+`serve_remote`; its checks in `RemoteOptions`, `bearer_token`), advertise
 what it implements (`agent_capabilities`), send extension methods to the client
 (`Extensions`), run its prompt turns (`PromptTurns`,
 `V1PromptTurns`) with the helpers a turn's work calls (`Turn`, `V1Turn`, tool-call handles), or
 serve whole sessions from one work function and a session store (`serve_turns`).
 
 The names an agent is written and annotated with are also importable from `acpwire`; the
-less common ones (`turn_agents`, `git_patch`, `v1_diff`, `v2_diff`, `text_of`,
+less common ones (`AgentApp`, `Denied`, `Request`, `turn_agents`, `git_patch`, `v1_diff`, `v2_diff`, `text_of`,
 `capability_mismatches`, `CapabilityMismatch`, `Location`, `AgentFactory`,
 `V1AgentFactory`) only from here. The modules inside this package are implementation detail.
 """
@@ -18,6 +20,7 @@ from .._wire.options import ConnectionOptions
 from .capabilities import CapabilityMismatch, agent_capabilities, capability_mismatches
 from .diffs import git_patch, v1_diff, v2_diff
 from .endpoint import AgentFactory, V1AgentFactory, serve_agent
+from .remote import AgentApp, Denied, RemoteOptions, Request, agent_app, bearer_token, serve_remote
 from .schedulers import PromptTurns, V1PromptTurns
 from .sessions import MemorySessionStore, SessionStore, StoredSession, serve_turns, turn_agents
 from .turns import (
@@ -38,17 +41,21 @@ from .turns import (
 )
 
 __all__ = [
+    "AgentApp",
     "AgentFactory",
     "AgentTurn",
     "AnyWork",
     "CapabilityMismatch",
     "ConnectionOptions",
     "CustomStopReason",
+    "Denied",
     "Extensions",
     "Location",
     "MemorySessionStore",
     "PermissionChoice",
     "PromptTurns",
+    "RemoteOptions",
+    "Request",
     "RunState",
     "SessionStore",
     "StopReason",
@@ -61,10 +68,13 @@ __all__ = [
     "V1Turn",
     "V1TurnToolCall",
     "Work",
+    "agent_app",
     "agent_capabilities",
+    "bearer_token",
     "capability_mismatches",
     "git_patch",
     "serve_agent",
+    "serve_remote",
     "serve_turns",
     "text_of",
     "turn_agents",

@@ -57,6 +57,9 @@ class StoredSession:
     history: list[SessionUpdate] = field(default_factory=list)
     """Every update sent in it, in order (replayed by v2 `session/resume` and v1
     `session/load`)."""
+    prompt_count: int = 0
+    """The prompts started in it so far: turn ids continue from here on every connection, so a
+    resumed session never reuses the message and tool call ids of its history."""
 
 
 class SessionStore(Protocol):
@@ -183,6 +186,16 @@ class _SessionsServed:
             )
         return session
 
+    def turn_ids(self, prefix: str) -> Callable[[str], str]:
+        """`prefix_<n>` for a session's n-th prompt, counted in the stored session."""
+
+        def next_id(session_id: str) -> str:
+            session = self.session(session_id)
+            session.prompt_count += 1
+            return f"{prefix}_{session.prompt_count}"
+
+        return next_id
+
     def prompted(self, session_id: str, text: str) -> None:
         session = self.session(session_id)
         session.updated_at = time.time()
@@ -251,7 +264,9 @@ class TurnAgent(_SessionsServed, v2.AgentBase):
 
     def __init__(self, client: v2.ClientPeer) -> None:
         self.client = client
-        self.turns = PromptTurns(client, recorder=self.served.store.recorder)
+        self.turns = PromptTurns(
+            client, recorder=self.served.store.recorder, turn_ids=self.turn_ids("user")
+        )
 
     async def initialize(self, params: v2.InitializeRequest) -> v2.InitializeResponse:
         return v2.InitializeResponse(
@@ -310,7 +325,9 @@ class V1TurnAgent(_SessionsServed, v1.AgentBase):
 
     def __init__(self, client: v1.ClientPeer) -> None:
         self.client = client
-        self.turns = V1PromptTurns(client, recorder=self.served.store.recorder)
+        self.turns = V1PromptTurns(
+            client, recorder=self.served.store.recorder, turn_ids=self.turn_ids("turn")
+        )
 
     async def initialize(self, params: v1.InitializeRequest) -> v1.InitializeResponse:
         return v1.InitializeResponse(

@@ -1,6 +1,7 @@
 """Writing a client: connect to an agent (`open_agent` spawns one, `connect` takes any byte
 stream; their limits in `ConnectionOptions`), read a session's updates (`subscribe`,
-`UpdateStream`), fold them into a session's state (`SessionState`, `V1SessionState`), answer
+`UpdateStream`), or to one served over the network (`open_remote`: WebSocket or Streamable
+HTTP), fold them into a session's state (`SessionState`, `V1SessionState`), answer
 permission requests by policy (`Permissions`), send extension methods to the agent
 (`ClientConnection.extensions`, `Extensions`), run a prompt turn as a typed event stream
 (`prompt`, `AgentRequests`) and open a session again with its history (`open_session`).
@@ -39,6 +40,7 @@ from .permissions import (
     deny_all,
     rules,
 )
+from .remote import open_remote
 from .state import Compaction, Message, Role, SessionState, Terminal, ToolCall, V1SessionState
 from .turns import (
     AgentRequests,
@@ -96,6 +98,7 @@ __all__ = [
     "deny_all",
     "load",
     "open_agent",
+    "open_remote",
     "open_session",
     "prompt",
     "replay",

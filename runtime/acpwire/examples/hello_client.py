@@ -1,8 +1,10 @@
 """Run one prompt turn against an ACP v2 agent and print what happens:
 
     python -m acpwire.examples.hello_client -- <agent command>
+    python -m acpwire.examples.hello_client --url http://127.0.0.1:8000/acp [--http]
 
-Without a command it starts `python -m acpwire.examples.hello_agent`.
+Without a command it starts `python -m acpwire.examples.hello_agent`; with `--url` it
+connects to an agent served over the network (WebSocket; `--http`: Streamable HTTP).
 """
 
 import os
@@ -11,7 +13,7 @@ import sys
 import trio
 
 from acp_schema import v2
-from acpwire import PeerError, open_agent
+from acpwire import PeerError, open_agent, open_remote
 
 
 class HelloClient(v2.ClientBase):
@@ -30,8 +32,12 @@ class HelloClient(v2.ClientBase):
         )
 
 
-async def main(command: list[str]) -> None:
-    async with open_agent(command, v2=HelloClient) as conn:
+async def main(command: list[str], url: str = "", http: bool = False) -> None:
+    if url:  # an agent served over the network
+        connected = open_remote(url, v2=HelloClient, transport="http" if http else "websocket")
+    else:
+        connected = open_agent(command, v2=HelloClient)
+    async with connected as conn:
         info = v2.Implementation(name="hello-client", version="1.0")
         await conn.initialize(v2.InitializeRequest(protocol_version=2, info=info))
         agent = conn.v2  # typed for v2: `agent.peer` has the agent's methods
@@ -61,5 +67,8 @@ async def main(command: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    command = sys.argv[2:] if sys.argv[1:2] == ["--"] else sys.argv[1:]
-    trio.run(main, command or [sys.executable, "-m", "acpwire.examples.hello_agent"])
+    if sys.argv[1:2] == ["--url"]:
+        trio.run(main, [], sys.argv[2], "--http" in sys.argv)
+    else:
+        command = sys.argv[2:] if sys.argv[1:2] == ["--"] else sys.argv[1:]
+        trio.run(main, command or [sys.executable, "-m", "acpwire.examples.hello_agent"])

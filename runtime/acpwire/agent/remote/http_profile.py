@@ -1,0 +1,255 @@
+"""The Streamable HTTP profile (the RFD's routing tree), one ASGI request at a time:
+
+    POST   415 unless `Content-Type: application/json`; 413 over `max_message_bytes`;
+           400 for text that is not one JSON-RPC message, 501 for a batch (an array);
+           `initialize` without `Acp-Connection-Id`: a new connection, 200 with the
+           agent's answer and the `Acp-Connection-Id` header (503 when the server is full,
+           504 when the agent does not answer in time);
+           otherwise 400 without `Acp-Connection-Id`, 404 for an unknown one, 400 for a
+           message of a session without (or with another) `Acp-Session-Id`; else the
+           message goes to the agent and the answer is 202 at once.
+    GET    406 unless `Accept` includes `text/event-stream`; 400 without
+           `Acp-Connection-Id`, 404 for an unknown connection or a session the server does
+           not know; else the event stream: connection-scoped, or the session's with
+           `Acp-Session-Id`. It ends when the connection does.
+    DELETE 400 without `Acp-Connection-Id`, 404 for an unknown one; else the connection
+           ends (the agent reads EOF, as when a stdio client closes its stdin) and 202.
+
+Any other method is 405. Every request first passes the app's checks (guard.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from typing import TYPE_CHECKING
+
+from msgspec import UnsetType
+
+from ..._loop import CancelScope, current_loop
+from ...streams import sse
+from ...streams.envelope import NotAMessage, envelope, one_line
+from .asgi import Receive, Scope, Send, headers_of, respond
+from .connection import RemoteConnection
+from .mailbox import KEEPALIVE
+from .options import RemoteOptions
+
+if TYPE_CHECKING:
+    from .hub import Hub
+
+log = logging.getLogger("acpwire")
+
+CONNECTION_ID = "acp-connection-id"
+SESSION_ID = "acp-session-id"
+JSON = "application/json"
+RETRY_AFTER = "5"
+PARSE_ERROR = b'{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}'
+
+
+async def handle(app: Hub, scope: Scope, receive: Receive, send: Send) -> None:
+    method = scope["method"]
+    headers = headers_of(scope)
+    # A body is read before any answer: an HTTP/2 server may fail a stream whose response
+    # ended while its request was still being sent.
+    body = b"" if method in ("GET", "HEAD") else await _read_body(receive, headers, app.remote)
+    path = app.remote.path
+    if path is not None and scope.get("path") != path:
+        await respond(send, 404, f"not found: the ACP endpoint is {path}")
+        return
+    if method not in ("POST", "GET", "DELETE"):
+        await respond(
+            send,
+            405,
+            "the ACP endpoint takes POST, GET and DELETE",
+            headers={"allow": "POST, GET, DELETE"},
+        )
+        return
+    denied = await app.refusal(scope, websocket=False)
+    if denied is not None:
+        await respond(send, denied.status, denied.reason, headers=denied.headers)
+        return
+    if method == "POST":
+        await _post(app, headers, body, send)
+    elif method == "GET":
+        await _get(app, headers, receive, send)
+    else:
+        await _delete(app, headers, send)
+
+
+async def _read_body(
+    receive: Receive, headers: dict[str, str], remote: RemoteOptions
+) -> bytes | None:
+    """The request's body; None once it is over `max_message_bytes` (the rest is not read)."""
+    limit = remote.max_message_bytes
+    declared = headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        return None
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return b"".join(chunks)  # disconnected
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def _media_type(value: str) -> str:
+    return value.split(";", 1)[0].strip().lower()
+
+
+async def _post(app: Hub, headers: dict[str, str], body: bytes | None, send: Send) -> None:
+    if _media_type(headers.get("content-type", "")) != JSON:
+        await respond(
+            send, 415, "a POST to the ACP endpoint carries Content-Type: application/json"
+        )
+        return
+    if body is None:
+        limit = app.remote.max_message_bytes
+        await respond(send, 413, f"a message may have at most {limit} bytes")
+        return
+    try:
+        message = envelope(body)
+    except NotAMessage as exc:
+        if exc.batch:
+            await respond(
+                send, 501, "JSON-RPC batches are not supported: send one message per POST"
+            )
+        else:
+            await respond(send, 400, PARSE_ERROR, content_type=JSON)
+        return
+    line = one_line(body)
+    connection_id = headers.get(CONNECTION_ID)
+    if message.method == "initialize" and message.is_request and connection_id is None:
+        await _initialize(app, line, message.id, send)
+        return
+    connection = await _connection(app, headers, send)
+    if connection is None:
+        return
+    refusal = connection.routes.incoming(
+        message, headers.get(SESSION_ID), lambda session: app.knows_session(connection, session)
+    )
+    if refusal is not None:
+        await respond(send, 400, refusal)
+        return
+    if not await connection.stream.feed(line):
+        await respond(send, 404, f"the connection {connection.id!r} has ended")
+        return
+    await respond(send, 202)
+
+
+async def _connection(app: Hub, headers: dict[str, str], send: Send) -> RemoteConnection | None:
+    """The Streamable HTTP connection the request names; None once it was answered 400 (no
+    `Acp-Connection-Id`) or 404 (unknown, ended, or a WebSocket's)."""
+    connection_id = headers.get(CONNECTION_ID)
+    if connection_id is None:
+        await respond(send, 400, "missing Acp-Connection-Id header: POST `initialize` first")
+        return None
+    connection = app.connections.get(connection_id)
+    if connection is None or connection.profile != "http":
+        await respond(send, 404, f"unknown Acp-Connection-Id {connection_id!r}")
+        return None
+    return connection
+
+
+async def _initialize(app: Hub, line: bytes, request_id: object, send: Send) -> None:
+    if app.full:
+        await respond(
+            send,
+            503,
+            f"the server is at its limit of {app.remote.max_connections} "
+            "connections: try again later",
+            headers={"retry-after": RETRY_AFTER},
+        )
+        return
+    assert not isinstance(request_id, UnsetType)
+    connection = app.new_connection("http")
+    if not app.start(connection):
+        app.forget(connection)
+        await respond(
+            send,
+            500,
+            "the ASGI server did not run the app's lifespan, which "
+            "Streamable HTTP connections live in: enable it (uvicorn --lifespan on)",
+        )
+        return
+    answer = await connection.initialize(line, request_id, app.remote.initialize_timeout)  # type: ignore[arg-type]
+    if not answer:
+        connection.end()
+        connection.cancel()
+        await respond(send, 504, "the agent did not answer `initialize` in time")
+        return
+    if envelope(answer).failed:
+        connection.end()  # a failed initialize opens no connection: the client starts over
+        await respond(send, 200, answer, content_type=JSON)
+        return
+    await respond(
+        send, 200, answer, content_type=JSON, headers={"acp-connection-id": connection.id}
+    )
+
+
+async def _get(app: Hub, headers: dict[str, str], receive: Receive, send: Send) -> None:
+    accepted = {_media_type(item) for item in headers.get("accept", "").split(",")}
+    if "text/event-stream" not in accepted:
+        await respond(
+            send,
+            406,
+            "a GET of the ACP endpoint opens an event stream: send "
+            "Accept: text/event-stream (or Upgrade: websocket)",
+        )
+        return
+    connection = await _connection(app, headers, send)
+    if connection is None:
+        return
+    session = headers.get(SESSION_ID)
+    if session is not None and not app.knows_session(connection, session):
+        await respond(send, 404, f"unknown Acp-Session-Id {session!r} for this connection")
+        return
+    mailbox = connection.mailbox(session)
+    reader = mailbox.attach()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [
+                (b"content-type", b"text/event-stream"),
+                (b"cache-control", b"no-cache"),
+                (b"x-accel-buffering", b"no"),  # proxies (nginx) must not hold events back
+            ],
+        }
+    )
+    loop = current_loop()
+    try:
+        async with loop.open_nursery() as nursery:
+            nursery.start_soon(_until_disconnected, receive, nursery.cancel_scope)
+            while True:
+                item = await mailbox.take(reader, app.remote.keepalive_interval)
+                if item is None:
+                    break
+                data = sse.KEEPALIVE if item is KEEPALIVE else sse.event(item)  # type: ignore[arg-type]
+                await send({"type": "http.response.body", "body": data, "more_body": True})
+            nursery.cancel_scope.cancel()
+        with contextlib.suppress(Exception):  # the client may be gone
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+    finally:
+        mailbox.detach(reader)
+
+
+async def _until_disconnected(receive: Receive, scope: CancelScope) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    scope.cancel()
+
+
+async def _delete(app: Hub, headers: dict[str, str], send: Send) -> None:
+    connection = await _connection(app, headers, send)
+    if connection is None:
+        return
+    app.forget(connection)
+    connection.end()
+    await respond(send, 202)

@@ -1,0 +1,72 @@
+"""`serve_remote`: run an `agent_app` under Hypercorn on the running loop (trio or asyncio),
+HTTP/1.1 and HTTP/2 (cleartext by prior knowledge or upgrade, or TLS with ALPN) and
+WebSocket on one port.
+
+Needs the `remote` extra (`pip install 'acpwire[remote]'`).
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+from collections.abc import Awaitable, Callable, Sequence
+
+import trio
+
+from ..._loop import current_loop
+from ...streams.extra import remote_module
+from .app import AgentApp
+
+WEBSOCKET_PING_INTERVAL = 20.0
+"""Seconds between the server's WebSocket pings (Hypercorn sends them; ASGI apps cannot)."""
+
+DEFAULT_BIND = "127.0.0.1:8000"
+
+
+async def serve_remote(
+    app: AgentApp,
+    *,
+    bind: str | Sequence[str] = DEFAULT_BIND,
+    certfile: str | None = None,
+    keyfile: str | None = None,
+    websocket_ping_interval: float | None = WEBSOCKET_PING_INTERVAL,
+    shutdown_trigger: Callable[[], Awaitable[None]] | None = None,
+    access_log: bool = False,
+    task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve `app` with Hypercorn until cancelled (trio), `shutdown_trigger()` returns, or
+    (asyncio, no trigger) SIGINT/SIGTERM.
+
+    `bind`: `host:port` (port 0: any free one), or several; `fd://N` for an inherited socket,
+    `unix:path`. `certfile` and `keyfile` (PEM) turn TLS on, and with it HTTP/2 by ALPN
+    (cleartext HTTP/2 works by prior knowledge). Started with `nursery.start(...)` /
+    `task_group.start(...)`, it reports the endpoint's URLs once it listens
+    (`[url] = await nursery.start(partial(serve_remote, app, bind="127.0.0.1:0"))`). A `bind`
+    on an address other than loopback serves the network: set `RemoteOptions.authorize`.
+    """
+    config_module = remote_module("hypercorn.config", "serve_remote")
+    scheme = "https" if certfile else "http"
+    listeners, urls, binds = [], [], []
+    for address in [bind] if isinstance(bind, str) else bind:
+        if address.startswith(("fd://", "unix:")):
+            binds.append(address)
+            continue
+        host, _, port = address.rpartition(":")
+        listener = socket.create_server((host.strip("[]"), int(port)), backlog=1024)
+        listeners.append(listener)
+        bound_port = listener.getsockname()[1]
+        urls.append(f"{scheme}://{host}:{bound_port}{app.remote.path or '/'}")
+        binds.append(f"fd://{listener.detach()}")  # Hypercorn owns the socket from here on
+    config = config_module.Config()
+    config.bind = binds
+    config.certfile = certfile
+    config.keyfile = keyfile
+    config.websocket_ping_interval = websocket_ping_interval
+    config.websocket_max_message_size = app.remote.max_message_bytes
+    config.accesslog = logging.getLogger("hypercorn.access") if access_log else None
+    if current_loop().name == "trio":
+        serve = remote_module("hypercorn.trio", "serve_remote").serve
+    else:
+        serve = remote_module("hypercorn.asyncio", "serve_remote").serve
+    task_status.started(urls)  # the sockets listen already: connections wait for Hypercorn
+    await serve(app, config, shutdown_trigger=shutdown_trigger)

@@ -1,0 +1,76 @@
+"""Server-sent events (the `text/event-stream` format), sans-IO: one JSON-RPC message per
+event's `data`, comments as keepalives. Used by both sides of Streamable HTTP.
+
+The parser follows the HTML standard's event-stream rules where ACP needs them: lines end in
+LF, CRLF or CR; `data:` lines of one event are joined with LF; a blank line ends the event;
+lines starting with `:` are comments; other fields (`event`, `id`, `retry`) are read and
+ignored; a leading BOM is dropped.
+"""
+
+from __future__ import annotations
+
+KEEPALIVE = b": keepalive\n\n"
+"""A comment event: keeps intermediaries from timing an idle stream out; readers skip it."""
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def event(data: bytes) -> bytes:
+    """The event carrying `data` (one JSON text, no raw line breaks)."""
+    return b"data: " + data + b"\n\n"
+
+
+class EventTooLarge(ValueError):
+    """An event's data grew past the parser's limit."""
+
+
+class SseParser:
+    """Incremental parser: `feed` bytes as they arrive, get the data of each event ended."""
+
+    def __init__(self, max_event_bytes: int) -> None:
+        self.max_event_bytes = max_event_bytes
+        self._pending = b""  # an unfinished line
+        self._data: list[bytes] = []
+        self._size = 0
+        self._started = False  # the BOM check is done
+        self._after_cr = False  # the last chunk ended in CR: a LF first in the next is its pair
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        """The data of every event `chunk` completes, in order (events without data are
+        skipped). `EventTooLarge` when one passes the limit."""
+        if not self._started:
+            chunk = self._pending + chunk
+            self._pending = b""
+            if len(chunk) < len(_BOM) and _BOM.startswith(chunk):
+                self._pending = chunk
+                return []
+            self._started = True
+            chunk = chunk.removeprefix(_BOM)
+        if self._after_cr and chunk[:1] == b"\n":
+            chunk = chunk[1:]
+        self._after_cr = chunk[-1:] == b"\r"
+        text = self._pending + chunk
+        if b"\r" in text:
+            text = text.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        lines = text.split(b"\n")
+        self._pending = lines.pop()
+        if len(self._pending) > self.max_event_bytes + len(b"data: "):
+            raise EventTooLarge(f"an event line longer than {self.max_event_bytes} bytes")
+        events: list[bytes] = []
+        for line in lines:
+            if not line:
+                if self._data:
+                    events.append(b"\n".join(self._data))
+                    self._data, self._size = [], 0
+                continue
+            if line[:1] == b":":
+                continue
+            name, _, value = line.partition(b":")
+            if name != b"data":
+                continue
+            value = value[1:] if value[:1] == b" " else value
+            self._size += len(value) + 1
+            if self._size > self.max_event_bytes:
+                raise EventTooLarge(f"an event larger than {self.max_event_bytes} bytes")
+            self._data.append(value)
+        return events
