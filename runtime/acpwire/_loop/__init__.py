@@ -77,8 +77,11 @@ class TaskStatus(Protocol):
 
 
 class _StatusIgnored:
-    def started(self) -> None:
+    def started(self, value: object = None) -> None:
         pass
+
+    def __repr__(self) -> str:
+        return "TASK_STATUS_IGNORED"
 
 
 TASK_STATUS_IGNORED: TaskStatus = _StatusIgnored()
