@@ -189,7 +189,8 @@ def bench(session: nox.Session) -> None:
     """Benchmarks, side by side with the alternatives in one run (never part of the tests)."""
     _install(session, "bench")
     _interop_deps(session)
-    for script in ("codec.py", "runtime_path.py", "stdio.py", "session_state.py", "trace_tap.py"):
+    scripts = ("agents.py", "stdio.py", "streaming.py", "codec.py", "runtime_path.py")
+    for script in (*scripts, "session_state.py", "trace_tap.py"):
         session.run("python", f"bench/{script}", *session.posargs)
 
 

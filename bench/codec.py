@@ -281,7 +281,9 @@ def prepare(
 
 
 def check(p: Prepared) -> list[str]:
-    """Every implementation gives the input back (as JSON) and the fast path is taken."""
+    """Every implementation gives the input back (as JSON), acpwire and the reference write
+    the same bytes (a request's or notification's keys in the order peers write them), and the
+    fast path is taken."""
     problems = []
     encode = MODULES[p.version].encode_message
     fast = MODULES[p.version].CLIENT_CODEC.fast_decoder
@@ -292,6 +294,8 @@ def check(p: Prepared) -> list[str]:
             problems.append(f"{p.version} acpwire round trip differs: {line[:120]!r}")
         if json.loads(ref.encode(refm)) != d:
             problems.append(f"{p.version} reference round trip differs: {line[:120]!r}")
+        if encode(ours) != ref.encode(refm):  # the same bytes: peer key order on both sides
+            problems.append(f"{p.version} acpwire and reference bytes differ: {line[:120]!r}")
         if "result" not in d:
             try:
                 fast.decode(line)

@@ -292,6 +292,22 @@ def targets(pairs: list[Pair]) -> list[str]:
     return lines
 
 
+def pair_targets(pairs: list[Pair]) -> list[str]:
+    """Issue 18's pair target on this run's medians: acpwire's round-trip p50 below both
+    TypeScript SDK pairs'."""
+    ts = [median_of(pairs, f"ts-sdk v{protocol}", "p50s") for protocol in (1, 2)]
+    if None in ts:
+        return ["pair round-trip target: not checked (a TypeScript SDK pair did not run)"]
+    lowest = min(p for p in ts if p is not None)
+    lines = [f"pair round-trip target: p50 < {lowest:.3f} ms (the faster TypeScript SDK pair)"]
+    for pair in pairs:
+        if pair.name == "acpwire" and pair.p50s:
+            p50 = statistics.median(pair.p50s)
+            verdict = "met" if p50 < lowest else "MISSED"
+            lines.append(f"  {pair.label:{LABEL}} p50 {p50:.3f} ms {p50 / lowest:.2f}x {verdict}")
+    return lines
+
+
 def median_range(values: list[float], form: str) -> str:
     low, high = min(values), max(values)
     return f"{statistics.median(values):{form}} [{low:{form}}-{high:{form}}]"
@@ -348,6 +364,7 @@ def report(pairs: list[Pair], chunks: int, count: int, rounds: int) -> str:
         "spread = (max - min) / median over the rounds.",
         "",
         *targets(pairs),
+        *pair_targets(pairs),
     ]
     if any(pair.name == "baseline" for pair in pairs):
         lines += ["", *against_baseline(pairs)]

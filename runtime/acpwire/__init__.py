@@ -33,6 +33,8 @@ importable from here:
   `AgentNotExecutable` / `AgentLaunchError`;
 - the limits and checks of a connection: `ConnectionOptions` (`options=` of `serve_agent`,
   `serve_turns`, `connect` and `open_agent`);
+- extension (`_`-prefixed) methods sent to the peer, from either side: `Extensions`
+  (`Extensions(self.client)` in an agent, `conn.extensions` in a client);
 - what a connection runs over: `acpwire.streams` (`stdio_stream`, `ByteStream`, ...), and
   in-process pairs for tests in `acpwire.testing`;
 - forwarding (a proxy, a recorder): `Verbatim`, a received line kept byte for byte with its
@@ -52,6 +54,7 @@ from .agent import (
     AnyWork,
     ConnectionOptions,
     CustomStopReason,
+    Extensions,
     MemorySessionStore,
     PermissionChoice,
     PromptTurns,
@@ -131,6 +134,7 @@ from .verbatim import Verbatim
 __all__ = [  # noqa: RUF022 (grouped by side, sorted within a group)
     "__version__",
     "ConnectionOptions",
+    "Extensions",
     # the agent side
     "AgentTurn",
     "AnyWork",

@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from types import TracebackType
 
-from ._loop import CANCELLED
+from ._loop import cancellations
 
 
 class SingleException:
@@ -78,7 +78,8 @@ class SingleException:
     ) -> tuple[BaseException, list[BaseException]]:
         """The exception to raise for `group`, and the others that are not cancellations."""
         leaves = list(self._leaves(group))
-        real = [leaf for leaf in leaves if not isinstance(leaf, CANCELLED)] or leaves[:1]
+        cancelled = cancellations()
+        real = [leaf for leaf in leaves if not isinstance(leaf, cancelled)] or leaves[:1]
         chosen = next((leaf for leaf in real if not isinstance(leaf, Exception)), real[0])
         return chosen, [leaf for leaf in real if leaf is not chosen]
 

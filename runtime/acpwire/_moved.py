@@ -12,12 +12,20 @@ Names renamed inside a package that stayed (`acpwire.client.V2Connection` ->
 from __future__ import annotations
 
 import importlib
-import importlib.abc
 import importlib.machinery
 import sys
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # importlib.abc costs an import of importlib.resources at start-up
+    from importlib.abc import Loader, MetaPathFinder
+
+    class _FinderBase(MetaPathFinder, Loader): ...
+
+else:
+    _FinderBase = object
 
 MOVED: dict[str, tuple[str, ...]] = {
     "acpwire.lifecycle": ("acpwire.agent", "acpwire.agent.turns", "acpwire.agent.schedulers"),
@@ -62,7 +70,9 @@ class _MovedModule(ModuleType):
         )
 
 
-class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+class _Finder(_FinderBase):
+    """The meta path finder and loader of the old module names (the protocols, duck-typed)."""
+
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:

@@ -309,6 +309,8 @@ CONNECTION_API = {
     "peer",
     "client",
     "closed",
+    "agent_pid",
+    "extensions",
 }
 
 

@@ -4,13 +4,18 @@ The limits are `ConnectionOptions` (options.py). What the layers above use of a 
 connection besides sending is `RunningConnection` (running.py); after `initialize` their
 endpoint switches it to the negotiated surface with `switch_to`, its one change of state.
 
-- Requests run as concurrent tasks, at most `max_concurrent_requests` at once; as many more
-  wait in a backlog, and past that a request is refused with an error, so tasks and memory
-  stay bounded (the reader itself never waits: handlers may wait for answers only it reads).
-  Each runs in its own cancel scope, created on arrival, so `$/cancel_request` can stop it. Whatever happens, the request gets
-  exactly one response: its result, the handler's `RpcError`, -32603 for any other
-  exception (a result of the wrong type, an error the peer answered a nested request of the
-  handler with: see `PeerError`), or -32800 when it was cancelled.
+- Requests run concurrently, at most `max_concurrent_requests` at once; as many more wait
+  in a backlog, and past that a request is refused with an error, so tasks and memory stay
+  bounded (the reader itself never waits: handlers may wait for answers only it reads).
+  A request's handler starts on the reader, as soon as the request is read, in a copy of the
+  reader's context: one that finishes without waiting is answered there, with no task of its
+  own (most requests: latency). The first time a handler waits, the task it runs in becomes
+  that request's task and a new reader task carries on reading, so a handler that blocks
+  never stalls the reader. A handler that waits runs in a cancel scope of its own, so
+  `$/cancel_request` can stop it. Whatever happens, the request gets exactly one response:
+  its result, the handler's `RpcError`, -32603 for any other exception (a result of the
+  wrong type, an error the peer answered a nested request of the handler with: see
+  `PeerError`), or -32800 when it was cancelled.
 - Notifications run in order on the reader task (session updates must arrive in order), so
   their handlers should be quick.
 - Sends go through a bounded outbox drained by one writer task (outbox.py): bursts are
@@ -22,10 +27,11 @@ endpoint switches it to the negotiated surface with `switch_to`, its one change 
 
 from __future__ import annotations
 
-import collections
+import contextvars
 import inspect
 import logging
-from collections.abc import Awaitable, Callable, Coroutine
+import types
+from collections.abc import Awaitable, Callable, Coroutine, Generator
 from typing import Any, TypeVar, TypeVarTuple, Unpack
 
 import msgspec
@@ -34,13 +40,13 @@ from msgspec import UNSET
 from acp_schema import MessageCodec, MethodSpec
 
 from .._loop import (
-    STREAM_ERRORS,
     TASK_STATUS_IGNORED,
     CancelScope,
     Loop,
     Nursery,
     TaskStatus,
     current_loop,
+    stream_errors,
 )
 from .._loop import Event as LoopEvent
 from ..errors import ConnectionClosed, PeerError, RpcError
@@ -75,8 +81,96 @@ class _Waiter:
         self.done = done
 
 
+class _Handling(msgspec.Struct, gc=False):
+    """An incoming request from its arrival until its answer is queued.
+
+    `scope`: the cancel scope its handler runs in, once it has one (a handler that waited,
+    or one started from the backlog); `cancelled`: cancelling was asked before that (the
+    handler was still running on the reader, or waiting in the backlog)."""
+
+    call: Call
+    scope: CancelScope | None = None
+    cancelled: bool = False
+
+    def cancel(self) -> None:
+        if self.scope is not None:
+            self.scope.cancel()
+        else:
+            self.cancelled = True
+
+
+class _Waited(msgspec.Struct, gc=False):
+    """A request whose handler, started on the reader, waits for the first time: the
+    coroutine, the context it runs in, and what it yielded to the event loop."""
+
+    handling: _Handling
+    coroutine: Coroutine[Any, Any, Any]
+    context: contextvars.Context
+    yielded: Any
+
+
+@types.coroutine
+def _resume(
+    coroutine: Coroutine[Any, Any, Any], context: contextvars.Context, yielded: Any
+) -> Generator[Any, Any, Any]:
+    """Drive `coroutine`, started elsewhere and suspended at `yielded`, to its end in the
+    calling task: what the event loop sends or throws goes to it, run in `context`."""
+    send, throw = coroutine.send, coroutine.throw
+    while True:
+        try:
+            value = yield yielded
+        except GeneratorExit:
+            coroutine.close()
+            raise
+        except BaseException as exc:
+            try:
+                yielded = context.run(throw, exc)
+            except StopIteration as stop:
+                return stop.value
+        else:
+            try:
+                yielded = context.run(send, value)
+            except StopIteration as stop:
+                return stop.value
+
+
 class Connection:
     """One JSON-RPC connection over a byte stream; `run` serves it (see the module)."""
+
+    __slots__ = (
+        "_all_answered",
+        "_background",
+        "_background_ended",
+        "_backlog",
+        "_cancelled_result",
+        "_closed",
+        "_closed_reason",
+        "_dispatch",
+        "_finished",
+        "_handlers",
+        "_initialize_response",
+        "_input_ended",
+        "_max_concurrent",
+        "_next_unparsable_count",
+        "_nursery",
+        "_on_close",
+        "_on_request",
+        "_outbox",
+        "_overdue",
+        "_reader",
+        "_reason_resolved",
+        "_running",
+        "_stream_errors",
+        "_to_start",
+        "_unanswered",
+        "_unparsable_lines",
+        "_waiting",
+        "core",
+        "loop",
+        "options",
+        "peer",
+        "stream",
+    )
 
     def __init__(
         self,
@@ -101,6 +195,7 @@ class Connection:
         (a subprocess transport reports the exit code and stderr)."""
         self.stream = byte_stream(stream)
         self.loop: Loop = current_loop()
+        self._stream_errors = stream_errors(self.loop)
         self.options = options
         self.core: JsonRpcCore = (
             CheckedJsonRpcCore(codec) if options.check_outgoing else JsonRpcCore(codec)
@@ -114,13 +209,17 @@ class Connection:
         self._outbox = Outbox(self.stream, options.max_buffered_bytes, on_failure=self._close)
         self._max_concurrent = options.max_concurrent_requests  # read per request: one lookup
         self._running = 0
-        self._backlog: collections.deque[Call] = collections.deque()
+        self._backlog: list[_Handling] = []  # a list: a deque would cost 0.5 KiB per connection
+        self._to_start: list[_Handling] = []  # admitted, not started (rarely more than one)
         self._waiting: dict[RequestId, _Waiter] = {}
-        self._handlers: dict[RequestId, tuple[CancelScope, Call]] = {}
+        self._handlers: dict[RequestId, _Handling] = {}
         self._reason_resolved: LoopEvent | None = None
         self._on_close: list[Callable[[], None]] = []
         self._closed: ConnectionClosed | None = None
         self._nursery: Nursery | None = None
+        self._input_ended = False  # the reader read the end of the input
+        # set once the input ended and the rest was answered, when `run` no longer reads
+        self._finished: LoopEvent | None = None
         self._initialize_response: object = None
         self._unanswered = 0  # requests admitted whose answer is not queued yet
         # made when the input ends; set once every request is answered or none can be
@@ -160,23 +259,70 @@ class Connection:
             nursery.start_soon(self._outbox.run)
             task_status.started()
             try:
-                await self._read_loop()
-                self._end_input(ConnectionClosed("the peer closed the connection"))
-                await self._failure()  # resolve the better reason (exit code, stderr) now
-                await self._answer_the_rest()
-                await self._let_background_work_end()
+                if not await self._read_task():
+                    # A handler that waited took this task: the reader it started reads on.
+                    assert self._finished is not None
+                    await self._finished.wait()
             finally:
                 self._close(ConnectionClosed("the connection was shut down"))
                 nursery.cancel_scope.cancel()
 
-    async def _read_loop(self) -> None:
+    async def _read_task(self) -> bool:
+        """Read until the input ends, then see the rest answered (True); or until a
+        request's handler started here waits: then this is that request's task (False)."""
+        scope = self.loop.CancelScope()
+        reply: bytes | None = None
+        with scope:
+            waited = await self._read()
+            if waited is not None:
+                handling = waited.handling
+                handling.scope = scope  # cancelling the request cancels this task's work
+                if handling.cancelled:
+                    scope.cancel()
+                reply = await self._finish_waited(waited)
+        if waited is None:
+            self._end_input(ConnectionClosed("the peer closed the connection"))
+            await self._failure()  # resolve the better reason (exit code, stderr) now
+            await self._answer_the_rest()
+            await self._let_background_work_end()
+            if self._finished is not None:
+                self._finished.set()
+            return True
+        call = handling.call
+        if scope.cancelled_caught:
+            reply = self._cancelled_reply(call, call.id)  # type: ignore[arg-type]
+        if reply is not None:
+            await self._reply(reply)
+        self._answered()
+        return False
+
+    async def _read(self) -> _Waited | None:
+        """Read and process lines until the input ends (None), or until a request's handler
+        waits: that request is handed back, and a new reader task reads on.
+
+        The requests of one read start once every line of it was processed, in wire order
+        (as if each were a task started then), each on this task (`_start`)."""
         receive_line = self.core.receive_line
+        to_start = self._to_start
         while True:
+            while to_start:
+                handling = to_start.pop(0)
+                waited = await self._start(handling)
+                if waited is not None:
+                    self._start_reader()
+                    return waited
+            if self._input_ended:
+                return None
             try:
                 data = await self.stream.receive_some(READ_CHUNK)
-            except STREAM_ERRORS:
+            except self._stream_errors:
                 data = b""
-            items = self._reader.feed(data) if data else self._reader.eof()
+            if data:
+                self._outbox.input_arrived()
+                items = self._reader.feed(data)
+            else:
+                self._input_ended = True
+                items = self._reader.eof()
             for item in items:
                 try:
                     events = (
@@ -187,23 +333,27 @@ class Connection:
                     error = RpcError.parse_error(repr(exc))
                     events = [Reply(self.core.unsolicited_error(error))]
                 for event in events:
-                    if (
-                        type(event) is Call
-                        and event.id is UNSET
-                        and (event.spec is None or event.spec.side != "protocol")
-                    ):
-                        # A notification ($/cancel_request aside), run in order on this task;
-                        # inline, without a coroutine of its own: it is most of the traffic.
-                        try:
-                            pending = self._dispatch(event)
-                            if pending is not None:
-                                await pending
-                        except Exception:
-                            log.exception("notification handler for %s failed", event.method)
-                    else:
-                        await self._handle(event)
-            if not data:
-                return
+                    if type(event) is Call and event.id is UNSET:
+                        spec = event.spec
+                        if spec is None or spec.side != "protocol":
+                            # A notification ($/cancel_request aside), run in order on this
+                            # task; inline, without a coroutine of its own: most of the traffic.
+                            try:
+                                pending = self._dispatch(event)
+                                if pending is not None:
+                                    await pending
+                            except Exception:
+                                log.exception("notification handler for %s failed", event.method)
+                            continue
+                    await self._handle(event)
+
+    def _start_reader(self) -> None:
+        """A new reader task: it starts the requests still to start, then reads on."""
+        nursery = self._nursery
+        assert nursery is not None  # requests are read by `run`, inside it
+        if self._finished is None:  # what `run` waits for once a handler took its task
+            self._finished = self.loop.Event()
+        nursery.start_soon(self._read_task)
 
     async def _answer_the_rest(self) -> None:
         """The input ended: let the requests received get their answers, within the grace
@@ -277,21 +427,23 @@ class Connection:
             await self._admit(event)
 
     async def _admit(self, call: Call) -> None:
-        """Start the request's handler, or queue it when all slots are busy.
+        """Queue the request to start after the lines read with it (`_read`), or in the
+        backlog when all slots are busy.
 
         The reader never waits for a slot: handlers may be waiting for answers only it can
         read. Past the backlog bound the request is refused with an error instead.
         """
         request_id = call.id
         assert not isinstance(request_id, msgspec.UnsetType)
-        self._handlers[request_id] = (self.loop.CancelScope(), call)  # cancellable from now on
+        handling = self._handlers[request_id] = _Handling(call)  # cancellable from now on
         if self._on_request is not None:  # on the reader: in wire order with notifications
             self._on_request(call)
         self._unanswered += 1
         if self._running < self._max_concurrent:
-            self._start(call)
+            self._running += 1
+            self._to_start.append(handling)
         elif len(self._backlog) < self._max_concurrent or await self._room_soon():
-            self._backlog.append(call)
+            self._backlog.append(handling)
         else:
             del self._handlers[request_id]
             self._unanswered -= 1
@@ -304,36 +456,144 @@ class Connection:
 
     async def _room_soon(self) -> bool:
         """Let running handlers finish before refusing: requests read in one chunk all arrive
-        before any handler had a chance to run."""
+        before any handler had a chance to run (the ones still to start start now, each in
+        a task of its own)."""
+        while self._to_start:
+            self._spawn(self._to_start.pop(0))
         for _ in range(ADMIT_PATIENCE):
             await self.loop.sleep(0)
             if len(self._backlog) < self._max_concurrent:
                 return True
         return False
 
-    def _start(self, call: Call) -> None:
-        self._running += 1
+    async def _start(self, handling: _Handling) -> _Waited | None:
+        """Run the request's handler on the reader, in a copy of its context, until it
+        finishes (answered at once) or first waits (handed back: see `_read`). One that was
+        cancelled before it started, or whose handler gives an awaitable other than a
+        coroutine, runs in a task of its own."""
+        if handling.cancelled:  # its handler runs until its first checkpoint, as any task
+            self._spawn(handling)
+            return None
+        call = handling.call
+        context = contextvars.copy_context()
+        try:
+            pending = context.run(self._dispatch, call)
+            if pending is None:
+                result = None
+            elif type(pending) is types.CoroutineType:
+                try:
+                    yielded = context.run(pending.send, None)
+                except StopIteration as done:
+                    result = done.value
+                else:
+                    return _Waited(handling, pending, context, yielded)
+            elif inspect.isawaitable(pending):
+                self._spawn(handling, pending)
+                return None
+            else:
+                raise WrongResult(call, pending, "an awaitable: make it `async def`")
+            reply = self._result_reply(call, result)
+        except Exception as exc:
+            reply = self._error_reply(call, exc)
+        except BaseException:  # cancelled: the connection is shutting down
+            self._done(handling)
+            raise
+        self._done(handling)
+        if reply is not None:
+            await self._reply(reply)
+        self._answered()
+        return None
+
+    async def _finish_waited(self, waited: _Waited) -> bytes | None:
+        """Run a handler that waited to its end (in its request's cancel scope): its answer."""
+        call = waited.handling.call
+        try:
+            result = await _resume(waited.coroutine, waited.context, waited.yielded)
+            return self._result_reply(call, result)
+        except Exception as exc:
+            return self._error_reply(call, exc)
+        finally:
+            self._done(waited.handling)
+
+    def _spawn(self, handling: _Handling, pending: object = None) -> None:
+        """Run a request in a task of its own: one from the backlog (`pending` None: not
+        dispatched yet), or one whose handler gave an awaitable that is not a coroutine."""
         nursery = self._nursery
         assert nursery is not None  # requests are read by `run`, inside it
-        nursery.start_soon(self._run_request, call)
+        nursery.start_soon(self._run_request, handling, pending)
+
+    async def _run_request(self, handling: _Handling, pending: object) -> None:
+        call = handling.call
+        scope = handling.scope = self.loop.CancelScope()
+        if handling.cancelled:
+            scope.cancel()
+        reply: bytes | None = None
+        try:
+            with scope:
+                try:
+                    if pending is None:
+                        pending = self._dispatch(call)
+                        if pending is not None and not inspect.isawaitable(pending):
+                            raise WrongResult(call, pending, "an awaitable: make it `async def`")
+                    result = None if pending is None else await pending  # type: ignore[misc]
+                    reply = self._result_reply(call, result)
+                except Exception as exc:
+                    reply = self._error_reply(call, exc)
+            if scope.cancelled_caught:
+                reply = self._cancelled_reply(call, call.id)  # type: ignore[arg-type]
+        finally:
+            self._done(handling)
+        if reply is not None:
+            await self._reply(reply)
+        self._answered()
+
+    def _done(self, handling: _Handling) -> None:
+        """The request's handler ended: free its slot for the backlog's first."""
+        self._handlers.pop(handling.call.id, None)  # type: ignore[arg-type]
+        self._running -= 1
+        if self._backlog:
+            self._running += 1
+            self._spawn(self._backlog.pop(0))
+
+    def _result_reply(self, call: Call, result: Any) -> bytes | None:
+        """The answer carrying a handler's result (checked against its method's result type)."""
+        spec = call.spec
+        if spec is not None and spec.result is not None:
+            result = checked_result(call, result_shape(spec.result.type), result)
+        return self.core.respond(call.id, result)  # type: ignore[arg-type]
+
+    def _error_reply(self, call: Call, exc: Exception) -> bytes | None:
+        """The error answer for an exception a handler raised."""
+        request_id: RequestId = call.id  # type: ignore[assignment]
+        if isinstance(exc, PeerError):
+            log.warning("the handler of %s failed: %s", call.method, exc)
+            return self.core.respond_error(request_id, exc.nested_failure())
+        if isinstance(exc, RpcError):
+            return self.core.respond_error(request_id, exc)
+        if isinstance(exc, WrongResult):
+            log.error("%s", exc)
+            return self.core.respond_error(request_id, RpcError.internal_error(str(exc)))
+        log.error("handler for %s failed", call.method, exc_info=exc)
+        error = RpcError.internal_error(f"{type(exc).__name__}: {exc}")
+        return self.core.respond_error(request_id, error)
 
     def _cancel_handler(self, call: Call) -> None:
         if call.spec is None:  # params not decoded (before initialize): no id to trust
             return
-        entry = self._handlers.get(call.params.request_id)
-        if entry is not None:
-            entry[0].cancel()
+        handling = self._handlers.get(call.params.request_id)
+        if handling is not None:
+            handling.cancel()
 
     def cancel_requests(self, matches: Callable[[Call], bool]) -> int:
         """Cancel the in-flight handlers of incoming requests that match; returns how many."""
-        hits = [scope for scope, call in self._handlers.values() if matches(call)]
-        for scope in hits:
-            scope.cancel()
+        hits = [handling for handling in self._handlers.values() if matches(handling.call)]
+        for handling in hits:
+            handling.cancel()
         return len(hits)
 
     def requests_in_flight(self) -> list[Call]:
         """The incoming requests not answered yet, in the order they arrived."""
-        return [call for _, call in self._handlers.values()]
+        return [handling.call for handling in self._handlers.values()]
 
     def start_soon(
         self, work: Callable[[Unpack[Ts]], Coroutine[Any, Any, object]], *args: *Ts
@@ -366,45 +626,6 @@ class Connection:
         with self.loop.move_on_after(self.options.eof_grace_period):
             await self._outbox.flush()
 
-    async def _run_request(self, call: Call) -> None:
-        request_id = call.id
-        assert not isinstance(request_id, msgspec.UnsetType)
-        reply: bytes | None = None
-        scope = self._handlers[request_id][0]
-        try:
-            with scope:
-                try:
-                    pending = self._dispatch(call)
-                    if pending is not None and not inspect.isawaitable(pending):
-                        raise WrongResult(call, pending, "an awaitable: make it `async def`")
-                    result = None if pending is None else await pending
-                    spec = call.spec
-                    if spec is not None and spec.result is not None:
-                        result = checked_result(call, result_shape(spec.result.type), result)
-                    reply = self.core.respond(request_id, result)
-                except PeerError as exc:
-                    log.warning("the handler of %s failed: %s", call.method, exc)
-                    reply = self.core.respond_error(request_id, exc.nested_failure())
-                except RpcError as exc:
-                    reply = self.core.respond_error(request_id, exc)
-                except WrongResult as exc:
-                    log.error("%s", exc)
-                    reply = self.core.respond_error(request_id, RpcError.internal_error(str(exc)))
-                except Exception as exc:
-                    log.exception("handler for %s failed", call.method)
-                    error = RpcError.internal_error(f"{type(exc).__name__}: {exc}")
-                    reply = self.core.respond_error(request_id, error)
-            if scope.cancelled_caught:
-                reply = self._cancelled_reply(call, request_id)
-        finally:
-            self._handlers.pop(request_id, None)
-            self._running -= 1
-            if self._backlog:
-                self._start(self._backlog.popleft())
-        if reply is not None:
-            await self._reply(reply)
-        self._answered()
-
     def _cancelled_reply(self, call: Call, request_id: RequestId) -> bytes | None:
         if self._overdue is not None:  # cancelled because the input ended
             return self.core.respond_error(request_id, self._overdue)
@@ -432,15 +653,23 @@ class Connection:
             self._close(exc)
             raise
 
-    async def request(self, spec: MethodSpec[P, R], params: P) -> R:
-        """Send a request and wait for its result.
+    def request(self, spec: MethodSpec[P, R], params: P) -> Coroutine[Any, Any, R]:
+        """Send a request and wait for its result (`await` it).
 
         Raises `PeerError` (an `RpcError`) when the peer answers with an error,
         `InvalidResponse` when its result does not fit the method's result type, and
         `ConnectionClosed` when no answer can come any more."""
+        return self._call(*self.core.request(spec, params))
+
+    def request_method(self, method: str, params: Any) -> Coroutine[Any, Any, Any]:
+        """`request` of any method (an extension): the result is kept as the JSON received
+        (`msgspec.Raw`) unless the codec types the method."""
+        return self._call(*self.core.request_method(method, params))
+
+    async def _call(self, request_id: RequestId, data: bytes) -> Any:
         if self._closed is not None:
+            self.core.forget(request_id)
             raise await self._failure()
-        request_id, data = self.core.request(spec, params)
         waiter = self._waiting[request_id] = _Waiter(self.loop.Event())
         try:
             await self._send(data)
@@ -455,8 +684,7 @@ class Connection:
             raise await self._failure()
         if answer.error is not None:
             raise answer.error
-        result: R = answer.result
-        return result
+        return answer.result
 
     async def _failure(self) -> ConnectionClosed:
         """Why the connection is closed, in the best words available: a subprocess transport
@@ -484,9 +712,17 @@ class Connection:
         except ConnectionClosed:
             pass
 
-    async def notify(self, spec: MethodSpec[P, None], params: P) -> None:
+    def notify(self, spec: MethodSpec[P, None], params: P) -> Coroutine[Any, Any, None]:
+        """Send a notification (`await` it)."""
+        return self._notify(self.core.notify(spec, params))
+
+    def notify_method(self, method: str, params: Any) -> Coroutine[Any, Any, None]:
+        """`notify` of any method (an extension)."""
+        return self._notify(self.core.notify_method(method, params))
+
+    async def _notify(self, data: bytes) -> None:
         try:
-            await self._send(self.core.notify(spec, params))
+            await self._send(data)
         except ConnectionClosed:
             raise await self._failure() from None
 

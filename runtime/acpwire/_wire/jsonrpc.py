@@ -334,15 +334,25 @@ class JsonRpcCore:
 
     # ----------------------------------------------------------- our calls
 
+    # Requests and notifications are built as the envelopes, not as the per-method messages:
+    # msgspec writes a tagged struct's tag (`method`) first; peers write `jsonrpc` first.
+
     def request(self, spec: MethodSpec[Any, Any], params: Any) -> tuple[int, bytes]:
+        return self.request_method(spec.name, params)
+
+    def request_method(self, method: str, params: Any) -> tuple[int, bytes]:
+        """Our request of `method` (any method: an extension's answer keeps its result raw)."""
         request_id = next(self._ids)
-        message = spec.message(jsonrpc="2.0", id=request_id, params=params)  # type: ignore[call-arg]
-        data = _encode(message)
-        self._pending[request_id] = spec.name
+        data = _encode(Request(id=request_id, method=method, params=params))
+        self._pending[request_id] = method
         return request_id, data
 
     def notify(self, spec: MethodSpec[Any, Any], params: Any) -> bytes:
-        return _encode(spec.message(jsonrpc="2.0", params=params))  # type: ignore[call-arg]
+        return _encode(Notification(method=spec.name, params=params))
+
+    def notify_method(self, method: str, params: Any) -> bytes:
+        """Our notification of `method` (any method)."""
+        return _encode(Notification(method=method, params=params))
 
     def forget(self, request_id: RequestId) -> None:
         """Stop waiting for an answer (the caller gave up); a late answer is then dropped."""

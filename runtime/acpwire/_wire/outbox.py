@@ -12,7 +12,7 @@ from __future__ import annotations
 import typing
 from collections.abc import Callable
 
-from .._loop import STREAM_ERRORS, Event, current_loop
+from .._loop import Event, current_loop, stream_errors
 from ..errors import ConnectionClosed
 from ..streams.byte_stream import ByteStream
 from .options import ConnectionOptions
@@ -35,6 +35,24 @@ class DirectWrite(typing.Protocol):
 
 
 class Outbox:
+    __slots__ = (
+        "_direct",
+        "_has_data",
+        "_has_room",
+        "_idle",
+        "_queue",
+        "_queued",
+        "_stream_errors",
+        "_unyielded",
+        "_writing",
+        "_wrote_directly",
+        "error",
+        "loop",
+        "max_buffered_bytes",
+        "on_failure",
+        "stream",
+    )
+
     def __init__(
         self,
         stream: ByteStream,
@@ -51,9 +69,9 @@ class Outbox:
         self._direct = stream.try_send if isinstance(stream, DirectWrite) else None
         self._wrote_directly = False  # since the writer last ran
         self.loop = current_loop()
+        self._stream_errors = stream_errors(self.loop)
         self._has_data = self.loop.Event()
-        self._has_room = self.loop.Event()
-        self._has_room.set()
+        self._has_room: Event | None = None  # made when a sender has to wait for room
         self._idle: Event | None = None  # made by flush() when it has to wait
         self.error: ConnectionClosed | None = None
 
@@ -71,7 +89,7 @@ class Outbox:
             self._unyielded = 0
             await self.loop.checkpoint()
         while self._queued >= self.max_buffered_bytes and self.error is None:
-            if self._has_room.is_set():
+            if self._has_room is None or self._has_room.is_set():
                 self._has_room = self.loop.Event()
             await self._has_room.wait()
 
@@ -82,15 +100,15 @@ class Outbox:
         On a stream that can write without waiting (`DirectWrite`), a message sent while the
         writer is idle goes out at once: a lone request or answer then costs no trip through
         the writer task (latency). Only the first one until the writer has run again, so a
-        burst is still written in one piece."""
+        burst is still written in one piece (`input_arrived` also allows it again)."""
         if self.error is not None:
             raise self.error
         size = len(message) + 1
         self._unyielded += size
         queue = self._queue
         if self._direct is not None and not (queue or self._writing or self._wrote_directly):
+            # cleared when the writer next runs, or when input arrives (`input_arrived`)
             self._wrote_directly = True
-            self._has_data.set()  # the writer clears the flag when it next runs
             sent = self._direct([message, _LF])
             if sent == size:
                 return
@@ -102,6 +120,12 @@ class Outbox:
         self._queued += size
         if len(queue) <= 2:  # the first of a batch: the writer is told once per batch
             self._has_data.set()
+
+    def input_arrived(self) -> None:
+        """The peer wrote to us: what we send next answers it, so the next lone message may
+        be written directly again (a request/response exchange then never wakes the writer
+        task; a burst still wakes it from its second message on)."""
+        self._wrote_directly = False
 
     async def run(self) -> None:
         """The writer task: drain the queue until cancelled or the stream breaks."""
@@ -118,9 +142,9 @@ class Outbox:
                     await self.stream.send_all(data)
                     # bytes in flight count against the bound until they are written
                     self._queued -= len(data)
-                    if self._queued < self.max_buffered_bytes:
+                    if self._queued < self.max_buffered_bytes and self._has_room is not None:
                         self._has_room.set()
-            except STREAM_ERRORS as exc:
+            except self._stream_errors as exc:
                 self.fail(ConnectionClosed(f"cannot write to the peer: {exc!r}"))
                 return
             finally:
@@ -134,7 +158,8 @@ class Outbox:
             self.error = error
             if self.on_failure is not None:
                 self.on_failure(error)
-        self._has_room.set()
+        if self._has_room is not None:
+            self._has_room.set()
         if self._idle is not None:
             self._idle.set()
 

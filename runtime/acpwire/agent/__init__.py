@@ -1,7 +1,8 @@
 """Writing an agent: serve it (`serve_agent`; its limits in `ConnectionOptions`), or serve it
 over the network (`agent_app`, an ASGI app for WebSocket and Streamable HTTP, run by
 `serve_remote`; its checks in `RemoteOptions`, `bearer_token`), advertise
-what it implements (`agent_capabilities`), run its prompt turns (`PromptTurns`,
+what it implements (`agent_capabilities`), send extension methods to the client
+(`Extensions`), run its prompt turns (`PromptTurns`,
 `V1PromptTurns`) with the helpers a turn's work calls (`Turn`, `V1Turn`, tool-call handles), or
 serve whole sessions from one work function and a session store (`serve_turns`; in memory,
 or durable: `SqliteSessionStore`, `RedisSessionStore`).
@@ -15,6 +16,7 @@ less common ones (`AgentApp`, `Denied`, `Request`, `turn_agents`, `SavingSession
 from typing import TYPE_CHECKING
 
 from .._moved import renamed_names
+from .._wire.extensions import Extensions
 from .._wire.options import ConnectionOptions
 from .capabilities import CapabilityMismatch, agent_capabilities, capability_mismatches
 from .diffs import git_patch, v1_diff, v2_diff
@@ -56,6 +58,7 @@ __all__ = [
     "ConnectionOptions",
     "CustomStopReason",
     "Denied",
+    "Extensions",
     "Location",
     "MemorySessionStore",
     "PermissionChoice",

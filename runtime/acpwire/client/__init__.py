@@ -2,7 +2,8 @@
 stream; their limits in `ConnectionOptions`), read a session's updates (`subscribe`,
 `UpdateStream`), or to one served over the network (`open_remote`: WebSocket or Streamable
 HTTP), fold them into a session's state (`SessionState`, `V1SessionState`), answer
-permission requests by policy (`Permissions`), run a prompt turn as a typed event stream
+permission requests by policy (`Permissions`), send extension methods to the agent
+(`ClientConnection.extensions`, `Extensions`), run a prompt turn as a typed event stream
 (`prompt`, `AgentRequests`) and open a session again with its history (`open_session`).
 
 The names a client is written and annotated with are also importable from `acpwire`; the
@@ -14,6 +15,7 @@ this package are implementation detail.
 from typing import TYPE_CHECKING
 
 from .._moved import renamed_names
+from .._wire.extensions import Extensions
 from .._wire.options import ConnectionOptions
 from .connection import (
     ClientConnection,
@@ -63,6 +65,7 @@ __all__ = [
     "ConnectionOptions",
     "Decision",
     "ElicitationRequested",
+    "Extensions",
     "Message",
     "Negotiated",
     "Opened",

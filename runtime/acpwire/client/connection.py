@@ -35,6 +35,7 @@ from acp_schema import Codec, MethodSpec, v1, v2
 from .._groups import SingleException
 from .._wire.connection import Connection
 from .._wire.dispatch import handler_dispatch, implemented
+from .._wire.extensions import Extensions
 from .._wire.jsonrpc import Call
 from .._wire.options import ConnectionOptions, call_options
 from .._wire.versions import (
@@ -159,6 +160,7 @@ class ClientConnection:
         peer: str = "the agent",
         closed_reason: Callable[[], Any] | None = None,
         stderr_tail: Callable[[], str] | None = None,
+        agent_pid: int | None = None,
         options: ConnectionOptions | None = None,
         max_line_bytes: int = ConnectionOptions.max_line_bytes,
         max_concurrent_requests: int = ConnectionOptions.max_concurrent_requests,
@@ -168,7 +170,8 @@ class ClientConnection:
     ) -> None:
         """`peer`: how error messages name the agent (`open_agent`: its command line).
         `stderr_tail()`: what the agent wrote to stderr lately, quoted when it does not
-        answer `initialize` (`open_agent`). The other options as for `connect`."""
+        answer `initialize` (`open_agent`). `agent_pid`: the agent process's id
+        (`open_agent`). The other options as for `connect`."""
         self._factories = factories  # protocol version -> builds the client implementation
         # what each version's implementation subclasses (stable or unstable); TypeError naming
         # the fix for a client instance, a class of the wrong version, anything not callable
@@ -178,6 +181,7 @@ class ClientConnection:
         }
         self._peer = peer
         self._stderr_tail = stderr_tail
+        self._agent_pid = agent_pid
         self._surface: AnySurface | None = None  # the negotiated surface
         self._client: Any = None  # the implementation of the negotiated surface
         self._agent: Any = None  # the negotiated surface's `AgentPeer`
@@ -305,6 +309,17 @@ class ClientConnection:
     def peer(self) -> str:
         """How log and error messages name the agent (`open_agent`: its command line)."""
         return self._peer
+
+    @property
+    def agent_pid(self) -> int | None:
+        """The agent process's id when `open_agent` started it (None for `connect`)."""
+        return self._agent_pid
+
+    @property
+    def extensions(self) -> Extensions:
+        """Extension (`_`-prefixed) requests and notifications to the agent:
+        `await conn.extensions.request("_acme/ping", params, result=Pong)` (see `Extensions`)."""
+        return Extensions(self._connection)
 
     @property
     def client(self) -> AnyClient:
@@ -532,6 +547,7 @@ async def open_agent(
                 peer=f"agent `{shlex.join(command)}`",
                 closed_reason=agent.exited,
                 stderr_tail=lambda: "\n".join(agent.stderr_tail),
+                agent_pid=agent.process.pid,
                 options=options,
             )
             async with conn._serving():

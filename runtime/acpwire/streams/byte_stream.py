@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+import sys
+from typing import TYPE_CHECKING, Protocol, Union, runtime_checkable
 
-import anyio.abc
+if TYPE_CHECKING:
+    import anyio.abc
 
 _READ_SIZE = 64 * 1024
 
@@ -40,6 +42,8 @@ class _AnyioByteStream:
         self.stream = stream
 
     async def receive_some(self, max_bytes: int | None = None) -> bytes:
+        import anyio  # imported already: this is one of its streams
+
         try:
             return await self.stream.receive(max_bytes or _READ_SIZE)
         except anyio.EndOfStream:
@@ -55,7 +59,7 @@ class _AnyioByteStream:
         await self.stream.aclose()
 
 
-AnyByteStream = ByteStream | anyio.abc.ByteStream
+AnyByteStream = Union[ByteStream, "anyio.abc.ByteStream"]  # anyio imported lazily
 
 
 def byte_stream(stream: AnyByteStream) -> ByteStream:
@@ -63,7 +67,8 @@ def byte_stream(stream: AnyByteStream) -> ByteStream:
     accepted for anything else."""
     if isinstance(stream, ByteStream):
         return stream
-    if isinstance(stream, anyio.abc.ByteStream):
+    anyio_abc = sys.modules.get("anyio.abc")  # an anyio stream exists only once it is imported
+    if anyio_abc is not None and isinstance(stream, anyio_abc.ByteStream):
         return _AnyioByteStream(stream)
     raise TypeError(
         f"cannot run a connection over {stream!r}: pass a trio stream, an anyio ByteStream, "

@@ -1,19 +1,22 @@
 """OS pipes as one byte stream on either loop, without a scheduler pass per read and write.
 
-A read or write is tried first and waits (`readable_fd` / `wait_writable` of the running
-loop) only when the pipe is not ready: on each side of a request/response round trip that
-saves two passes through the scheduler. A reader that keeps finding data still yields once
-every `BURST_READS` reads, so it can't starve other tasks. Closing an end wakes a task
-waiting on it with the loop's `ClosedResourceError`; writing to a pipe nobody reads raises
-its `BrokenResourceError`.
+A write is tried first and waits (`wait_writable` of the running loop) only when the pipe is
+full. A read is tried first too, except right after a read that emptied the pipe (it returned
+less than asked): then it waits for data first (`fd_reader` of the running loop), since a
+read would find nothing, as after each message of a request/response exchange. On each side
+of a round trip that saves two passes through the scheduler and a failed read. A reader that
+keeps finding data still yields once every `BURST_READS` reads, so it can't starve other
+tasks. Closing an end wakes a task waiting on it with the loop's `ClosedResourceError`;
+writing to a pipe nobody reads raises its `BrokenResourceError`.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import stat
 
-from .._loop import Loop, ReadableFd, current_loop
+from .._loop import FdReader, Loop, current_loop
 
 BURST_READS = 4
 """Reads in a row that found data at once, after which a read yields to the scheduler."""
@@ -37,7 +40,10 @@ class PipeStream:
         """The pipe end we read from (CLOSED once closed)."""
         self._burst = 0
         self._loop: Loop | None = None  # the loop of the first use
-        self._readable: ReadableFd | None = None  # made on the first wait to read
+        self._reader: FdReader | None = None  # made on the first wait to read
+        # a pipe (not a file) that the last read emptied: wait before reading again
+        self._pipe = receive_fd != CLOSED and stat.S_ISFIFO(os.fstat(receive_fd).st_mode)
+        self._drained = False
 
     @property
     def _running_loop(self) -> Loop:
@@ -72,27 +78,39 @@ class PipeStream:
 
     async def receive_some(self, max_bytes: int | None = None) -> bytes:
         """The next bytes read (at most `max_bytes`), waiting for some; `b""` at EOF."""
-        loop = self._running_loop
-        if self._burst >= BURST_READS:
-            self._burst = 0
-            await loop.checkpoint()
+        loop = self._loop or self._running_loop
+        size = max_bytes or READ_SIZE
+        if self._drained:  # waiting is the checkpoint
+            data = await self._read_when_ready(loop, size)
         else:
-            await loop.checkpoint_if_cancelled()
-        while True:
+            if self._burst >= BURST_READS:
+                self._burst = 0
+                await loop.checkpoint()
+            else:
+                await loop.checkpoint_if_cancelled()
             if self.receive_fd == CLOSED:
                 raise loop.ClosedResourceError("the pipe was closed")
             try:
-                data = os.read(self.receive_fd, max_bytes or READ_SIZE)
+                data = os.read(self.receive_fd, size)
             except BlockingIOError:
-                self._burst = 0
-                if self._readable is None:
-                    self._readable = loop.readable_fd(self.receive_fd)
-                await self._readable.wait()  # raises if closed meanwhile
-                continue
+                data = await self._read_when_ready(loop, size)
             except OSError as exc:
                 raise loop.BrokenResourceError(f"cannot read from the pipe: {exc}") from exc
-            self._burst += 1
-            return data
+            else:
+                self._burst += 1
+        self._drained = self._pipe and 0 < len(data) < size
+        return data
+
+    async def _read_when_ready(self, loop: Loop, size: int) -> bytes:
+        self._burst = 0
+        if self.receive_fd == CLOSED:
+            raise loop.ClosedResourceError("the pipe was closed")
+        if self._reader is None:
+            self._reader = loop.fd_reader(self.receive_fd)
+        try:
+            return await self._reader.read(size)  # raises if closed meanwhile
+        except OSError as exc:
+            raise loop.BrokenResourceError(f"cannot read from the pipe: {exc}") from exc
 
     async def send_eof(self) -> None:
         """Close the end we write to (`close_send`)."""
@@ -106,9 +124,9 @@ class PipeStream:
     def close_receive(self) -> None:
         """Close the end we read from (a task waiting to read is woken with an error)."""
         fd, self.receive_fd = self.receive_fd, CLOSED
-        if self._readable is not None:
-            self._readable.close()
-            self._readable = None
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
             os.close(fd)
         else:
             self._close(fd)

@@ -10,17 +10,21 @@ from __future__ import annotations
 import logging
 import socket
 from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, cast
 
-import trio
-
-from ..._loop import current_loop
+from ..._loop import TASK_STATUS_IGNORED, current_loop
 from ...streams.extra import remote_module
 from .app import AgentApp
+
+if TYPE_CHECKING:
+    import trio  # the annotation only: an asyncio program imports no trio
 
 WEBSOCKET_PING_INTERVAL = 20.0
 """Seconds between the server's WebSocket pings (Hypercorn sends them; ASGI apps cannot)."""
 
 DEFAULT_BIND = "127.0.0.1:8000"
+
+_NO_STATUS = cast("trio.TaskStatus[list[str]]", TASK_STATUS_IGNORED)  # either loop's ignores it
 
 
 async def serve_remote(
@@ -32,7 +36,7 @@ async def serve_remote(
     websocket_ping_interval: float | None = WEBSOCKET_PING_INTERVAL,
     shutdown_trigger: Callable[[], Awaitable[None]] | None = None,
     access_log: bool = False,
-    task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
+    task_status: trio.TaskStatus[list[str]] = _NO_STATUS,
 ) -> None:
     """Serve `app` with Hypercorn until cancelled (trio), `shutdown_trigger()` returns, or
     (asyncio, no trigger) SIGINT/SIGTERM.

@@ -6,21 +6,22 @@ between the runtime and trio, so trio keeps its speed. On asyncio they are anyio
 gives asyncio trio's semantics (cancel scopes with shields and deadlines, task groups that
 wait for their children, level-triggered cancellation): the protocol logic above exists
 once and behaves the same on both loops.
+
+Each loop's `Loop` is built by its own module (`on_trio`, `on_asyncio`), imported the first
+time a task of that loop asks: an asyncio program never imports trio, a trio program never
+imports asyncio or anyio.
 """
 
 from __future__ import annotations
 
-import asyncio
 import math
+import sys
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Protocol
 
-import anyio
-import anyio.lowlevel
 import sniffio
-import trio
 
 
 class Event(Protocol):
@@ -58,11 +59,32 @@ class ReadableFd(Protocol):
         ...
 
 
+class FdReader(Protocol):
+    """Reading one non-blocking file descriptor (a pipe) once it has data, again and again."""
+
+    async def read(self, max_bytes: int) -> bytes:
+        """The next bytes (at most `max_bytes`; `b""` at EOF), waiting until there are some;
+        the OSError of `os.read`, or the loop's ClosedResourceError once `close` was called."""
+        ...
+
+    def close(self) -> None:
+        """Wake a waiting task with ClosedResourceError (before the fd itself is closed)."""
+        ...
+
+
 class TaskStatus(Protocol):
     def started(self) -> None: ...
 
 
-TASK_STATUS_IGNORED: TaskStatus = trio.TASK_STATUS_IGNORED
+class _StatusIgnored:
+    def started(self, value: object = None) -> None:
+        pass
+
+    def __repr__(self) -> str:
+        return "TASK_STATUS_IGNORED"
+
+
+TASK_STATUS_IGNORED: TaskStatus = _StatusIgnored()
 """The task status of a task started with `start_soon` (either loop's `start` passes one)."""
 
 
@@ -102,6 +124,7 @@ class Loop:
     checkpoint_if_cancelled: Callable[[], Awaitable[None]]
     current_effective_deadline: Callable[[], float]
     readable_fd: Callable[[int], ReadableFd]
+    fd_reader: Callable[[int], FdReader]
     wait_writable: Callable[[int], Awaitable[None]]
     notify_closing: Callable[[int], None]
     Cancelled: type[BaseException]
@@ -113,106 +136,7 @@ class Loop:
         return self.current_effective_deadline() == -math.inf
 
 
-class _TrioReadableFd:
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-
-    async def wait(self) -> None:
-        await trio.lowlevel.wait_readable(self.fd)
-
-    def close(self) -> None:
-        trio.lowlevel.notify_closing(self.fd)
-
-
-class _AsyncioReadableFd:
-    """The fd stays registered with the asyncio loop between waits: waiting costs a future,
-    not the two epoll_ctl calls of adding and removing a reader per wait (a request/response
-    reader waits once per message). The registration is dropped when the fd turns readable
-    while nobody waits (no busy loop on unread data), and on close."""
-
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-        self.events = asyncio.get_running_loop()
-        self.waiter: asyncio.Future[bool] | None = None
-        self.registered = False
-
-    def _readable(self) -> None:
-        waiter, self.waiter = self.waiter, None
-        if waiter is None:
-            self.events.remove_reader(self.fd)
-            self.registered = False
-        elif not waiter.done():
-            waiter.set_result(True)
-
-    async def wait(self) -> None:
-        if not self.registered:
-            self.events.add_reader(self.fd, self._readable)
-            self.registered = True
-        self.waiter = waiter = self.events.create_future()
-        try:
-            readable = await waiter
-        finally:
-            self.waiter = None
-        if not readable:
-            raise anyio.ClosedResourceError("the pipe was closed")
-
-    def close(self) -> None:
-        if self.registered:
-            self.events.remove_reader(self.fd)
-            self.registered = False
-        waiter, self.waiter = self.waiter, None
-        if waiter is not None and not waiter.done():
-            waiter.set_result(False)
-
-
-TRIO = Loop(
-    name="trio",
-    Event=trio.Event,
-    CancelScope=trio.CancelScope,
-    open_nursery=trio.open_nursery,
-    move_on_after=trio.move_on_after,
-    sleep=trio.sleep,
-    checkpoint=trio.lowlevel.checkpoint,
-    checkpoint_if_cancelled=trio.lowlevel.checkpoint_if_cancelled,
-    current_effective_deadline=trio.current_effective_deadline,
-    readable_fd=_TrioReadableFd,
-    wait_writable=trio.lowlevel.wait_writable,
-    notify_closing=trio.lowlevel.notify_closing,
-    Cancelled=trio.Cancelled,
-    BrokenResourceError=trio.BrokenResourceError,
-    ClosedResourceError=trio.ClosedResourceError,
-)
-
-
-def _asyncio_loop() -> Loop:
-    """anyio's primitives for asyncio, bound to its asyncio backend once: anyio's module
-    functions (`anyio.Event()`, `anyio.lowlevel.checkpoint_if_cancelled()`, ...) look the
-    running backend up on every call, ~1-2 µs each, several times per message."""
-    backend = anyio.lowlevel.current_token().backend_class
-
-    def move_on_after(seconds: float) -> CancelScope:
-        return backend.create_cancel_scope(deadline=backend.current_time() + seconds)
-
-    return Loop(
-        name="asyncio",
-        Event=backend.create_event,
-        CancelScope=backend.create_cancel_scope,
-        open_nursery=backend.create_task_group,
-        move_on_after=move_on_after,
-        sleep=backend.sleep,
-        checkpoint=backend.checkpoint,
-        checkpoint_if_cancelled=backend.checkpoint_if_cancelled,
-        current_effective_deadline=backend.current_effective_deadline,
-        readable_fd=_AsyncioReadableFd,
-        wait_writable=backend.wait_writable,
-        notify_closing=backend.notify_closing,
-        Cancelled=asyncio.CancelledError,
-        BrokenResourceError=anyio.BrokenResourceError,
-        ClosedResourceError=anyio.ClosedResourceError,
-    )
-
-
-_LOOPS = {"trio": TRIO}  # asyncio's is added at its first use
+_LOOPS: dict[str, Loop] = {}  # each added at its first use
 
 
 def current_loop() -> Loop:
@@ -226,22 +150,44 @@ def current_loop() -> Loop:
         ) from None
     loop = _LOOPS.get(name)
     if loop is None:
-        if name != "asyncio":
+        if name == "trio":
+            from .on_trio import trio_loop as build
+        elif name == "asyncio":
+            from .on_asyncio import asyncio_loop as build
+        else:
             raise RuntimeError(f"acpwire runs on trio or asyncio, not on {name}")
-        loop = _LOOPS[name] = _asyncio_loop()
+        loop = _LOOPS[name] = build()
     return loop
 
 
-CANCELLED = (trio.Cancelled, asyncio.CancelledError)
-"""What a cancelled task raises, on either loop."""
+def cancellations() -> tuple[type[BaseException], ...]:
+    """What a cancelled task raises, on the loops imported (`trio.Cancelled`,
+    `asyncio.CancelledError`)."""
+    found: list[type[BaseException]] = []
+    trio = sys.modules.get("trio")
+    if trio is not None:
+        found.append(trio.Cancelled)
+    asyncio = sys.modules.get("asyncio")
+    if asyncio is not None:
+        found.append(asyncio.CancelledError)
+    return tuple(found)
 
-STREAM_ERRORS = (
-    trio.BrokenResourceError,
-    trio.ClosedResourceError,
-    anyio.BrokenResourceError,
-    anyio.ClosedResourceError,
-)
-"""The errors of a broken or closed stream, of either loop (a stream may be trio's or anyio's)."""
+
+def stream_errors(loop: Loop) -> tuple[type[Exception], ...]:
+    """The errors of a broken or closed stream on `loop`: its own, and anyio's once anyio is
+    imported (an anyio stream may run on trio). One tuple per case, shared."""
+    anyio = sys.modules.get("anyio") if loop.name != "asyncio" else None  # asyncio: anyio's
+    key = (loop.name, anyio is not None)
+    errors = _STREAM_ERRORS.get(key)
+    if errors is None:
+        errors = (loop.BrokenResourceError, loop.ClosedResourceError)
+        if anyio is not None:
+            errors += (anyio.BrokenResourceError, anyio.ClosedResourceError)
+        _STREAM_ERRORS[key] = errors
+    return errors
+
+
+_STREAM_ERRORS: dict[tuple[str, bool], tuple[type[Exception], ...]] = {}
 
 
 def new_event() -> Event:
