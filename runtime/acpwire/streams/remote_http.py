@@ -12,6 +12,7 @@ from collections.abc import Mapping
 import httpx
 
 from ..errors import RemoteConnectionError
+from .event_connections import event_stream_transport
 
 CONNECTION_ID_HEADER = "Acp-Connection-Id"
 SESSION_ID_HEADER = "Acp-Session-Id"
@@ -32,17 +33,30 @@ def http_url(url: str) -> str:
 
 
 def http_client(
-    url: str, *, headers: Mapping[str, str] | None, http2: bool, verify: object
+    url: str,
+    *,
+    headers: Mapping[str, str] | None,
+    http2: bool,
+    verify: object,
+    event_streams_apart: bool = False,
 ) -> httpx.AsyncClient:
     """The client of one ACP connection to `url`. `http2`: HTTP/2 over `http://` by prior
     knowledge, over `https://` by ALPN (HTTP/1.1 when the server offers only that); False:
-    HTTP/1.1."""
+    HTTP/1.1. `event_streams_apart`: each GET on a connection of its own (Streamable HTTP,
+    see event_connections.py)."""
+    http1 = not http2 or url.startswith("https://")
+    transport = (
+        event_stream_transport(http1=http1, http2=http2, verify=verify)
+        if event_streams_apart
+        else None
+    )
     return httpx.AsyncClient(
         headers=dict(headers or {}),
-        http1=not http2 or url.startswith("https://"),
+        http1=http1,
         http2=http2,
         timeout=TIMEOUT,
         verify=verify,  # type: ignore[arg-type]  # httpx's union of ssl contexts, paths, bools
+        transport=transport,
         event_hooks={"response": [_read_refusal]},
     )
 

@@ -286,7 +286,9 @@ async def open_streamable_http(
     """A Streamable HTTP connection to the ACP endpoint `url`, open while the block runs
     (nothing is sent until the connection writes `initialize`). `http2` as for
     `remote_http.http_client`."""
-    async with http_client(url, headers=headers, http2=http2, verify=verify) as client:
+    async with http_client(
+        url, headers=headers, http2=http2, verify=verify, event_streams_apart=True
+    ) as client:
         async with current_loop().open_nursery() as nursery:
             stream = StreamableHttpStream(
                 client,
