@@ -46,6 +46,7 @@ PINS = {
     "ruff": "0.17.6",
     "trio": "0.35.0",
     "trustme": "1.2.1",
+    "uvicorn": "0.54.0",
     "uvloop": "0.23.0",
     "wsproto": "1.3.2",
 }
@@ -61,6 +62,7 @@ TOOLS = {
         "pdoc",  # tests/e2e/test_docs.py checks docstrings with the docs build's own rules
         *REMOTE,
         "trustme",  # TLS certificates for the HTTPS / HTTP/2 tests
+        "uvicorn",  # agent_app under another ASGI server (HTTP/1.1, WebSocket)
     ),
     "bench": ("msgspec", "trio", "anyio", "uvloop", "orjson", "agent-client-protocol"),
     "lint": (*CODEGEN, "mypy", "trio", "anyio", "pytest", "hypothesis", "jsonschema", *REMOTE),

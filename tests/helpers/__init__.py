@@ -15,6 +15,8 @@
   side raw (`raw_client`, `session`, `raw_agent`) or both typed (`pair`); only the front door.
 - `helpers.connection`: a bare `Connection` with scripted handlers and its raw peer (wire tests).
 - `helpers.processes`: subprocess peers: `python(code)`, `loop_script`, `PYTHONPATH`.
+- `helpers.remote` (`served`: an `AgentApp` under `serve_remote`; `Tls`; `raw_client`) and
+  `helpers.asgi_servers` (any ASGI app under Hypercorn or uvicorn).
 - `helpers.typecheck`: `mypy --strict` on a user's snippet.
 - `helpers.strategies` (hypothesis strategies from the generator's IR) and `helpers.reporting`
   (`json_diff`, `write_summary`).

@@ -21,6 +21,7 @@ Needs the `remote` extra (`pip install 'acpwire[remote]'`).
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import AsyncIterator, Callable
 
 import httpx
@@ -69,9 +70,10 @@ class _ClosingStream(httpx.AsyncByteStream):
             await self._transport.aclose()
 
 
-def event_stream_transport(*, http1: bool, http2: bool, verify: object) -> EventStreamConnections:
-    """The transport for `httpx.AsyncClient(transport=...)`; the TLS context is built once."""
-    context = httpx.create_ssl_context(verify=verify)  # type: ignore[arg-type]
+def event_stream_transport(
+    *, http1: bool, http2: bool, context: ssl.SSLContext
+) -> EventStreamConnections:
+    """The transport for `httpx.AsyncClient(transport=...)`, every connection with `context`."""
 
     def make() -> httpx.AsyncBaseTransport:
         return httpx.AsyncHTTPTransport(verify=context, http1=http1, http2=http2)
