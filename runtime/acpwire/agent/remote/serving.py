@@ -20,6 +20,17 @@ from .app import AgentApp
 WEBSOCKET_PING_INTERVAL = 20.0
 """Seconds between the server's WebSocket pings (Hypercorn sends them; ASGI apps cannot)."""
 
+KEEP_ALIVE_TIMEOUT = 30.0
+"""Seconds Hypercorn keeps an idle HTTP connection open (its default is 5 s, httpx's pool keeps
+one 5 s too: a POST sent as the server closed the connection would fail). Longer than a
+client's keep-alive, so the client lets an idle connection go first."""
+
+KEEP_ALIVE_MAX_REQUESTS = 1 << 40
+"""Requests one HTTP connection may carry. Hypercorn's default (1000) closes an HTTP/2
+connection after its 1000th request with a GOAWAY that httpx's client does not survive for the
+requests already sent (it fails them): every ACP message a client sends is a POST, so a busy
+connection reaches 1000 in minutes."""
+
 DEFAULT_BIND = "127.0.0.1:8000"
 
 
@@ -62,6 +73,8 @@ async def serve_remote(
     config.certfile = certfile
     config.keyfile = keyfile
     config.websocket_ping_interval = websocket_ping_interval
+    config.keep_alive_timeout = KEEP_ALIVE_TIMEOUT
+    config.keep_alive_max_requests = KEEP_ALIVE_MAX_REQUESTS
     config.websocket_max_message_size = app.remote.max_message_bytes
     config.accesslog = logging.getLogger("hypercorn.access") if access_log else None
     if current_loop().name == "trio":
