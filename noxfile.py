@@ -48,6 +48,7 @@ PINS = {
     "trustme": "1.2.1",
     "uvicorn": "0.54.0",
     "uvloop": "0.23.0",
+    "websockets": "15.0.1",
     "wsproto": "1.3.2",
 }
 CODEGEN = ("jinja2", "ruff", "msgspec")
@@ -98,7 +99,11 @@ def check_generated(session: nox.Session) -> None:
 
 def _interop_deps(session: nox.Session) -> None:
     """The official SDKs our interop tests run as real peers."""
-    session.install("--quiet", f"agent-client-protocol=={PINS['agent-client-protocol']}")
+    session.install(  # with its `http` extra (httpx, websockets): the remote peers
+        "--quiet",
+        f"agent-client-protocol[http]=={PINS['agent-client-protocol']}",
+        f"websockets=={PINS['websockets']}",
+    )
     if not (INTEROP_TS / "node_modules").exists():
         session.run("npm", "ci", "--silent", "--prefix", str(INTEROP_TS), external=True)
 
