@@ -8,6 +8,12 @@ takes the `loop` argument. A module opts all its async tests in with
 take `loop`: then they pass it to `helpers.loops.run_async`). `ACPWIRE_TEST_LOOPS`
 (comma-separated, default `trio,asyncio`; `uvloop` is asyncio on uvloop's event loop) chooses
 the loops; an unknown name is an error.
+
+A test that concerns a protocol surface takes `surface` (each of `acp_schema.v1`, `.v1.unstable`,
+`acp_schema.v2`, `.v2.unstable`: `test_x[v2.unstable]`), or `v2_surface` / `v1_surface` (the
+surfaces of one protocol version), and gets the `acp_schema.Surface`; `ACPWIRE_TEST_SURFACES`
+(comma-separated labels, default all four) chooses them (helpers/surfaces.py); an unknown label
+is an error.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import pytest
 
 from acpwire.fixtures.loops import LOOPS as KNOWN_LOOPS
 from acpwire.fixtures.loops import run_on
+from helpers import surfaces
 
 ASYNC_TEST_TIMEOUT = 10.0
 
@@ -27,6 +34,10 @@ LOOPS = tuple(os.environ.get("ACPWIRE_TEST_LOOPS", "trio,asyncio").replace(" ", 
 if unknown := [loop for loop in LOOPS if loop not in KNOWN_LOOPS]:
     raise pytest.UsageError(
         f"ACPWIRE_TEST_LOOPS: unknown loop(s) {unknown}; known: {list(KNOWN_LOOPS)}"
+    )
+if unknown := surfaces.unknown_labels(surfaces.CHOSEN):
+    raise pytest.UsageError(
+        f"ACPWIRE_TEST_SURFACES: unknown surface(s) {unknown}; known: {list(surfaces.KNOWN)}"
     )
 
 
@@ -37,6 +48,21 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         "loop" in metafunc.fixturenames and inspect.iscoroutinefunction(metafunc.function)
     ):
         metafunc.parametrize("loop", LOOPS)
+    for name, version in surfaces.FIXTURES.items():
+        if name in metafunc.fixturenames and not _parametrized_by_the_test(metafunc, name):
+            labels = surfaces.chosen(version)
+            metafunc.parametrize(name, [surfaces.by_label(label) for label in labels], ids=labels)
+
+
+def _parametrized_by_the_test(metafunc: pytest.Metafunc, name: str) -> bool:
+    """Whether the test parametrises `name` itself (a `surface` of its own: a label, ...)."""
+    for marker in metafunc.definition.iter_markers("parametrize"):
+        names = marker.args[0] if marker.args else marker.kwargs.get("argnames", ())
+        if isinstance(names, str):
+            names = [part.strip() for part in names.split(",")]
+        if name in names:
+            return True
+    return False
 
 
 @pytest.fixture

@@ -24,17 +24,20 @@ import acp_schema.v1 as v1
 import acp_schema.v1.unstable as v1u
 import acp_schema.v2 as v2
 import acp_schema.v2.unstable as v2u
-from acpwire._wire.versions import ALL_SURFACES, Surface, check_factory, surface_of
+from acp_schema import surface_of
+from acpwire._wire.versions import check_factory, handler_surface
 from acpwire.agent import CapabilityMismatch, agent_capabilities, capability_mismatches, serve_agent
 from acpwire.agent.capabilities import GATES, gates
 from acpwire.agent.endpoint import AgentEndpoint
 from acpwire.errors import RpcError
 from acpwire.fixtures.echo_agent import EchoAgentV1, EchoAgentV2
 from acpwire.testing import memory_stream_pair
+from helpers.agents import echo_agent
 from helpers.constants import RAW_INIT_V2
 from helpers.loops import until
 from helpers.paths import INTEROP, ROOT
 from helpers.raw import RawPeer, error_response, notification, request, response
+from helpers.surfaces import AnySurface, module
 from helpers.typecheck import mypy_strict_errors
 
 pytestmark = pytest.mark.usefixtures("loop")
@@ -55,13 +58,14 @@ async def served(endpoint: AgentEndpoint) -> AsyncIterator[RawPeer]:
 # =========================================================================== item 2: capabilities
 
 
-def _schema(surface: Surface) -> dict[str, Any]:
+def _schema(surface: AnySurface) -> dict[str, Any]:
     name = "schema.unstable.json" if surface.unstable else "schema.json"
-    defs: dict[str, Any] = json.loads((ROOT / "schema" / f"v{surface.version}" / name).read_text())
+    path = ROOT / "schema" / f"v{surface.protocol_version}" / name
+    defs: dict[str, Any] = json.loads(path.read_text())
     return defs["$defs"]
 
 
-def _capability_fields(surface: Surface) -> Iterator[tuple[tuple[str, ...], str]]:
+def _capability_fields(surface: AnySurface) -> Iterator[tuple[tuple[str, ...], str]]:
     """Every field of the initialize response down through the capability objects, with its
     description: (wire path, description)."""
     defs = _schema(surface)
@@ -97,11 +101,10 @@ MENTIONED_NOT_GATED: dict[tuple[str, ...], set[str]] = {
 }
 
 
-@pytest.mark.parametrize("surface", ALL_SURFACES, ids=lambda s: s.name)
-def test_gates_table_agrees_with_the_schema_descriptions(surface: Surface) -> None:
+def test_gates_table_agrees_with_the_schema_descriptions(surface: AnySurface) -> None:
     """Each table entry's field says it advertises the method, and every agent method a
     capability field's description names is either in the table there or listed above."""
-    methods = set(surface.module.AGENT_METHODS)
+    methods = set(surface.agent_methods)
     table = gates(surface)
     seen_paths = set()
     for path, description in _capability_fields(surface):
@@ -111,7 +114,7 @@ def test_gates_table_agrees_with_the_schema_descriptions(surface: Surface) -> No
         gated_here = {method for method, gate in table.items() if gate == path}
         assert named - MENTIONED_NOT_GATED.get(path, set()) == gated_here, (path, description)
     assert set(table.values()) <= seen_paths
-    assert set(GATES[surface.version]) >= set(table)
+    assert set(GATES[surface.protocol_version]) >= set(table)
 
 
 class BaselineSessions:
@@ -175,6 +178,44 @@ def test_agent_capabilities_advertise_the_overridden_handlers() -> None:
     assert wire(agent_capabilities(EchoAgentV1)) == {
         "sessionCapabilities": {"list": {}, "resume": {}, "close": {}}
     }
+
+
+class LoadAndList:
+    """v1's `session/load` and `session/list`, for an agent class of either v1 surface."""
+
+    async def session_load(self, params: Any) -> Any:
+        return _result_type(params, "session/load")()
+
+    async def session_list(self, params: Any) -> Any:
+        return _result_type(params, "session/list")(sessions=[])
+
+
+def _result_type(params: Any, method: str) -> Any:
+    """The class the surface of `params` answers `method` with."""
+    return surface_of(params).agent_methods[method].result.type  # type: ignore[union-attr]
+
+
+def test_agent_capabilities_and_their_mismatches_on_every_surface(surface: AnySurface) -> None:
+    """Each surface's agent is advertised by the capabilities of its own surface, and its
+    `initialize` answer is checked against its own method table."""
+    types = module(surface)
+    handlers = BaselineSessions if surface.protocol_version == 2 else LoadAndList
+    agent = type("Agent", (handlers, surface.agent_base), {})
+    capabilities = agent_capabilities(agent)
+    assert type(capabilities) is types.AgentCapabilities
+    if surface.protocol_version == 2:
+        assert wire(capabilities) == {"session": {}}
+        info = types.Implementation(name="a", version="1")
+        answer = types.InitializeResponse(protocol_version=2, info=info, capabilities=capabilities)
+        field = "capabilities"
+    else:
+        assert wire(capabilities) == {"loadSession": True, "sessionCapabilities": {"list": {}}}
+        answer = types.InitializeResponse(protocol_version=1, agent_capabilities=capabilities)
+        field = "agent_capabilities"
+    assert capability_mismatches(agent, answer) == []
+    bare = msgspec.structs.replace(answer, **{field: types.AgentCapabilities()})
+    assert capability_mismatches(agent, bare)
+    assert all(mismatch.served for mismatch in capability_mismatches(agent, bare))
 
 
 def test_agent_capabilities_keep_what_the_start_says() -> None:
@@ -249,10 +290,10 @@ def test_capability_mismatches_in_both_directions() -> None:
 
 
 async def test_example_v2_agent_advertises_session_and_serves_list_and_resume(
-    caplog: pytest.LogCaptureFixture,
+    v2_surface: AnySurface, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.WARNING, logger="acpwire")
-    async with served(AgentEndpoint({2: EchoAgentV2})) as peer:
+    async with served(AgentEndpoint({2: echo_agent(v2_surface)})) as peer:
         answer = await peer.call(1, "initialize", RAW_INIT_V2)
         assert answer["result"]["capabilities"] == {"session": {}}
         assert (await peer.call(2, "session/new", {"cwd": "/a"}))["result"] == {
@@ -277,8 +318,8 @@ async def test_example_v2_agent_advertises_session_and_serves_list_and_resume(
     assert caplog.records == []
 
 
-async def test_example_v1_agent_advertises_list_resume_close() -> None:
-    async with served(AgentEndpoint({1: EchoAgentV1})) as peer:
+async def test_example_v1_agent_advertises_list_resume_close(v1_surface: AnySurface) -> None:
+    async with served(AgentEndpoint({1: echo_agent(v1_surface)})) as peer:
         answer = await peer.call(1, "initialize", RAW_INIT_V1)
         assert answer["result"]["agentCapabilities"] == {
             "sessionCapabilities": {"list": {}, "resume": {}, "close": {}}
@@ -413,10 +454,12 @@ async def test_requests_pipelined_behind_initialize_are_served_in_arrival_order(
         )
 
 
-async def test_requests_written_with_initialize_in_one_write_are_served() -> None:
+async def test_requests_written_with_initialize_in_one_write_are_served(
+    v2_surface: AnySurface,
+) -> None:
     """A quick initialize: the requests behind it may start first in the same scheduler pass."""
     for _ in range(10):
-        async with served(AgentEndpoint({2: EchoAgentV2})) as peer:
+        async with served(AgentEndpoint({2: echo_agent(v2_surface)})) as peer:
             lines = [request(1, "initialize", RAW_INIT_V2), request(2, "session/new", {"cwd": "/"})]
             await peer.stream.send_all(b"".join(msgspec.json.encode(x) + b"\n" for x in lines))
             answers = {
@@ -478,13 +521,11 @@ async def test_an_unstable_agent_is_served_its_unstable_methods(
 
 
 def test_surface_lookup_by_base_class() -> None:
-    assert surface_of(StatusAgent, "agent") is not None
-    assert [s.name for s in ALL_SURFACES if s is surface_of(StatusAgent, "agent")] == [
-        "acp_schema.v2.unstable"
-    ]
-    assert surface_of(EchoAgentV1, "agent").name == "acp_schema.v1"  # type: ignore[union-attr]
-    assert surface_of(v1u.ClientBase, "client").name == "acp_schema.v1.unstable"  # type: ignore[union-attr]
-    assert surface_of(EchoAgentV2, "client") is None
+    assert handler_surface(StatusAgent, "agent") is v2u.SURFACE
+    assert handler_surface(EchoAgentV1, "agent") is v1.SURFACE
+    assert handler_surface(v1u.ClientBase, "client") is v1u.SURFACE
+    assert handler_surface(EchoAgentV2, "client") is None
+    assert handler_surface(v2.ClientPeer, "client") is None  # a peer is no handler
     assert check_factory(lambda client: EchoAgentV2(client), 2, "agent") is None
 
 

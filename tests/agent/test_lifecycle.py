@@ -1,15 +1,17 @@
 """The v2 prompt lifecycle helpers (PromptTurns, Turn) and V1PromptTurns, checked on the wire:
 an agent served by serve_agent over an in-memory stream, driven with raw JSON lines, the exact
 order of the lines asserted. Races are written in ONE send_all so they arrive in one chunk.
+The schedulers' tests run on each surface of their version (`v2_surface`, `v1_surface`).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, get_args, get_type_hints
+from typing import Any, ClassVar, get_args, get_type_hints
 
 import anyio
 import msgspec
@@ -17,6 +19,7 @@ import pytest
 
 import acp_schema.v1 as v1
 import acp_schema.v2 as v2
+from acp_schema import tag_of
 from acpwire.agent import (
     CustomStopReason,
     PromptTurns,
@@ -25,7 +28,7 @@ from acpwire.agent import (
     Turn,
     V1PromptTurns,
 )
-from acpwire.fixtures.echo_agent import EchoAgentV1, EchoAgentV2
+from helpers.agents import echo_agent
 from helpers.constants import SESSION
 from helpers.lines import (
     accepted,
@@ -39,30 +42,35 @@ from helpers.lines import (
 from helpers.paths import ROOT
 from helpers.raw import RawPeer, error_response, notification, receive, request, response
 from helpers.serving import session
+from helpers.surfaces import AnySurface
 
 pytestmark = pytest.mark.usefixtures("loop")
 
 
-class ScriptedAgent(v2.AgentBase):
+class Scripted:
     """Work chosen by the prompt's text: `wait` blocks until cancelled, `ask N` asks N
     permissions at once and ends when all are answered, `return R` ends with stop reason R,
-    anything else ends at once. It advertises image prompts only."""
+    anything else ends at once. It advertises image prompts only. The handlers of an agent
+    class that subclasses a v2 `AgentBase` too (`scripted(surface)`), answering with
+    `types`."""
 
+    types: ClassVar[Any] = v2
     prompt_capabilities: v2.PromptCapabilities | None = None
 
     def __init__(self, client: v2.ClientPeer) -> None:
         self.turns = PromptTurns(client, prompt_capabilities=self.prompt_capabilities)
 
-    async def initialize(self, params: v2.InitializeRequest) -> v2.InitializeResponse:
-        prompt = v2.PromptCapabilities(image=v2.PromptImageCapabilities())
-        return v2.InitializeResponse(
+    async def initialize(self, params: v2.InitializeRequest) -> Any:
+        types = self.types
+        prompt = types.PromptCapabilities(image=types.PromptImageCapabilities())
+        return types.InitializeResponse(
             protocol_version=2,
-            info=v2.Implementation(name="scripted", version="0"),
-            capabilities=v2.AgentCapabilities(session=v2.SessionCapabilities(prompt=prompt)),
+            info=types.Implementation(name="scripted", version="0"),
+            capabilities=types.AgentCapabilities(session=types.SessionCapabilities(prompt=prompt)),
         )
 
-    async def session_new(self, params: v2.NewSessionRequest) -> v2.NewSessionResponse:
-        return v2.NewSessionResponse(session_id=SESSION)
+    async def session_new(self, params: v2.NewSessionRequest) -> Any:
+        return self.types.NewSessionResponse(session_id=SESSION)
 
     async def session_prompt(self, params: v2.PromptRequest) -> v2.PromptResponse:
         return await self.turns.start(params, self.work)
@@ -74,8 +82,8 @@ class ScriptedAgent(v2.AgentBase):
         return await self.turns.close(params.session_id)
 
     async def work(self, turn: Turn) -> StopReason | CustomStopReason:
-        block = turn.prompt[0]
-        text = block.text if isinstance(block, v2.TextContent) else ""
+        block: Any = turn.prompt[0]
+        text = block.text if tag_of(block) == "text" else ""
         if text == "wait":
             await anyio.sleep_forever()
         if text.startswith("ask "):
@@ -90,10 +98,20 @@ class ScriptedAgent(v2.AgentBase):
         return "end_turn"
 
 
-class OverriddenCapabilitiesAgent(ScriptedAgent):
-    """Advertises audio explicitly to PromptTurns (as an agent not served by serve_agent)."""
+class ScriptedAgent(Scripted, v2.AgentBase):
+    pass
 
-    prompt_capabilities = v2.PromptCapabilities(audio=v2.PromptAudioCapabilities())
+
+@functools.cache
+def scripted(surface: AnySurface, explicit_audio: bool = False) -> type[Any]:
+    """The scripted agent on `surface` (one of v2's); with `explicit_audio` it advertises audio
+    to PromptTurns itself (as an agent not served by serve_agent does)."""
+    attributes: dict[str, Any] = {"types": surface.module}
+    if explicit_audio:
+        attributes["prompt_capabilities"] = v2.PromptCapabilities(
+            audio=v2.PromptAudioCapabilities()
+        )
+    return type(f"Scripted_{surface.label}", (Scripted, surface.agent_base), attributes)
 
 
 def permission(call_id: str) -> v2.RequestPermissionRequest:
@@ -151,16 +169,20 @@ def allow(ask: dict[str, Any]) -> dict[str, Any]:
 # --------------------------------------------------------------------------- session/close
 
 
-async def test_close_mid_turn_sends_the_idle_cancelled_before_the_close_response() -> None:
-    async with session(ScriptedAgent) as peer:
+async def test_close_mid_turn_sends_the_idle_cancelled_before_the_close_response(
+    v2_surface: AnySurface,
+) -> None:
+    async with session(scripted(v2_surface)) as peer:
         await started(peer, 1, "wait", "user_1")
         await peer.send(close(2))
         assert await receive(peer, 2) == [state("idle", "cancelled"), response(2, {})]
         await peer.expect_silence()
 
 
-async def test_close_answers_a_held_prompt_minus_32800_and_nothing_follows_its_response() -> None:
-    async with session(ScriptedAgent) as peer:
+async def test_close_answers_a_held_prompt_minus_32800_and_nothing_follows_its_response(
+    v2_surface: AnySurface,
+) -> None:
+    async with session(scripted(v2_surface)) as peer:
         await started(peer, 1, "wait", "user_1")
         await peer.send(prompt(2, "held"))
         await peer.expect_silence()  # held while the turn runs
@@ -173,9 +195,11 @@ async def test_close_answers_a_held_prompt_minus_32800_and_nothing_follows_its_r
         await peer.expect_silence()
 
 
-async def test_close_in_the_same_write_as_a_prompt_answers_the_prompt_minus_32800() -> None:
+async def test_close_in_the_same_write_as_a_prompt_answers_the_prompt_minus_32800(
+    v2_surface: AnySurface,
+) -> None:
     for _ in range(10):  # the two handlers run in either order
-        async with session(ScriptedAgent) as peer:
+        async with session(scripted(v2_surface)) as peer:
             await send_at_once(peer, prompt(1, "wait"), close(2))
             assert sorted(await receive(peer, 2), key=str) == sorted(
                 [cancelled(1), response(2, {})], key=str
@@ -183,8 +207,8 @@ async def test_close_in_the_same_write_as_a_prompt_answers_the_prompt_minus_3280
             await peer.expect_silence()
 
 
-async def test_close_of_an_idle_or_unknown_session_just_succeeds() -> None:
-    async with session(ScriptedAgent) as peer:
+async def test_close_of_an_idle_or_unknown_session_just_succeeds(v2_surface: AnySurface) -> None:
+    async with session(scripted(v2_surface)) as peer:
         await started(peer, 1, "hi", "user_1")
         assert await peer.receive() == state("idle", "end_turn")
         assert await peer.call(2, "session/close", {"sessionId": SESSION}) == response(2, {})
@@ -195,15 +219,17 @@ async def test_close_of_an_idle_or_unknown_session_just_succeeds() -> None:
 # --------------------------------------------------------------------------- session/cancel
 
 
-async def test_cancel_in_the_same_write_as_the_prompt_cancels_the_prompt() -> None:
-    async with session(ScriptedAgent) as peer:
+async def test_cancel_in_the_same_write_as_the_prompt_cancels_the_prompt(
+    v2_surface: AnySurface,
+) -> None:
+    async with session(scripted(v2_surface)) as peer:
         await send_at_once(peer, prompt(1, "wait"), cancel())
         assert await peer.receive() == cancelled(1)
         await peer.expect_silence()
 
 
-async def test_a_late_cancel_does_not_cancel_the_next_prompt() -> None:
-    async with session(ScriptedAgent) as peer:
+async def test_a_late_cancel_does_not_cancel_the_next_prompt(v2_surface: AnySurface) -> None:
+    async with session(scripted(v2_surface)) as peer:
         await started(peer, 1, "hi", "user_1")
         assert await peer.receive() == state("idle", "end_turn")
         await send_at_once(peer, cancel(), prompt(2, "hi"))
@@ -215,8 +241,8 @@ async def test_a_late_cancel_does_not_cancel_the_next_prompt() -> None:
         ]
 
 
-async def test_cancel_answers_held_prompts_minus_32800() -> None:
-    async with session(ScriptedAgent) as peer:
+async def test_cancel_answers_held_prompts_minus_32800(v2_surface: AnySurface) -> None:
+    async with session(scripted(v2_surface)) as peer:
         await started(peer, 1, "wait", "user_1")
         await send_at_once(peer, prompt(2, "held"), cancel())
         assert sorted(await receive(peer, 2), key=str) == sorted(
@@ -225,11 +251,11 @@ async def test_cancel_answers_held_prompts_minus_32800() -> None:
         await peer.expect_silence()
 
 
-async def test_permission_answered_cancelled_with_session_cancel_in_one_write_ends_cancelled() -> (
-    None
-):
+async def test_permission_answered_cancelled_with_session_cancel_in_one_write_ends_cancelled(
+    v2_surface: AnySurface,
+) -> None:
     for _ in range(10):
-        async with session(EchoAgentV2) as peer:
+        async with session(echo_agent(v2_surface)) as peer:
             await peer.send(prompt(1, "hello"))
             lines = await receive(peer, 6)
             ask = lines[-1]
@@ -248,8 +274,10 @@ async def test_permission_answered_cancelled_with_session_cancel_in_one_write_en
 # --------------------------------------------------------------------------- states
 
 
-async def test_two_pending_permissions_keep_requires_action_until_both_are_answered() -> None:
-    async with session(ScriptedAgent) as peer:
+async def test_two_pending_permissions_keep_requires_action_until_both_are_answered(
+    v2_surface: AnySurface,
+) -> None:
+    async with session(scripted(v2_surface)) as peer:
         first, second = await asking(peer, 1, "ask 2", "user_1")
         await peer.send(allow(first))
         await peer.expect_silence()  # was `running` while the second still blocked
@@ -257,8 +285,10 @@ async def test_two_pending_permissions_keep_requires_action_until_both_are_answe
         assert await receive(peer, 2) == [state("running"), state("idle", "end_turn")]
 
 
-async def test_a_prompt_during_a_turn_is_held_until_the_turn_reported_idle() -> None:
-    async with session(ScriptedAgent) as peer:
+async def test_a_prompt_during_a_turn_is_held_until_the_turn_reported_idle(
+    v2_surface: AnySurface,
+) -> None:
+    async with session(scripted(v2_surface)) as peer:
         for turn in range(10):  # the old superseding order raced: 2 of 10 runs
             first, second = f"user_{2 * turn + 1}", f"user_{2 * turn + 2}"
             (ask,) = await asking(peer, f"a{turn}", "ask 1", first)
@@ -366,9 +396,9 @@ def test_stop_reason_and_state_typos_are_mypy_errors(tmp_path: Path) -> None:
     ],
 )
 async def test_prompt_content_outside_the_advertised_capabilities_is_minus_32602(
-    block: dict[str, Any], admitted: bool
+    v2_surface: AnySurface, block: dict[str, Any], admitted: bool
 ) -> None:
-    async with session(ScriptedAgent) as peer:
+    async with session(scripted(v2_surface)) as peer:
         params = {"sessionId": SESSION, "prompt": [text_block("hi"), block]}
         reply = await peer.call(1, "session/prompt", params)
         if admitted:
@@ -380,8 +410,8 @@ async def test_prompt_content_outside_the_advertised_capabilities_is_minus_32602
             await peer.expect_silence()  # not inserted: no user message, no state
 
 
-async def test_prompt_capabilities_can_be_given_explicitly() -> None:
-    async with session(OverriddenCapabilitiesAgent) as peer:
+async def test_prompt_capabilities_can_be_given_explicitly(v2_surface: AnySurface) -> None:
+    async with session(scripted(v2_surface, explicit_audio=True)) as peer:
         audio = {"type": "audio", "data": "AA==", "mimeType": "audio/wav"}
         params = {"sessionId": SESSION, "prompt": [audio]}
         assert await peer.call(1, "session/prompt", params) == accepted(1, "user_1")
@@ -394,15 +424,19 @@ async def test_prompt_capabilities_can_be_given_explicitly() -> None:
 # --------------------------------------------------------------------------- v1
 
 
-async def test_v1_cancel_in_the_same_write_as_the_prompt_answers_it_cancelled() -> None:
-    async with session(v1_agent=EchoAgentV1) as peer:
+async def test_v1_cancel_in_the_same_write_as_the_prompt_answers_it_cancelled(
+    v1_surface: AnySurface,
+) -> None:
+    async with session(v1_agent=echo_agent(v1_surface)) as peer:
         await send_at_once(peer, prompt(1, "hello"), cancel())
         assert await peer.receive() == response(1, {"stopReason": "cancelled"})
         await peer.expect_silence()
 
 
-async def test_v1_close_mid_turn_answers_the_prompt_cancelled_before_the_close_response() -> None:
-    async with session(v1_agent=EchoAgentV1) as peer:
+async def test_v1_close_mid_turn_answers_the_prompt_cancelled_before_the_close_response(
+    v1_surface: AnySurface,
+) -> None:
+    async with session(v1_agent=echo_agent(v1_surface)) as peer:
         await peer.send(prompt(1, "hello"))
         tool_call, ask = await receive(peer, 2)
         assert tool_call["method"] == "session/update" and is_permission_request(ask)

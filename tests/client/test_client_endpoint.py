@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import subprocess
 import sys
 import typing
@@ -16,18 +17,21 @@ import pytest
 import trio
 
 import acp_schema.v2 as v2
+from acp_schema import surface_of
 from acpwire._groups import SingleException
 from acpwire.client import ClientConnection, connect, open_agent
 from acpwire.client.connection import InitializeTimeout, NotInitialized
-from acpwire.errors import PeerExited, ProtocolMismatch
+from acpwire.client.permissions import selected_permission
+from acpwire.errors import InvalidResponse, PeerExited, ProtocolMismatch
 from acpwire.testing import memory_stream_pair
 from helpers.clients import ClientV1, ClientV2, describe
-from helpers.constants import INIT_V2, PERMISSION_REQUEST, RAW_INIT_V2
+from helpers.constants import INIT_V2, PERMISSION_REQUEST, RAW_INIT_V2, SESSION
 from helpers.lines import chunk_notification
 from helpers.loops import until, wait_all_tasks_blocked
 from helpers.processes import PYTHONPATH, python
-from helpers.raw import RawPeer, request, response
+from helpers.raw import RawPeer, notification, request, response
 from helpers.serving import raw_agent
+from helpers.surfaces import AnySurface, module
 from helpers.typecheck import mypy_strict_errors
 
 pytestmark = pytest.mark.usefixtures("loop")
@@ -38,24 +42,50 @@ def permission_line(request_id: int) -> dict[str, Any]:
     return request(request_id, "session/request_permission", params)
 
 
-class StreamReadingClient(v2.ClientBase):
-    """Logs permission requests; the test reads the updates from `subscribe` into the log."""
+class StreamReading:
+    """Logs permission requests; the test reads the updates from `subscribe` into the log.
+    The handlers of a client class that subclasses a `ClientBase` too (`stream_reading`)."""
 
-    def __init__(self, agent: v2.AgentPeer) -> None:
+    def __init__(self, agent: Any) -> None:
         self.log: list[Any] = []
 
-    async def session_request_permission(
-        self, params: v2.RequestPermissionRequest
-    ) -> v2.RequestPermissionResponse:
+    async def session_request_permission(self, params: Any) -> Any:
         self.log.append(params)
-        return v2.RequestPermissionResponse(outcome=v2.SelectedPermissionOutcome(option_id="ok"))
+        return selected_permission(surface_of(params), "ok")
+
+
+@functools.cache
+def stream_reading(surface: AnySurface) -> type[Any]:
+    """The stream-reading client on `surface`'s `ClientBase`."""
+    return type(f"StreamReading_{surface.label}", (StreamReading, surface.client_base), {})
+
+
+async def initialized_by(peer: RawPeer, conn: ClientConnection, answer: dict[str, Any]) -> None:
+    """`conn.initialize(INIT_V2)`, the raw agent `peer` answering it with `answer`; what
+    `initialize` raises leaves as itself (not in the task group's ExceptionGroup)."""
+    failed: Exception | None = None
+    async with anyio.create_task_group() as nursery:
+
+        async def answering() -> None:
+            init = await peer.receive()
+            await peer.send(response(init["id"], answer))
+
+        nursery.start_soon(answering)
+        try:
+            await conn.initialize(INIT_V2)
+        except Exception as exc:
+            failed = exc
+    if failed is not None:
+        raise failed
 
 
 # --------------------------------------------------------------------------- item 6: order
 
 
-async def test_permission_reaches_the_handler_after_the_updates_before_it_were_read() -> None:
-    async with raw_agent(client=StreamReadingClient) as (conn, peer):
+async def test_permission_reaches_the_handler_after_the_updates_before_it_were_read(
+    v2_surface: AnySurface,
+) -> None:
+    async with raw_agent(client=stream_reading(v2_surface), surface=v2_surface) as (conn, peer):
         async with conn.subscribe("sess_1") as updates:
             # three updates and a permission request, in one write
             lines = [chunk_notification("sess_1", str(i)) for i in range(3)]
@@ -76,8 +106,8 @@ async def test_permission_reaches_the_handler_after_the_updates_before_it_were_r
         ]
 
 
-async def test_each_request_waits_only_for_the_updates_before_it() -> None:
-    async with raw_agent(client=StreamReadingClient) as (conn, peer):
+async def test_each_request_waits_only_for_the_updates_before_it(v2_surface: AnySurface) -> None:
+    async with raw_agent(client=stream_reading(v2_surface), surface=v2_surface) as (conn, peer):
         async with conn.subscribe("sess_1") as updates:
             chunks = [chunk_notification("sess_1", str(i)) for i in range(3)]
             await peer.send(chunks[0], chunks[1], permission_line(1), chunks[2], permission_line(2))
@@ -90,8 +120,10 @@ async def test_each_request_waits_only_for_the_updates_before_it() -> None:
         assert [(await peer.receive())["id"] for _ in range(2)] == [1, 2]
 
 
-async def test_a_request_held_for_a_subscriber_is_released_when_it_stops_reading() -> None:
-    async with raw_agent(client=StreamReadingClient) as (conn, peer):
+async def test_a_request_held_for_a_subscriber_is_released_when_it_stops_reading(
+    v2_surface: AnySurface,
+) -> None:
+    async with raw_agent(client=stream_reading(v2_surface), surface=v2_surface) as (conn, peer):
         async with conn.subscribe("sess_1"):
             await peer.send(chunk_notification("sess_1", "unread"), permission_line(8))
             await wait_all_tasks_blocked()
@@ -100,8 +132,8 @@ async def test_a_request_held_for_a_subscriber_is_released_when_it_stops_reading
         assert [describe(item) for item in conn.client.log] == ["permission"]
 
 
-async def test_a_request_of_another_session_is_not_held() -> None:
-    async with raw_agent(client=StreamReadingClient) as (conn, peer):
+async def test_a_request_of_another_session_is_not_held(v2_surface: AnySurface) -> None:
+    async with raw_agent(client=stream_reading(v2_surface), surface=v2_surface) as (conn, peer):
         async with conn.subscribe("sess_other"):
             await peer.send(chunk_notification("sess_other", "unread"), permission_line(9))
             assert (await peer.receive())["id"] == 9  # PERMISSION_REQUEST is for sess_1
@@ -195,17 +227,18 @@ def test_single_exception_prefers_keyboard_interrupt_and_keeps_a_lone_errors_con
 # --------------------------------------------------------------------------- item 8: types
 
 
-async def test_the_v2_view_gives_the_typed_answer_peer_and_updates() -> None:
-    async with raw_agent(client=StreamReadingClient) as (conn, peer):
+async def test_the_v2_view_gives_the_typed_answer_peer_and_updates(v2_surface: AnySurface) -> None:
+    async with raw_agent(client=stream_reading(v2_surface), surface=v2_surface) as (conn, peer):
         view = conn.v2
-        assert view.initialize_response == v2.InitializeResponse(
-            protocol_version=2, info=v2.Implementation(name="raw", version="0")
+        types = module(v2_surface)
+        assert view.initialize_response == types.InitializeResponse(
+            protocol_version=2, info=types.Implementation(name="raw", version="0")
         )
         assert view.peer is conn.v2_agent
         async with view.subscribe("sess_1") as updates:
             await peer.send(chunk_notification("sess_1", "typed"))
             update = await updates.__anext__()
-        assert isinstance(update, v2.AgentMessageChunk)
+        assert isinstance(update, types.AgentMessageChunk)
 
 
 TYPED_CLIENT = """
@@ -329,17 +362,8 @@ async def test_a_factory_returning_something_else_fails_initialize() -> None:
     agent_end, client_end = memory_stream_pair()
     peer = RawPeer(agent_end)
     async with connect(client_end, v2=lambda agent: object()) as conn:  # type: ignore[arg-type,return-value]
-        async with anyio.create_task_group() as nursery:
-
-            async def answer() -> None:
-                init = await peer.receive()
-                await peer.send(response(init["id"], RAW_INIT_V2))
-
-            nursery.start_soon(answer)
-            with pytest.raises(
-                TypeError, match=r"factory returned a object: .*subclass acp_schema"
-            ):
-                await conn.initialize(INIT_V2)
+        with pytest.raises(TypeError, match=r"factory returned a object: .*subclass acp_schema"):
+            await initialized_by(peer, conn, RAW_INIT_V2)
 
 
 # --------------------------------------------------------------------------- unstable surfaces
@@ -363,15 +387,47 @@ async def test_a_client_on_the_unstable_surface_is_served_its_draft_methods() ->
     agent_end, client_end = memory_stream_pair()
     peer = RawPeer(agent_end)
     async with connect(client_end, v2=UnstableClient) as conn:
-        async with anyio.create_task_group() as nursery:
-
-            async def answer() -> None:
-                init = await peer.receive()
-                await peer.send(response(init["id"], RAW_INIT_V2))
-
-            nursery.start_soon(answer)
-            await conn.initialize(INIT_V2)
+        await initialized_by(peer, conn, RAW_INIT_V2)
         mcp = {"serverId": "srv", "requestId": "r1", "method": "tools/list"}
         await peer.send(request(9, "mcp/message", mcp))
         assert await peer.receive() == response(9, {"result": {"ok": True}})
     assert seen == ["tools/list"]
+
+
+# --------------------------------------------------------------------------- every surface
+
+
+async def test_cancel_sends_session_cancel_on_every_surface(surface: AnySurface) -> None:
+    """Was: a client on an unstable surface sent nothing (`conn.cancel` checked the peer
+    against the stable `AgentPeer` classes)."""
+    async with raw_agent(surface=surface) as (conn, peer):
+        await conn.cancel(SESSION)
+        with anyio.fail_after(2):
+            assert await peer.receive() == notification("session/cancel", {"sessionId": SESSION})
+
+
+@pytest.mark.parametrize(
+    ("answer", "reason"),
+    [
+        ({"protocolVersion": 2}, "missing required field `info` - at `$.result` (as protocol"),
+        (
+            {**RAW_INIT_V2, "info": {"name": 5}},
+            "Expected `str`, got `int` - at `$.result.info.name`",
+        ),
+        ({"protocolVersion": "2"}, "Expected `int`, got `str` - at `$.result.protocolVersion`"),
+    ],
+    ids=["v2-without-info", "wrong-type", "no-version"],
+)
+async def test_an_initialize_answer_that_does_not_fit_is_an_invalid_response(
+    answer: dict[str, Any], reason: str
+) -> None:
+    """Was: the decoder's own `msgspec.ValidationError` left `initialize`."""
+    agent_end, client_end = memory_stream_pair()
+    peer = RawPeer(agent_end)
+    async with connect(client_end, v2=ClientV2) as conn:
+        with pytest.raises(InvalidResponse) as caught:
+            await initialized_by(peer, conn, answer)
+        assert caught.value.method == "initialize" and reason in caught.value.reason
+        assert str(caught.value).startswith("invalid response to initialize: ")
+        with pytest.raises(NotInitialized):
+            conn.v2  # noqa: B018

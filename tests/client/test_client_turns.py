@@ -12,7 +12,7 @@ import anyio
 import msgspec
 import pytest
 
-from acp_schema import v1, v2
+from acp_schema import tag_of, v1, v2
 from acpwire.client import (
     ElicitationRequested,
     PermissionRequested,
@@ -27,6 +27,7 @@ from helpers.lines import state, update, user_message
 from helpers.paths import INTEROP, ROOT
 from helpers.raw import error_response, notification, request, response
 from helpers.serving import raw_agent
+from helpers.surfaces import AnySurface, module
 from helpers.typecheck import mypy_strict_errors
 
 pytestmark = pytest.mark.usefixtures("loop")
@@ -54,20 +55,23 @@ def permission(request_id: int) -> dict[str, Any]:
 
 
 def describe(event: Any) -> str:
+    """One short word for a turn's event, whatever the surface (by the update's wire tag)."""
     if isinstance(event, PermissionRequested):
         return "permission"
     assert isinstance(event, SessionUpdateEvent)
-    u = event.update
-    if isinstance(u, v2.SessionStateUpdate):
+    u: Any = event.update
+    if tag_of(u) == "state_update":
         return f"state {u.state}"
-    if isinstance(u, (v2.AgentMessageChunk, v1.AgentMessageChunk)):
-        assert isinstance(u.content, (v2.TextContent, v1.TextContent))
+    if tag_of(u) == "agent_message_chunk":
+        assert tag_of(u.content) == "text"
         return f"chunk {u.content.text}"
     return type(u).__name__
 
 
-async def test_a_v2_turn_gives_updates_and_permission_in_wire_order_until_idle() -> None:
-    async with raw_agent() as (conn, peer):
+async def test_a_v2_turn_gives_updates_and_permission_in_wire_order_until_idle(
+    v2_surface: AnySurface,
+) -> None:
+    async with raw_agent(surface=v2_surface) as (conn, peer):
         log: list[str] = []
         async with anyio.create_task_group() as nursery:
 
@@ -104,13 +108,15 @@ async def test_a_v2_turn_gives_updates_and_permission_in_wire_order_until_idle()
         ]
         assert turn.ended and turn.stop_reason == "end_turn"
         assert turn.state.messages["agent", "m"].text() == "abcdefghij"
-        assert turn.prompt_response == v2.PromptResponse(message_id="u1")
+        assert turn.prompt_response == module(v2_surface).PromptResponse(message_id="u1")
 
 
-async def test_a_v2_turn_ends_at_the_idle_after_its_own_user_message() -> None:
+async def test_a_v2_turn_ends_at_the_idle_after_its_own_user_message(
+    v2_surface: AnySurface,
+) -> None:
     """A held prompt: the previous work's idle comes first and does not end this turn; the
     response may come after this turn's idle (the end is found when it arrives)."""
-    async with raw_agent() as (conn, peer):
+    async with raw_agent(surface=v2_surface) as (conn, peer):
         async with anyio.create_task_group() as nursery:
 
             async def agent() -> None:
@@ -128,8 +134,10 @@ async def test_a_v2_turn_ends_at_the_idle_after_its_own_user_message() -> None:
         assert turn.stop_reason == "max_tokens"
 
 
-async def test_leaving_the_turn_early_cancels_on_the_wire_and_answers_permission() -> None:
-    async with raw_agent() as (conn, peer):
+async def test_leaving_the_turn_early_cancels_on_the_wire_and_answers_permission(
+    v2_surface: AnySurface,
+) -> None:
+    async with raw_agent(surface=v2_surface) as (conn, peer):
         async with prompt(conn.v2, conn.client.requests, PROMPT_V2) as turn:
             call = await peer.receive()
             await peer.send(response(call["id"], {"messageId": "u1"}), permission(9))
@@ -142,8 +150,8 @@ async def test_leaving_the_turn_early_cancels_on_the_wire_and_answers_permission
         assert not turn.ended
 
 
-async def test_turn_cancel_sends_cancel_and_the_turn_ends_cancelled() -> None:
-    async with raw_agent() as (conn, peer):
+async def test_turn_cancel_sends_cancel_and_the_turn_ends_cancelled(v2_surface: AnySurface) -> None:
+    async with raw_agent(surface=v2_surface) as (conn, peer):
         async with prompt(conn.v2, conn.client.requests, PROMPT_V2) as turn:
             call = await peer.receive()
             await peer.send(response(call["id"], {"messageId": "u1"}), user_message("u1"))
@@ -159,14 +167,16 @@ async def test_turn_cancel_sends_cancel_and_the_turn_ends_cancelled() -> None:
         assert turn.state.run_state == "idle"
 
 
-async def test_an_elicitation_of_the_session_is_an_event_answered_from_the_loop() -> None:
+async def test_an_elicitation_of_the_session_is_an_event_answered_from_the_loop(
+    v2_surface: AnySurface,
+) -> None:
     elicitation = {
         "mode": "form",
         "sessionId": SESSION,
         "message": "Your name?",
         "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
     }
-    async with raw_agent() as (conn, peer):
+    async with raw_agent(surface=v2_surface) as (conn, peer):
         async with anyio.create_task_group() as nursery:
 
             async def agent() -> None:
@@ -184,14 +194,19 @@ async def test_an_elicitation_of_the_session_is_an_event_answered_from_the_loop(
                 async for event in turn:
                     if isinstance(event, ElicitationRequested):
                         log.append("elicitation")
-                        event.respond(v2.AcceptElicitationResponse(content={"name": "Ada"}))
+                        answer = module(v2_surface).AcceptElicitationResponse(
+                            content={"name": "Ada"}
+                        )
+                        event.respond(answer)
                     else:
                         log.append(describe(event))
         assert log == ["UserMessage", "chunk a", "elicitation", "state idle"]
 
 
-async def test_a_prompt_the_agent_rejects_leaves_the_turn_as_a_peer_error() -> None:
-    async with raw_agent() as (conn, peer):
+async def test_a_prompt_the_agent_rejects_leaves_the_turn_as_a_peer_error(
+    v2_surface: AnySurface,
+) -> None:
+    async with raw_agent(surface=v2_surface) as (conn, peer):
         with pytest.raises(PeerError) as raised:
             async with prompt(conn.v2, conn.client.requests, PROMPT_V2) as turn:
                 call = await peer.receive()
@@ -202,16 +217,20 @@ async def test_a_prompt_the_agent_rejects_leaves_the_turn_as_a_peer_error() -> N
         await peer.expect_silence()  # no turn runs: nothing to cancel
 
 
-async def test_a_permission_outside_a_turn_is_rejected_with_the_offered_reject_option() -> None:
+async def test_a_permission_outside_a_turn_is_rejected_with_the_offered_reject_option(
+    v2_surface: AnySurface,
+) -> None:
     """Nobody to ask: the default policy (ask) rejects, with the agent's reject option."""
-    async with raw_agent() as (_, peer):
+    async with raw_agent(surface=v2_surface) as (_, peer):
         await peer.send(permission(3))
         result = (await peer.receive())["result"]
         assert result == {"outcome": {"outcome": "selected", "optionId": "no"}}
 
 
-async def test_a_v1_turn_ends_at_the_prompt_response_after_the_updates_before_it() -> None:
-    async with raw_agent(version=1) as (conn, peer):
+async def test_a_v1_turn_ends_at_the_prompt_response_after_the_updates_before_it(
+    v1_surface: AnySurface,
+) -> None:
+    async with raw_agent(surface=v1_surface) as (conn, peer):
         async with anyio.create_task_group() as nursery:
 
             async def agent() -> None:

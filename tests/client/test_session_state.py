@@ -8,6 +8,7 @@ and checked against a small fold of the raw JSON written here from the schema's 
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import os
 import subprocess
@@ -19,15 +20,16 @@ import anyio
 import msgspec
 import pytest
 
-from acp_schema import v1, v2
+from acp_schema import tag_of, v1, v2
 from acpwire.client import SessionState, authenticated, open_agent, open_session
 from acpwire.client.state import patch_meta
 from helpers.clients import TurnClientV2
 from helpers.constants import INIT_V2
-from helpers.folds import chunk, decode, fold, fold_v1, text
+from helpers.folds import chunk, decode, fold, text
 from helpers.paths import INTEROP, ROOT
 from helpers.raw import error_response, response
 from helpers.serving import raw_agent
+from helpers.surfaces import AnySurface, decode_update, state_for
 
 pytestmark = pytest.mark.usefixtures("loop")
 
@@ -37,8 +39,9 @@ MAKE_STREAMS = ROOT / "tests" / "data" / "conformance" / "make_streams.py"
 # ------------------------------------------------------------------ messages
 
 
-def test_chunks_append_by_message_id_and_interleave() -> None:
+def test_chunks_append_by_message_id_and_interleave(v2_surface: AnySurface) -> None:
     state = fold(
+        v2_surface,
         chunk("agent_message_chunk", "m1", "Hel"),
         chunk("agent_thought_chunk", "t1", "hmm"),
         chunk("agent_message_chunk", "m1", "lo"),
@@ -51,27 +54,33 @@ def test_chunks_append_by_message_id_and_interleave() -> None:
     ]
 
 
-def test_full_message_replaces_chunks_null_clears_omitted_keeps() -> None:
+def test_full_message_replaces_chunks_null_clears_omitted_keeps(v2_surface: AnySurface) -> None:
     state = fold(
+        v2_surface,
         chunk("agent_message_chunk", "m1", "draft"),
         {"sessionUpdate": "agent_message", "messageId": "m1", "content": [text("final")]},
     )
     assert state.messages["agent", "m1"].text() == "final"
-    state.apply(decode(v2, {"sessionUpdate": "agent_message", "messageId": "m1"}))
+    state.apply(decode(v2_surface, {"sessionUpdate": "agent_message", "messageId": "m1"}))
     assert state.messages["agent", "m1"].text() == "final"  # omitted: unchanged
-    state.apply(decode(v2, chunk("agent_message_chunk", "m1", "!")))
+    state.apply(decode(v2_surface, chunk("agent_message_chunk", "m1", "!")))
     assert state.messages["agent", "m1"].text() == "final!"  # chunks append to the replacement
-    state.apply(decode(v2, {"sessionUpdate": "agent_message", "messageId": "m1", "content": None}))
+    state.apply(
+        decode(v2_surface, {"sessionUpdate": "agent_message", "messageId": "m1", "content": None})
+    )
     assert state.messages["agent", "m1"].content == []
 
 
-def test_message_meta_patches_by_key() -> None:
+def test_message_meta_patches_by_key(v2_surface: AnySurface) -> None:
     state = fold(
+        v2_surface,
         {"sessionUpdate": "user_message", "messageId": "u", "_meta": {"a": 1, "b": {"x": 1}}},
         {"sessionUpdate": "user_message", "messageId": "u", "_meta": {"a": None, "b": {"y": 2}}},
     )
     assert state.messages["user", "u"].meta == {"b": {"y": 2}}
-    state.apply(decode(v2, {"sessionUpdate": "user_message", "messageId": "u", "_meta": None}))
+    state.apply(
+        decode(v2_surface, {"sessionUpdate": "user_message", "messageId": "u", "_meta": None})
+    )
     assert state.messages["user", "u"].meta is None
 
 
@@ -84,8 +93,8 @@ def test_patch_meta_rules() -> None:
 # ------------------------------------------------------------------ tool calls
 
 
-def test_new_tool_call_defaults_and_null_resets() -> None:
-    state = fold({"sessionUpdate": "tool_call_update", "toolCallId": "c"})
+def test_new_tool_call_defaults_and_null_resets(v2_surface: AnySurface) -> None:
+    state = fold(v2_surface, {"sessionUpdate": "tool_call_update", "toolCallId": "c"})
     call = state.tool_calls["c"]
     assert (call.title, call.name, call.kind, call.status, call.content) == (
         None,
@@ -96,7 +105,7 @@ def test_new_tool_call_defaults_and_null_resets() -> None:
     )
     state.apply(
         decode(
-            v2,
+            v2_surface,
             {
                 "sessionUpdate": "tool_call_update",
                 "toolCallId": "c",
@@ -118,7 +127,7 @@ def test_new_tool_call_defaults_and_null_resets() -> None:
     )
     state.apply(
         decode(
-            v2,
+            v2_surface,
             {"sessionUpdate": "tool_call_update", "toolCallId": "c", "status": "completed"},
         )
     )
@@ -132,7 +141,7 @@ def test_new_tool_call_defaults_and_null_resets() -> None:
     assert call.locations is not None and call.locations[0].path == "/a.py"
     state.apply(
         decode(
-            v2,
+            v2_surface,
             {
                 "sessionUpdate": "tool_call_update",
                 "toolCallId": "c",
@@ -161,13 +170,14 @@ def tool_content(value: str) -> dict[str, Any]:
 def contents(state: SessionState, key: str) -> list[str]:
     out = []
     for item in state.tool_calls[key].content:
-        assert isinstance(item, v2.Content) and isinstance(item.content, v2.TextContent)
+        assert tag_of(item) == "content" and tag_of(item.content) == "text"
         out.append(item.content.text)
     return out
 
 
-def test_tool_call_content_replaced_by_update_appended_by_chunk() -> None:
+def test_tool_call_content_replaced_by_update_appended_by_chunk(v2_surface: AnySurface) -> None:
     state = fold(
+        v2_surface,
         {"sessionUpdate": "tool_call_update", "toolCallId": "c", "content": [tool_content("a")]},
         {
             "sessionUpdate": "tool_call_content_chunk",
@@ -176,11 +186,11 @@ def test_tool_call_content_replaced_by_update_appended_by_chunk() -> None:
         },
     )
     assert contents(state, "c") == ["a", "b"]
-    state.apply(decode(v2, {"sessionUpdate": "tool_call_update", "toolCallId": "c"}))
+    state.apply(decode(v2_surface, {"sessionUpdate": "tool_call_update", "toolCallId": "c"}))
     assert contents(state, "c") == ["a", "b"]
     state.apply(
         decode(
-            v2,
+            v2_surface,
             {
                 "sessionUpdate": "tool_call_update",
                 "toolCallId": "c",
@@ -190,18 +200,21 @@ def test_tool_call_content_replaced_by_update_appended_by_chunk() -> None:
     )
     assert contents(state, "c") == ["z"]
     state.apply(
-        decode(v2, {"sessionUpdate": "tool_call_update", "toolCallId": "c", "content": None})
+        decode(
+            v2_surface, {"sessionUpdate": "tool_call_update", "toolCallId": "c", "content": None}
+        )
     )
     assert contents(state, "c") == []
 
 
-def test_chunk_for_unseen_tool_call_creates_it() -> None:
+def test_chunk_for_unseen_tool_call_creates_it(v2_surface: AnySurface) -> None:
     state = fold(
+        v2_surface,
         {
             "sessionUpdate": "tool_call_content_chunk",
             "toolCallId": "n",
             "content": tool_content("x"),
-        }
+        },
     )
     assert contents(state, "n") == ["x"] and state.tool_calls["n"].status == "pending"
 
@@ -213,8 +226,9 @@ def b64(data: bytes) -> str:
     return base64.b64encode(data).decode()
 
 
-def test_terminal_output_snapshot_then_chunks() -> None:
+def test_terminal_output_snapshot_then_chunks(v2_surface: AnySurface) -> None:
     state = fold(
+        v2_surface,
         {"sessionUpdate": "terminal_update", "terminalId": "t", "command": "ls", "cwd": "/w"},
         {"sessionUpdate": "terminal_output_chunk", "terminalId": "t", "data": b64(b"a\n")},
         {"sessionUpdate": "terminal_update", "terminalId": "t", "output": {"data": b64(b"X")}},
@@ -224,12 +238,17 @@ def test_terminal_output_snapshot_then_chunks() -> None:
     terminal = state.terminals["t"]
     assert (terminal.command, terminal.cwd, terminal.output()) == ("ls", "/w", b"XY")
     assert terminal.exit_status is not None and terminal.exit_status.exit_code == 0
-    state.apply(decode(v2, {"sessionUpdate": "terminal_update", "terminalId": "t", "output": None}))
+    state.apply(
+        decode(v2_surface, {"sessionUpdate": "terminal_update", "terminalId": "t", "output": None})
+    )
     assert state.terminals["t"].output() == b""
 
 
-def test_run_state_usage_info_plan_commands_config_notices_compaction() -> None:
+def test_run_state_usage_info_plan_commands_config_notices_compaction(
+    v2_surface: AnySurface,
+) -> None:
     state = fold(
+        v2_surface,
         {"sessionUpdate": "state_update", "state": "running"},
         {
             "sessionUpdate": "usage_update",
@@ -273,8 +292,9 @@ def test_run_state_usage_info_plan_commands_config_notices_compaction() -> None:
     assert not state.unknown
 
 
-def test_unknown_variants_are_kept_in_order() -> None:
+def test_unknown_variants_are_kept_in_order(v2_surface: AnySurface) -> None:
     state = fold(
+        v2_surface,
         {"sessionUpdate": "_vendor_progress", "pct": 10},
         chunk("agent_message_chunk", "m", "x"),
         {"sessionUpdate": "future_thing", "a": 1},
@@ -291,8 +311,9 @@ def test_unknown_variants_are_kept_in_order() -> None:
 # ------------------------------------------------------------------ snapshots
 
 
-def test_snapshot_is_not_changed_by_later_updates() -> None:
+def test_snapshot_is_not_changed_by_later_updates(v2_surface: AnySurface) -> None:
     state = fold(
+        v2_surface,
         chunk("agent_message_chunk", "m", "a"),
         {"sessionUpdate": "tool_call_update", "toolCallId": "c", "status": "in_progress"},
         {"sessionUpdate": "notice", "severity": "info", "title": "n1"},
@@ -309,9 +330,9 @@ def test_snapshot_is_not_changed_by_later_updates() -> None:
         },
         {"sessionUpdate": "notice", "severity": "info", "title": "n2"},
     ):
-        state.apply(decode(v2, update))
+        state.apply(decode(v2_surface, update))
     middle = state.snapshot()
-    state.apply(decode(v2, chunk("agent_message_chunk", "m", "c")))
+    state.apply(decode(v2_surface, chunk("agent_message_chunk", "m", "c")))
     assert before.messages["agent", "m"].text() == "a" and ("agent", "m2") not in before.messages
     assert before.tool_calls["c"].status == "in_progress" and before.tool_calls["c"].content == []
     assert [n.title for n in before.notices] == ["n1"]
@@ -324,8 +345,9 @@ def test_snapshot_is_not_changed_by_later_updates() -> None:
 # ------------------------------------------------------------------ v1
 
 
-def test_v1_chunks_without_message_id_group_by_runs_of_one_role() -> None:
-    state = fold_v1(
+def test_v1_chunks_without_message_id_group_by_runs_of_one_role(v1_surface: AnySurface) -> None:
+    state = fold(
+        v1_surface,
         {"sessionUpdate": "agent_message_chunk", "content": text("a")},
         {"sessionUpdate": "agent_message_chunk", "content": text("b")},
         {"sessionUpdate": "agent_thought_chunk", "content": text("t")},
@@ -340,8 +362,9 @@ def test_v1_chunks_without_message_id_group_by_runs_of_one_role() -> None:
     ]
 
 
-def test_v1_tool_call_then_updates_where_null_leaves_unchanged() -> None:
-    state = fold_v1(
+def test_v1_tool_call_then_updates_where_null_leaves_unchanged(v1_surface: AnySurface) -> None:
+    state = fold(
+        v1_surface,
         {"sessionUpdate": "tool_call", "toolCallId": "c", "title": "Edit", "kind": "edit"},
         {
             "sessionUpdate": "tool_call_update",
@@ -363,6 +386,7 @@ def test_v1_tool_call_then_updates_where_null_leaves_unchanged() -> None:
 # ------------------------------------------------------------------ recorded streams
 
 
+@functools.cache
 def streams(version: str) -> list[dict[str, Any]]:
     out = subprocess.run(
         [sys.executable, str(MAKE_STREAMS), "--version", version, "--messages", "3000"],
@@ -407,13 +431,15 @@ def reference_fold(updates: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[
     return {k: "".join(v) for k, v in texts.items()}, calls
 
 
-def test_every_v2_variant_of_a_recorded_stream_folds_like_the_reference() -> None:
+def test_every_v2_variant_of_a_recorded_stream_folds_like_the_reference(
+    v2_surface: AnySurface,
+) -> None:
     updates = streams("v2")
     tags = {u["sessionUpdate"] for u in updates}
     union = typing.get_args(typing.get_args(v2.SessionUpdate)[0])
     known = {cls.__struct_config__.tag for cls in union}
     assert known <= tags, f"make_streams lacks {known - tags}"
-    state = fold(*updates)
+    state = fold(v2_surface, *updates)
     assert not state.unknown
     texts, calls = reference_fold(updates)
     agent = {m.message_id: m.text() for m in state.messages.values() if m.role == "agent"}
@@ -425,19 +451,19 @@ def test_every_v2_variant_of_a_recorded_stream_folds_like_the_reference() -> Non
     assert ours == calls
 
 
-def test_a_recorded_v1_stream_folds_every_variant() -> None:
+def test_a_recorded_v1_stream_folds_every_variant(v1_surface: AnySurface) -> None:
     updates = streams("v1")
-    state = fold_v1(*updates)
+    state = fold(v1_surface, *updates)
     assert not state.unknown
     assert state.tool_calls and state.messages and state.plan and state.available_commands
     statuses = {c.status for c in state.tool_calls.values()}
     assert statuses <= {"pending", "in_progress", "completed", "failed"}
 
 
-def test_snapshots_of_a_long_stream_match_a_fresh_fold() -> None:
+def test_snapshots_of_a_long_stream_match_a_fresh_fold(v2_surface: AnySurface) -> None:
     """Copy-on-write: a snapshot taken every 50 updates still equals a fresh fold of the
     prefix after 50 more updates were applied."""
-    updates = [decode(v2, u) for u in streams("v2")[:600]]
+    updates = [decode(v2_surface, u) for u in streams("v2")[:600]]
     state = SessionState()
     for start in range(0, len(updates), 50):
         snap = state.snapshot()
@@ -465,7 +491,9 @@ def session_update(session_id: str, body: dict[str, Any]) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "method": "session/update", "params": params}
 
 
-async def test_v2_resume_replays_the_history_into_the_state_before_returning() -> None:
+async def test_v2_resume_replays_the_history_into_the_state_before_returning(
+    v2_surface: AnySurface,
+) -> None:
     history = [
         session_update(
             "sess_1", {"sessionUpdate": "user_message", "messageId": "u", "content": [text("q")]}
@@ -478,7 +506,7 @@ async def test_v2_resume_replays_the_history_into_the_state_before_returning() -
             "sess_1", {"sessionUpdate": "agent_message", "messageId": "b", "content": [text("B")]}
         ),
     ]  # more than the subscription's buffer (1024): the replay is read while it arrives
-    async with raw_agent(capabilities={"session": {}}) as (conn, peer):
+    async with raw_agent(capabilities={"session": {}}, surface=v2_surface) as (conn, peer):
         async with anyio.create_task_group() as nursery:
 
             async def agent() -> None:
@@ -508,9 +536,9 @@ async def test_v2_resume_replays_the_history_into_the_state_before_returning() -
     [({}, ["session/new"]), ({"session": {}}, ["session/resume", "session/new"])],
 )
 async def test_v2_without_the_session_capability_or_with_resume_missing_opens_a_new_one(
-    capabilities: dict[str, Any], expect: list[str]
+    v2_surface: AnySurface, capabilities: dict[str, Any], expect: list[str]
 ) -> None:
-    async with raw_agent(capabilities=capabilities) as (conn, peer):
+    async with raw_agent(capabilities=capabilities, surface=v2_surface) as (conn, peer):
         methods: list[str] = []
         async with anyio.create_task_group() as nursery:
 
@@ -528,8 +556,10 @@ async def test_v2_without_the_session_capability_or_with_resume_missing_opens_a_
         assert (opened.how, opened.session_id, methods) == ("new", "sess_new", expect)
 
 
-async def test_v1_load_replays_into_the_state_and_without_load_a_new_session_opens() -> None:
-    async with raw_agent(version=1, capabilities={"loadSession": True}) as (conn, peer):
+async def test_v1_load_replays_into_the_state_and_without_load_a_new_session_opens(
+    v1_surface: AnySurface,
+) -> None:
+    async with raw_agent(capabilities={"loadSession": True}, surface=v1_surface) as (conn, peer):
         async with anyio.create_task_group() as nursery:
 
             async def agent() -> None:
@@ -552,7 +582,7 @@ async def test_v1_load_replays_into_the_state_and_without_load_a_new_session_ope
             ("user", "hi"),
             ("agent", "yo"),
         ]
-    async with raw_agent(version=1) as (conn, peer):
+    async with raw_agent(surface=v1_surface) as (conn, peer):
         async with anyio.create_task_group() as nursery:
 
             async def new_only() -> None:
@@ -598,3 +628,21 @@ async def test_the_typescript_v2_agent_without_session_support_gets_a_new_sessio
         await conn.initialize(INIT_V2)
         opened = await open_session(conn.v2, cwd=str(INTEROP), session_id="sess_gone")
         assert opened.how == "new" and opened.session_id.startswith("sess_ts_v2_")
+
+
+# ------------------------------------------------------------------ every surface
+
+
+def test_an_update_of_any_surface_folds_into_its_versions_state(surface: AnySurface) -> None:
+    """Was: `SessionState` put every update of `v2.unstable` into `unknown` (its handlers were
+    keyed by the stable classes), `V1SessionState` likewise for `v1.unstable`."""
+    state = state_for(surface)
+    for update in (
+        chunk("agent_message_chunk", "m", "Hel"),
+        chunk("agent_message_chunk", "m", "lo"),
+        {"sessionUpdate": "usage_update", "used": 5, "size": 100},
+    ):
+        state.apply(decode_update(surface, update))
+    assert state.unknown == []
+    assert [(m.role, m.text()) for m in state.messages.values()] == [("agent", "Hello")]
+    assert state.usage is not None and state.usage.used == 5

@@ -12,16 +12,18 @@ import pytest
 from acp_schema import OpenVariant, v1, v2
 from acpwire.client import SessionState, V1SessionState
 from acpwire.client.state import TOOL_CALL_FIELDS
-from helpers.folds import chunk, decode, fold, fold_v1, text
+from helpers.folds import chunk, decode, fold, text
+from helpers.surfaces import AnySurface, module
 
 # ------------------------------------------------------------------ message ID spaces
 
 
-def test_v2_each_message_type_has_its_own_id_space() -> None:
+def test_v2_each_message_type_has_its_own_id_space(v2_surface: AnySurface) -> None:
     """v2 `MessageId`: "Each message type, such as user messages, agent messages, and agent
     thoughts, has its own ID space: messages of different types may share an ID and remain
     distinct messages." """
     state = fold(
+        v2_surface,
         {"sessionUpdate": "user_message", "messageId": "m", "content": [text("question")]},
         chunk("agent_message_chunk", "m", "ans"),
         chunk("agent_thought_chunk", "m", "hmm"),
@@ -35,11 +37,12 @@ def test_v2_each_message_type_has_its_own_id_space() -> None:
     ]
 
 
-def test_v2_a_full_message_patches_only_its_own_type() -> None:
+def test_v2_a_full_message_patches_only_its_own_type(v2_surface: AnySurface) -> None:
     """v2 `agent_thought`: "When a client receives another `agent_thought` update with the
     same `messageId`, fields in the new update patch the previous fields for that message."
     (that message: the thought, not the agent message of the same id)."""
     state = fold(
+        v2_surface,
         chunk("agent_message_chunk", "x", "said"),
         {"sessionUpdate": "agent_thought", "messageId": "x", "content": None, "_meta": {"k": 1}},
     )
@@ -49,12 +52,13 @@ def test_v2_a_full_message_patches_only_its_own_type() -> None:
     assert state.messages["thought", "x"].meta == {"k": 1}
 
 
-def test_v1_chunks_of_different_types_with_one_id_stay_apart() -> None:
+def test_v1_chunks_of_different_types_with_one_id_stay_apart(v1_surface: AnySurface) -> None:
     """v1 `ContentChunk.messageId`: "All chunks belonging to the same message share the same
     `messageId`." A v1 message is of one type (its chunks' tag), so a user chunk and an agent
     chunk are never one message, even under one id; chunks without an id still group by
     runs of one role, keyed (role, n)."""
-    state = fold_v1(
+    state = fold(
+        v1_surface,
         {"sessionUpdate": "user_message_chunk", "messageId": "m", "content": text("q")},
         {"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": text("a")},
         {"sessionUpdate": "agent_thought_chunk", "messageId": "m", "content": text("t")},
@@ -72,11 +76,11 @@ def test_v1_chunks_of_different_types_with_one_id_stay_apart() -> None:
     ]
 
 
-def test_snapshots_keep_messages_of_each_type_apart() -> None:
-    state = fold(chunk("agent_message_chunk", "m", "a"))
+def test_snapshots_keep_messages_of_each_type_apart(v2_surface: AnySurface) -> None:
+    state = fold(v2_surface, chunk("agent_message_chunk", "m", "a"))
     before = state.snapshot()
-    state.apply(decode(v2, chunk("user_message_chunk", "m", "u")))
-    state.apply(decode(v2, chunk("agent_message_chunk", "m", "b")))
+    state.apply(decode(v2_surface, chunk("user_message_chunk", "m", "u")))
+    state.apply(decode(v2_surface, chunk("agent_message_chunk", "m", "b")))
     assert list(before.messages) == [("agent", "m")]
     assert before.messages["agent", "m"].text() == "a"
     assert state.messages["agent", "m"].text() == "ab"
@@ -99,32 +103,37 @@ MERMAID = {
 }
 
 
-def test_v2_a_plan_of_an_unknown_content_type_still_replaces_the_plan() -> None:
+def test_v2_a_plan_of_an_unknown_content_type_still_replaces_the_plan(
+    v2_surface: AnySurface,
+) -> None:
     """v2 `PlanUpdateContent` (other): "Receivers that do not understand this content type
     should preserve the raw payload when storing [...]. It still replaces any earlier content
     for the same `planId`." """
-    state = fold(ITEMS, MERMAID)
+    state = fold(v2_surface, ITEMS, MERMAID)
     plan = state.plans["p"]
     assert isinstance(plan, OpenVariant) and plan.tag == "_mermaid"
     assert plan == MERMAID["plan"]  # the raw payload, as received
     assert state.unknown == []  # plan_update is a known variant
-    state.apply(decode(v2, ITEMS))  # and a known content type replaces it back
-    assert isinstance(state.plans["p"], v2.PlanItems)
+    state.apply(decode(v2_surface, ITEMS))  # and a known content type replaces it back
+    assert isinstance(state.plans["p"], module(v2_surface).PlanItems)
     assert [e.content for e in state.plans["p"].entries] == ["step"]
 
 
-def test_v2_an_unknown_plan_content_without_a_plan_id_goes_to_unknown() -> None:
+def test_v2_an_unknown_plan_content_without_a_plan_id_goes_to_unknown(
+    v2_surface: AnySurface,
+) -> None:
     """No `planId` (required by the schema): nothing to replace, the update is kept whole."""
     bad = {"sessionUpdate": "plan_update", "plan": {"type": "_mermaid", "planId": 7}}
-    state = fold(ITEMS, bad)
-    assert isinstance(state.plans["p"], v2.PlanItems)
+    state = fold(v2_surface, ITEMS, bad)
+    assert isinstance(state.plans["p"], module(v2_surface).PlanItems)
     assert [type(u).__name__ for u in state.unknown] == ["PlanUpdate"]
 
 
-def test_v1_a_plan_replaces_the_whole_plan() -> None:
+def test_v1_a_plan_replaces_the_whole_plan(v1_surface: AnySurface) -> None:
     """v1 `Plan.entries`: "The client replaces the entire plan with each update." """
     entry = {"priority": "low", "status": "pending"}
-    state = fold_v1(
+    state = fold(
+        v1_surface,
         {
             "sessionUpdate": "plan",
             "entries": [{**entry, "content": "a"}, {**entry, "content": "b"}],
@@ -137,19 +146,26 @@ def test_v1_a_plan_replaces_the_whole_plan() -> None:
 # ------------------------------------------------------------------ tool calls never seen
 
 
-def test_v2_a_tool_call_update_of_a_new_id_creates_it_at_the_defaults() -> None:
+def test_v2_a_tool_call_update_of_a_new_id_creates_it_at_the_defaults(
+    v2_surface: AnySurface,
+) -> None:
     """v2 `ToolCallUpdate`: "When a client receives a tool call ID it has not seen before,
     omitted fields start at their protocol defaults." """
-    state = fold({"sessionUpdate": "tool_call_update", "toolCallId": "c", "status": "completed"})
+    state = fold(
+        v2_surface, {"sessionUpdate": "tool_call_update", "toolCallId": "c", "status": "completed"}
+    )
     call = state.tool_calls["c"]
     assert (call.title, call.kind, call.status, call.content) == (None, "other", "completed", [])
 
 
-def test_v1_a_tool_call_update_of_an_id_never_seen_creates_the_tool_call() -> None:
+def test_v1_a_tool_call_update_of_an_id_never_seen_creates_the_tool_call(
+    v1_surface: AnySurface,
+) -> None:
     """v1 `ToolCallUpdate`: "An update to an existing tool call." The fold still creates a
     tool call for an id it has not seen (the choice documented on V1SessionState: an agent
     that skipped `tool_call`, or a subscriber that missed it, keeps the call's progress)."""
-    state = fold_v1(
+    state = fold(
+        v1_surface,
         {"sessionUpdate": "tool_call_update", "toolCallId": "c", "status": "in_progress"},
         {"sessionUpdate": "tool_call_update", "toolCallId": "c", "title": "Run"},
     )
@@ -207,7 +223,7 @@ def test_the_table_names_the_fields_of_both_versions_updates() -> None:
 
 @pytest.mark.parametrize(("field", "start"), TOOL_CALL_FIELDS)
 def test_v2_each_tool_call_field_omitted_keeps_null_resets_value_replaces(
-    field: str, start: Any
+    v2_surface: AnySurface, field: str, start: Any
 ) -> None:
     """v2 `ToolCallUpdate`: "omitted fields leave the existing tool call value unchanged,
     `null` clears or unsets the value, and concrete values replace the previous value"
@@ -215,32 +231,36 @@ def test_v2_each_tool_call_field_omitted_keeps_null_resets_value_replaces(
     wire = wire_name(field)
     state = SessionState()
     new = {"sessionUpdate": "tool_call_update", "toolCallId": "c"}
-    state.apply(decode(v2, new))
+    state.apply(decode(v2_surface, new))
     assert getattr(state.tool_calls["c"], field) == start
-    state.apply(decode(v2, {**new, wire: VALUES[wire]}))
+    state.apply(decode(v2_surface, {**new, wire: VALUES[wire]}))
     assert stored(state.tool_calls["c"], field) == VALUES[wire]
-    state.apply(decode(v2, new))
+    state.apply(decode(v2_surface, new))
     assert stored(state.tool_calls["c"], field) == VALUES[wire]
-    state.apply(decode(v2, {**new, wire: None}))
+    state.apply(decode(v2_surface, {**new, wire: None}))
     assert getattr(state.tool_calls["c"], field) == start
 
 
 @pytest.mark.parametrize(
     ("field", "start"), [(n, s) for n, s in TOOL_CALL_FIELDS if n != "capabilities"]
 )
-def test_v1_each_tool_call_field_null_and_omitted_keep(field: str, start: Any) -> None:
+def test_v1_each_tool_call_field_null_and_omitted_keep(
+    v1_surface: AnySurface, field: str, start: Any
+) -> None:
     """v1 `ToolCallUpdate.name`: "Omitting it or sending `null` both mean that the existing
     name is left unchanged." (v1's update has no clearing for any field)."""
     wire = wire_name(field)
     value = VALUES[wire]
-    state = fold_v1({"sessionUpdate": "tool_call", "toolCallId": "c", "title": "Start"})
+    state = fold(v1_surface, {"sessionUpdate": "tool_call", "toolCallId": "c", "title": "Start"})
     assert getattr(state.tool_calls["c"], field) == ("Start" if field == "title" else start)
     update = {"sessionUpdate": "tool_call_update", "toolCallId": "c"}
-    state.apply(decode(v1, {**update, wire: value}))
+    state.apply(decode(v1_surface, {**update, wire: value}))
     assert stored(state.tool_calls["c"], field) == value
-    state.apply(decode(v1, {**update, wire: None}))
-    state.apply(decode(v1, update))
+    state.apply(decode(v1_surface, {**update, wire: None}))
+    state.apply(decode(v1_surface, update))
     assert stored(state.tool_calls["c"], field) == value
     start_again = {"sessionUpdate": "tool_call", "toolCallId": "c", "title": "T", wire: value}
-    state.apply(decode(v1, start_again))  # a repeated `tool_call` starts it over, fields given
+    state.apply(
+        decode(v1_surface, start_again)
+    )  # a repeated `tool_call` starts it over, fields given
     assert stored(state.tool_calls["c"], field) == value

@@ -1,6 +1,7 @@
 """Agent and client endpoints end to end: the example echo agents served by serve_agent over
 an in-memory stream, the typed client from acpwire.client.connect, and real subprocesses
-through acpwire.client.open_agent.
+through acpwire.client.open_agent. What concerns a protocol surface runs on each surface of
+its version (`v2_surface`, `v1_surface`: both endpoints on that surface).
 """
 
 from __future__ import annotations
@@ -19,17 +20,16 @@ from acp_schema import UNSET
 from acpwire.client import open_agent
 from acpwire.errors import PeerExited, ProtocolMismatch, RpcError
 from acpwire.fixtures.echo_agent import EchoAgentV1, EchoAgentV2
+from helpers.agents import echo_agent
 from helpers.clients import (
     ClientV1,
     ClientV2,
-    HoldingClientV1,
-    HoldingClientV2,
-    Recording,
     describe,
     new_v1_session,
     new_v2_session,
     prompt_v1,
     prompt_v2,
+    recording_client,
     until_idle,
     until_state,
 )
@@ -38,6 +38,7 @@ from helpers.loops import until
 from helpers.processes import PYTHONPATH, python
 from helpers.raw import error_response, notification, request, response
 from helpers.serving import initialized_raw, messages, pair, raw_client
+from helpers.surfaces import AnySurface, module
 
 pytestmark = pytest.mark.usefixtures("loop")
 
@@ -45,10 +46,15 @@ pytestmark = pytest.mark.usefixtures("loop")
 # --------------------------------------------------------------------------- version negotiation
 
 
-async def test_v2_client_and_v2_agent_agree_on_2() -> None:
-    async with pair(agent_v2=EchoAgentV2, agent_v1=EchoAgentV1, client_v1=ClientV1) as p:
+async def test_v2_client_and_v2_agent_agree_on_2(v2_surface: AnySurface) -> None:
+    async with pair(
+        agent_v2=echo_agent(v2_surface),
+        agent_v1=EchoAgentV1,
+        client_v2=recording_client(v2_surface),
+        client_v1=ClientV1,
+    ) as p:
         init = await p.conn.initialize(INIT_V2)
-        assert isinstance(init, v2.InitializeResponse)
+        assert isinstance(init, module(v2_surface).InitializeResponse)
         assert (init.protocol_version, init.info.name) == (2, "acpwire-echo")
         assert p.conn.protocol_version == 2
         assert messages(p.wire.sent)[0] == request(
@@ -56,10 +62,14 @@ async def test_v2_client_and_v2_agent_agree_on_2() -> None:
         )
 
 
-async def test_client_falls_back_to_v1_when_the_agent_only_speaks_v1() -> None:
-    async with pair(agent_v2=None, agent_v1=EchoAgentV1, client_v1=ClientV1) as p:
+async def test_client_falls_back_to_v1_when_the_agent_only_speaks_v1(
+    v1_surface: AnySurface,
+) -> None:
+    client_v1 = recording_client(v1_surface)
+    async with pair(agent_v2=None, agent_v1=echo_agent(v1_surface), client_v1=client_v1) as p:
         init = await p.conn.initialize(INIT_V2)
-        assert isinstance(init, v1.InitializeResponse) and init.protocol_version == 1
+        assert isinstance(init, module(v1_surface).InitializeResponse)
+        assert init.protocol_version == 1
         assert p.conn.protocol_version == 1
         new = v1.NewSessionRequest(cwd="/repo", mcp_servers=[])
         assert (await p.conn.v1_agent.session_new(new)).session_id == "sess_1"
@@ -159,8 +169,8 @@ async def test_agent_handler_exception_is_internal_error_and_serving_goes_on() -
 # --------------------------------------------------------------------------- v2 prompt turns
 
 
-async def test_v2_prompt_turn_reports_every_step_in_order() -> None:
-    async with pair() as p:
+async def test_v2_prompt_turn_reports_every_step_in_order(v2_surface: AnySurface) -> None:
+    async with pair(echo_agent(v2_surface), client_v2=recording_client(v2_surface)) as p:
         session_id = await new_v2_session(p.conn)
         async with p.conn.subscribe(session_id) as updates:
             accepted = await p.conn.v2_agent.session_prompt(prompt_v2(session_id, "hello world"))
@@ -181,8 +191,8 @@ async def test_v2_prompt_turn_reports_every_step_in_order() -> None:
         ]
         user_message, *_ = p.client.log
         assert user_message.message_id == accepted.message_id
-        assert user_message.content == [v2.TextContent(text="hello world")]
-        chunks = [u for u in p.client.log if isinstance(u, v2.AgentMessageChunk)]
+        assert user_message.content == [module(v2_surface).TextContent(text="hello world")]
+        chunks = [u for u in p.client.log if describe(u).startswith("chunk")]
         assert len({chunk.message_id for chunk in chunks}) == 1
         # On the wire, the prompt is answered (with its messageId) before the turn's updates.
         prompt = next(m for m in messages(p.wire.sent) if m.get("method") == "session/prompt")
@@ -192,8 +202,11 @@ async def test_v2_prompt_turn_reports_every_step_in_order() -> None:
         assert answered_at < methods.index("session/update")
 
 
-async def test_v2_cancel_mid_turn_ends_cancelled_and_answers_the_permission_cancelled() -> None:
-    async with pair(client_v2=HoldingClientV2) as p:
+async def test_v2_cancel_mid_turn_ends_cancelled_and_answers_the_permission_cancelled(
+    v2_surface: AnySurface,
+) -> None:
+    holding = recording_client(v2_surface, holding=True)
+    async with pair(echo_agent(v2_surface), client_v2=holding) as p:
         session_id = await new_v2_session(p.conn)
         async with p.conn.subscribe(session_id) as updates:
             await p.conn.v2_agent.session_prompt(prompt_v2(session_id, "hello"))
@@ -231,8 +244,9 @@ async def test_v2_cancel_mid_turn_ends_cancelled_and_answers_the_permission_canc
 # --------------------------------------------------------------------------- v1 prompt turns
 
 
-async def test_v1_prompt_response_carries_the_stop_reason() -> None:
-    async with pair(agent_v2=None, agent_v1=EchoAgentV1, client_v2=None, client_v1=ClientV1) as p:
+async def test_v1_prompt_response_carries_the_stop_reason(v1_surface: AnySurface) -> None:
+    agent, client = echo_agent(v1_surface), recording_client(v1_surface)
+    async with pair(agent_v2=None, agent_v1=agent, client_v2=None, client_v1=client) as p:
         session_id = await new_v1_session(p.conn)
         response = await p.conn.v1_agent.session_prompt(prompt_v1(session_id, "hi there"))
         assert response.stop_reason == "end_turn"
@@ -247,17 +261,18 @@ async def test_v1_prompt_response_carries_the_stop_reason() -> None:
 
 
 @pytest.mark.parametrize(
-    ("client", "text", "started"),
+    ("holding", "text", "started"),
     [
-        (HoldingClientV1, "hello", lambda client: client.asked.is_set()),
-        (ClientV1, "slow " * 40, lambda client: "chunk slow" in map(describe, client.log)),
+        (True, "hello", lambda client: client.asked.is_set()),
+        (False, "slow " * 40, lambda client: "chunk slow" in map(describe, client.log)),
     ],
     ids=["waiting-for-permission", "streaming"],
 )
 async def test_v1_cancel_mid_turn_answers_the_prompt_cancelled(
-    client: type[Recording], text: str, started: Callable[[Any], bool]
+    v1_surface: AnySurface, holding: bool, text: str, started: Callable[[Any], bool]
 ) -> None:
-    async with pair(agent_v2=None, agent_v1=EchoAgentV1, client_v2=None, client_v1=client) as p:
+    agent, client = echo_agent(v1_surface), recording_client(v1_surface, holding)
+    async with pair(agent_v2=None, agent_v1=agent, client_v2=None, client_v1=client) as p:
         session_id = await new_v1_session(p.conn)
         response: list[v1.PromptResponse] = []
 

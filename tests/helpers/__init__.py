@@ -9,8 +9,12 @@
 - `helpers.folds`: session updates as raw JSON, decoded and folded into a session state.
 - `helpers.constants`: shared messages, typed (`INIT_V2`, `PERMISSION_REQUEST`, ...) and raw
   (`RAW_INIT_V2`, ...).
+- `helpers.surfaces`: the protocol surfaces the tests run on (`ACPWIRE_TEST_SURFACES`; the
+  `surface`, `v2_surface`, `v1_surface` arguments) and what a test needs on any one of them.
 - `helpers.clients`: typed test clients (`ClientV2` logs what the agent sends, `TurnClientV2`
-  hands permission requests to a turn) and `describe` of what they logged.
+  hands permission requests to a turn; `recording_client(surface)` and `turn_client(surface)`
+  the same on any surface) and `describe` of what they logged.
+- `helpers.agents`: the echo agent on any surface (`echo_agent(surface)`).
 - `helpers.serving`: an agent and a client run in-process over `acpwire.testing` streams, either
   side raw (`raw_client`, `session`, `raw_agent`) or both typed (`pair`); only the front door.
 - `helpers.connection`: a bare `Connection` with scripted handlers and its raw peer (wire tests).

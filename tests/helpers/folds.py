@@ -1,36 +1,25 @@
-"""Session updates written as the JSON an agent sends, decoded with the generated client codec
-and folded into a fresh `SessionState` / `V1SessionState` (the fold tests state wire behaviour)."""
+"""Session updates written as the JSON an agent sends, decoded with a surface's client codec
+and folded into a fresh `SessionState` / `V1SessionState` (the fold tests state wire behaviour
+on each surface of a version: `fold(v2_surface, ...)`)."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from acp_schema import v1, v2
-from acpwire.client import SessionState, V1SessionState
+from helpers.surfaces import AnySurface, decode_update, state_for
 
 
-def decode(module: Any, update: dict[str, Any]) -> Any:
-    """`update` (a `session/update`'s update object) decoded by `module`'s client codec."""
-    line = {
-        "jsonrpc": "2.0",
-        "method": "session/update",
-        "params": {"sessionId": "s1", "update": update},
-    }
-    return module.CLIENT_CODEC.decode(json.dumps(line).encode()).params.update
+def decode(surface: AnySurface, update: dict[str, Any]) -> Any:
+    """`update` (a `session/update`'s update object) decoded by `surface`'s client codec."""
+    return decode_update(surface, update)
 
 
-def fold(*updates: dict[str, Any]) -> SessionState:
-    state = SessionState()
+def fold(surface: AnySurface, *updates: dict[str, Any]) -> Any:
+    """A fresh state of `surface`'s version with `updates` folded in (a `SessionState` for a
+    v2 surface, a `V1SessionState` for a v1 one)."""
+    state = state_for(surface)
     for update in updates:
-        state.apply(decode(v2, update))
-    return state
-
-
-def fold_v1(*updates: dict[str, Any]) -> V1SessionState:
-    state = V1SessionState()
-    for update in updates:
-        state.apply(decode(v1, update))
+        state.apply(decode_update(surface, update))
     return state
 
 

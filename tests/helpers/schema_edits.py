@@ -85,10 +85,16 @@ def add_progress_variant(name: str, schema: Schema) -> None:
 
 
 def generate_and_probe(
-    schema_dir: Path, tmp_path: Path, probe: str, *args: str, codegen_args: tuple[str, ...] = ()
+    schema_dir: Path,
+    tmp_path: Path,
+    probe: str,
+    *args: str,
+    codegen_args: tuple[str, ...] = (),
+    path: tuple[Path, ...] = (),
 ) -> Any:
     """Generate into tmp_path, then run `probe` in a fresh interpreter that sees only that
-    output (not generated/); the probe prints one JSON value."""
+    output (not generated/), then the folders `path` (e.g. runtime/: acpwire on these bindings);
+    the probe prints one JSON value."""
     out = tmp_path / "acp_schema"
     command = [sys.executable, "-m", "codegen", "--schema-dir", str(schema_dir), "--out", str(out)]
     gen = subprocess.run(
@@ -100,7 +106,7 @@ def generate_and_probe(
     )
     assert gen.returncode == 0, f"codegen failed:\n{gen.stdout}\n{gen.stderr}"
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
-    env["PYTHONPATH"] = str(tmp_path)
+    env["PYTHONPATH"] = os.pathsep.join(map(str, (tmp_path, *path)))
     run = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(probe), *args],
         cwd=tmp_path,

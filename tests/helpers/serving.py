@@ -18,12 +18,13 @@ from typing import Any
 import anyio
 import msgspec
 
+from acp_schema import Surface
 from acpwire.agent import SessionStore, serve_agent, turn_agents
 from acpwire.client import ClientConnection, connect
 from acpwire.examples import tool_agent
 from acpwire.fixtures.echo_agent import EchoAgentV2
 from acpwire.testing import MemoryStream, memory_stream_pair
-from helpers.clients import ClientV2, TurnClientV1, TurnClientV2
+from helpers.clients import ClientV2, TurnClientV1, TurnClientV2, turn_client
 from helpers.constants import INIT_V1, INIT_V2, RAW_INIT_V1, RAW_INIT_V2, SESSION
 from helpers.loops import wait_all_tasks_blocked
 from helpers.raw import RawPeer, response
@@ -88,10 +89,18 @@ async def served_tool_agent(
 
 @asynccontextmanager
 async def raw_agent(
-    version: int = 2, client: Any = None, capabilities: dict[str, Any] | None = None
+    version: int = 2,
+    client: Any = None,
+    capabilities: dict[str, Any] | None = None,
+    *,
+    surface: Surface[Any, Any, Any, Any] | None = None,
 ) -> AsyncIterator[tuple[ClientConnection, RawPeer]]:
     """A client connection (`client`, by default TurnClientV2 / TurnClientV1), initialized over
-    `version`, whose agent is written in raw JSON lines; it advertises `capabilities`."""
+    `version`, whose agent is written in raw JSON lines; it advertises `capabilities`.
+    `surface`: the client's surface instead (its version, and by default `turn_client(surface)`)."""
+    if surface is not None:
+        version = surface.protocol_version
+        client = client or turn_client(surface)
     agent_end, client_end = memory_stream_pair()
     peer = RawPeer(agent_end)
     factories: dict[str, Any] = (

@@ -23,6 +23,7 @@ import pytest
 
 import acp_schema.v1 as v1
 import acp_schema.v2 as v2
+import acp_schema.v2.unstable as v2u
 from acpwire._wire.connection import Connection
 from acpwire._wire.dispatch import handler_dispatch
 from acpwire._wire.jsonrpc import Call
@@ -308,6 +309,29 @@ async def test_a_wrong_result_is_logged_here_and_answered_internal_error(
     assert answer == error_response(1, -32603, f"Internal error: {expected}")
     (record,) = caplog.records
     assert record.levelno == logging.ERROR and record.getMessage() == expected
+
+
+class StableAnswersOnTheUnstableSurface(v2u.AgentBase):
+    async def session_new(self, params: v2u.NewSessionRequest) -> Any:
+        return v2.NewSessionResponse(session_id="s")  # the stable class: not this surface's
+
+
+async def test_a_result_class_of_another_surface_is_named_with_its_surface(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Was: "returned a NewSessionResponse; it must return a NewSessionResponse"."""
+
+    def dispatch(connection: Connection) -> Callable[[Call], Awaitable[Any] | None]:
+        return handler_dispatch(StableAnswersOnTheUnstableSurface(), v2u.AgentBase)
+
+    async with serving(dispatch, v2u.AGENT_CODEC) as s:
+        answer = await s.peer.call(1, "session/new", {"cwd": "/"})
+    expected = (
+        "the handler `session_new` of session/new returned a NewSessionResponse of "
+        "acp_schema.v2; it must return a NewSessionResponse of acp_schema.v2.unstable"
+    )
+    assert answer == error_response(1, -32603, f"Internal error: {expected}")
+    assert caplog.records[0].getMessage() == expected
 
 
 async def test_none_answers_a_method_whose_result_has_no_required_field_with_empty() -> None:

@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
-from acp_schema import MessageCodec
+from acp_schema import MessageCodec, surface_of
 
 from ..errors import RpcError
 from .jsonrpc import Call
@@ -139,9 +139,9 @@ def result_shape(result_type: Any) -> ResultShape:
 class WrongResult(Exception):
     """A handler returned something that is not its method's result: a bug on this side."""
 
-    def __init__(self, call: Call, got: object, expected: str) -> None:
+    def __init__(self, call: Call, got: object, expected: str, got_name: str | None = None) -> None:
         handler = call.spec.handler if call.spec is not None else "extension"
-        what = "None" if got is None else f"a {type(got).__qualname__}"
+        what = "None" if got is None else f"a {got_name or type(got).__qualname__}"
         super().__init__(
             f"the handler `{handler}` of {call.method} returned {what}; it must return {expected}"
         )
@@ -154,4 +154,14 @@ def checked_result(call: Call, shape: ResultShape, result: Any) -> Any:
         return result
     if result is None and shape.empty is not None:
         return shape.empty
-    raise WrongResult(call, result, " or ".join(f"a {c.__qualname__}" for c in shape.classes))
+    names = [cls.__qualname__ for cls in shape.classes]
+    if type(result).__qualname__ in names:  # the class of the same name of another surface
+        expected = " or ".join(f"a {_of_surface(cls)}" for cls in shape.classes)
+        raise WrongResult(call, result, expected, _of_surface(type(result)))
+    raise WrongResult(call, result, " or ".join(f"a {name}" for name in names))
+
+
+def _of_surface(cls: type) -> str:
+    """`CloseSessionResponse of acp_schema.v2.unstable`: a class named with its surface."""
+    surface = surface_of(cls)
+    return cls.__qualname__ + (f" of {surface.name}" if surface is not None else "")

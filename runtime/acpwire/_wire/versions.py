@@ -1,8 +1,10 @@
-"""The protocol versions acpwire speaks, each backed by its generated acp_schema module.
+"""The protocol versions acpwire speaks, each backed by its generated acp_schema surfaces.
 
 Each version has a stable surface (`acp_schema.v2`) and an unstable one
-(`acp_schema.v2.unstable`: stable plus draft methods). An endpoint serves the surface whose
-generated base class the implementation subclasses (`surface_of`, `check_factory`).
+(`acp_schema.v2.unstable`: stable plus draft methods), each described by its generated
+`SURFACE` (an `acp_schema.Surface`). An endpoint serves the surface whose generated base class
+the implementation subclasses (`handler_surface`, `check_factory`); nothing here imports a
+surface before it is asked for.
 """
 
 from __future__ import annotations
@@ -10,84 +12,34 @@ from __future__ import annotations
 import inspect
 import typing
 from collections.abc import Callable
-from dataclasses import dataclass
-from types import ModuleType
 from typing import Any, Literal
 
 import msgspec
 
-import acp_schema.v1.unstable
-import acp_schema.v2.unstable
-from acp_schema import Codec, MessageCodec, MethodSpec, v1, v2
+import acp_schema
+from acp_schema import Codec, MessageCodec, MethodSpec, Surface, surface_of
 
 Side = Literal["agent", "client"]
 
-
-@dataclass(frozen=True)
-class Surface:
-    """Everything the runtime needs from one generated protocol module."""
-
-    version: int
-    module: ModuleType
-    unstable: bool = False
-
-    @property
-    def name(self) -> str:
-        """The module's import path, e.g. `acp_schema.v2.unstable`."""
-        return self.module.__name__
-
-    @property
-    def agent_codec(self) -> MessageCodec:
-        """Decodes what an agent receives."""
-        codec: MessageCodec = self.module.AGENT_CODEC
-        return codec
-
-    @property
-    def client_codec(self) -> MessageCodec:
-        """Decodes what a client receives."""
-        codec: MessageCodec = self.module.CLIENT_CODEC
-        return codec
-
-    @property
-    def initialize(self) -> MethodSpec[Any, Any]:
-        spec: MethodSpec[Any, Any] = self.module.INITIALIZE
-        return spec
-
-    @property
-    def agent_base(self) -> type:
-        base: type = self.module.AgentBase
-        return base
-
-    @property
-    def client_base(self) -> type:
-        base: type = self.module.ClientBase
-        return base
-
-    def base(self, side: Side) -> type:
-        """The handler base class of one side: `AgentBase` or `ClientBase`."""
-        return self.agent_base if side == "agent" else self.client_base
+AnySurface = Surface[Any, Any, Any, Any]
+"""A surface whose bases and peers are not known statically (chosen at run time)."""
 
 
-SURFACES: dict[int, Surface] = {1: Surface(1, v1), 2: Surface(2, v2)}
-"""The stable surface of each version."""
-
-UNSTABLE_SURFACES: dict[int, Surface] = {
-    1: Surface(1, acp_schema.v1.unstable, unstable=True),
-    2: Surface(2, acp_schema.v2.unstable, unstable=True),
-}
-ALL_SURFACES: tuple[Surface, ...] = (*SURFACES.values(), *UNSTABLE_SURFACES.values())
+def stable_surface(version: int) -> AnySurface:
+    """The stable surface of `version` (imported when first asked for)."""
+    return acp_schema.surface(version)
 
 
-def surface_of(cls: type, side: Side) -> Surface | None:
-    """The surface whose generated `AgentBase` (side "agent") or `ClientBase` `cls`
-    subclasses; None when it subclasses none of them."""
-    for surface in ALL_SURFACES:
-        if issubclass(cls, surface.base(side)):
-            return surface
-    return None
+def handler_surface(cls: type, side: Side) -> AnySurface | None:
+    """The surface whose generated `AgentBase` (side "agent") or `ClientBase` `cls` is or
+    subclasses; None when it subclasses neither (a peer, a type, anything else)."""
+    surface = surface_of(cls)
+    if surface is None or not issubclass(cls, surface.base(side)):
+        return None
+    return surface
 
 
-def check_factory(factory: object, version: int, side: Side) -> Surface | None:
+def check_factory(factory: object, version: int, side: Side) -> AnySurface | None:
     """Check what an endpoint was given for `version` before it serves anything.
 
     `factory` must build the implementation from the typed peer: the handler class itself or
@@ -112,7 +64,7 @@ def check_factory(factory: object, version: int, side: Side) -> Surface | None:
     return None if built is None else _check_class(built, version, side)
 
 
-def check_built(implementation: object, version: int, side: Side, expected: Surface) -> None:
+def check_built(implementation: object, version: int, side: Side, expected: AnySurface) -> None:
     """Check what a factory returned: an instance of `expected`'s base class."""
     if isinstance(implementation, expected.base(side)):
         return
@@ -127,25 +79,25 @@ def check_built(implementation: object, version: int, side: Side, expected: Surf
     )
 
 
-def _check_class(cls: type, version: int, side: Side) -> Surface:
-    surface = surface_of(cls, side)
+def _check_class(cls: type, version: int, side: Side) -> AnySurface:
+    surface = handler_surface(cls, side)
     base = _base_name(side)
     if surface is None:
         raise TypeError(
             f"{cls.__name__} subclasses no generated {base}: subclass acp_schema.v{version}.{base} "
             f"(or acp_schema.v{version}.unstable.{base} for the draft methods)"
         )
-    if surface.version != version:
+    if surface.protocol_version != version:
         raise TypeError(
-            f"{cls.__name__} is a v{surface.version} implementation (it subclasses "
-            f"{surface.name}.{base}), given as v{version}=: pass it as v{surface.version}="
-            f"{cls.__name__}"
+            f"{cls.__name__} is a v{surface.protocol_version} implementation (it subclasses "
+            f"{surface.name}.{base}), given as v{version}=: pass it as "
+            f"v{surface.protocol_version}={cls.__name__}"
         )
     return surface
 
 
 def _is_implementation(value: object, side: Side) -> bool:
-    return any(isinstance(value, surface.base(side)) for surface in ALL_SURFACES)
+    return not isinstance(value, type) and handler_surface(type(value), side) is not None
 
 
 def _declared_return(function: Callable[..., Any], side: Side) -> type | None:
@@ -154,7 +106,7 @@ def _declared_return(function: Callable[..., Any], side: Side) -> type | None:
         declared = typing.get_type_hints(function).get("return")
     except Exception:  # unresolvable string annotations: treat as unannotated
         return None
-    if inspect.isclass(declared) and surface_of(declared, side) is not None:
+    if inspect.isclass(declared) and handler_surface(declared, side) is not None:
         return declared
     return None
 
@@ -193,8 +145,9 @@ def bootstrap_codec(result_of_initialize: Codec[Any] | None = None) -> MessageCo
     agent chose.
     """
     outbound: dict[str, MethodSpec[Any, Any]] = {}
+    latest = stable_surface(2)
     if result_of_initialize is not None:
-        spec = v2.INITIALIZE
+        spec = latest.initialize
         outbound["initialize"] = MethodSpec(
             spec.name,
             spec.side,
@@ -204,4 +157,4 @@ def bootstrap_codec(result_of_initialize: Codec[Any] | None = None) -> MessageCo
             spec.message,
             spec.handler,
         )
-    return MessageCodec({}, outbound, v2.ERROR_CODEC)
+    return MessageCodec({}, outbound, latest.error_codec)

@@ -18,18 +18,19 @@ from __future__ import annotations
 
 import typing
 from dataclasses import dataclass
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 import msgspec
 from msgspec import UNSET
 
-import acp_schema.v1 as v1
-import acp_schema.v1.unstable as v1u
-import acp_schema.v2 as v2
-import acp_schema.v2.unstable as v2u
-
 from .._wire.dispatch import overrides
-from .._wire.versions import Surface, surface_of
+from .._wire.versions import AnySurface, handler_surface
+
+if TYPE_CHECKING:  # for the overloads: importing acpwire imports no surface for them
+    import acp_schema.v1 as v1
+    import acp_schema.v1.unstable as v1u
+    import acp_schema.v2 as v2
+    import acp_schema.v2.unstable as v2u
 
 Path = tuple[str, ...]
 
@@ -77,6 +78,10 @@ schema says this only in prose (field descriptions): tests/agent/test_agent_endp
 this table against those descriptions in every schema file."""
 
 
+CAPABILITIES: dict[int, str] = {2: "capabilities", 1: "agentCapabilities"}
+"""The `InitializeResponse` field (wire name) holding the agent's `AgentCapabilities`, per
+version."""
+
 SESSION: Path = ("capabilities", "session")
 """v2: the field advertising the baseline session methods, and holding every other session
 method's capability (`session.delete`, `session.fork`, ...)."""
@@ -101,10 +106,11 @@ class CapabilityMismatch:
         return f"`{self.field}` advertises {self.method}, which is not implemented"
 
 
-def gates(surface: Surface) -> dict[str, Path]:
+def gates(surface: AnySurface) -> dict[str, Path]:
     """The gated agent methods of one surface and the response field advertising each."""
-    methods = surface.module.AGENT_METHODS
-    return {method: path for method, path in GATES[surface.version].items() if method in methods}
+    methods = surface.agent_methods
+    table = GATES[surface.protocol_version]
+    return {method: path for method, path in table.items() if method in methods}
 
 
 @overload
@@ -188,7 +194,7 @@ def describe(agent: type, mismatches: list[CapabilityMismatch]) -> str:
     )
 
 
-def missing_session_methods(cls: type, surface: Surface) -> list[str]:
+def missing_session_methods(cls: type, surface: AnySurface) -> list[str]:
     """v2: the baseline session methods `cls` leaves out while it serves a method advertised
     by `capabilities.session` or inside it. The schema: `session: {}` means the agent
     supports all of them, so an agent serving sessions cannot advertise only some (and a
@@ -201,10 +207,10 @@ def missing_session_methods(cls: type, surface: Surface) -> list[str]:
     return [method for method in baseline if not _implements(cls, surface, method)]
 
 
-def incomplete_sessions(cls: type, surface: Surface, missing: list[str]) -> str:
+def incomplete_sessions(cls: type, surface: AnySurface, missing: list[str]) -> str:
     """What to do about `missing_session_methods`."""
     baseline = [method for method, path in gates(surface).items() if path == SESSION]
-    handlers = ", ".join(surface.module.AGENT_METHODS[method].handler for method in missing)
+    handlers = ", ".join(surface.agent_methods[method].handler for method in missing)
     return (
         f"{cls.__name__} does not implement {', '.join(missing)}: in ACP v2, "
         f"`capabilities.session` advertises {', '.join(baseline)} together (the agent "
@@ -218,26 +224,22 @@ def incomplete_sessions(cls: type, surface: Surface, missing: list[str]) -> str:
     )
 
 
-def _surface(cls: type) -> Surface:
-    surface = surface_of(cls, "agent")
+def _surface(cls: type) -> AnySurface:
+    surface = handler_surface(cls, "agent")
     if surface is None:
         raise TypeError(f"{cls.__name__} subclasses no generated AgentBase (acp_schema.vN)")
     return surface
 
 
-def _implements(cls: type, surface: Surface, method: str) -> bool:
-    handler: str = surface.module.AGENT_METHODS[method].handler
-    return overrides(cls, surface.agent_base, handler)
+def _implements(cls: type, surface: AnySurface, method: str) -> bool:
+    return overrides(cls, surface.agent_base, surface.agent_methods[method].handler)
 
 
-def _capabilities_field(surface: Surface) -> msgspec.structs.FieldInfo:
+def _capabilities_field(surface: AnySurface) -> msgspec.structs.FieldInfo:
     """The InitializeResponse field holding the AgentCapabilities."""
-    capabilities = surface.module.AgentCapabilities
-    response: type[msgspec.Struct] = surface.module.InitializeResponse
-    for field in msgspec.structs.fields(response):
-        if capabilities in (typing.get_args(field.type) or (field.type,)):
-            return field
-    raise TypeError(f"{response.__name__} has no AgentCapabilities field")
+    response = surface.initialize.result
+    assert response is not None  # a request: it has a result
+    return _field(response.type, CAPABILITIES[surface.protocol_version])
 
 
 def _field(struct_type: type, wire_name: str) -> msgspec.structs.FieldInfo:

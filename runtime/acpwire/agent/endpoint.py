@@ -29,12 +29,10 @@ from __future__ import annotations
 import collections
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import msgspec
 
-import acp_schema.v1.unstable
-import acp_schema.v2.unstable
 from acp_schema import v1, v2
 
 from .._groups import SingleException
@@ -44,13 +42,13 @@ from .._wire.dispatch import Dispatch, handler_dispatch
 from .._wire.jsonrpc import Call
 from .._wire.options import ConnectionOptions, call_options
 from .._wire.versions import (
-    SURFACES,
-    Surface,
+    AnySurface,
     bootstrap_codec,
     check_built,
     check_factory,
     negotiate,
     protocol_version_of,
+    stable_surface,
 )
 from ..errors import RpcError
 from ..streams.byte_stream import AnyByteStream
@@ -59,18 +57,28 @@ from .capabilities import capability_mismatches, describe
 
 log = logging.getLogger("acpwire")
 
-AgentFactory = (
+if TYPE_CHECKING:  # the unstable surfaces are imported by the programs that use them
+    import acp_schema.v1.unstable.handlers
+    import acp_schema.v2.unstable.handlers
+
+AgentFactory: TypeAlias = (
     Callable[[v2.ClientPeer], v2.AgentBase]
-    | Callable[[acp_schema.v2.unstable.ClientPeer], acp_schema.v2.unstable.AgentBase]
+    | Callable[
+        ["acp_schema.v2.unstable.handlers.ClientPeer"], "acp_schema.v2.unstable.handlers.AgentBase"
+    ]
 )
 """What `serve_agent(v2=...)` takes: builds the v2 agent from the client's typed peer (the
-`AgentBase` subclass itself, or a function returning an instance)."""
+`AgentBase` subclass itself, or a function returning an instance), of `acp_schema.v2` or
+`acp_schema.v2.unstable`."""
 
-V1AgentFactory = (
+V1AgentFactory: TypeAlias = (
     Callable[[v1.ClientPeer], v1.AgentBase]
-    | Callable[[acp_schema.v1.unstable.ClientPeer], acp_schema.v1.unstable.AgentBase]
+    | Callable[
+        ["acp_schema.v1.unstable.handlers.ClientPeer"], "acp_schema.v1.unstable.handlers.AgentBase"
+    ]
 )
-"""What `serve_agent(v1=...)` takes: builds the v1 agent from the client's typed peer."""
+"""What `serve_agent(v1=...)` takes: builds the v1 agent from the client's typed peer (of
+`acp_schema.v1` or `acp_schema.v1.unstable`)."""
 
 
 class AgentEndpoint:
@@ -92,11 +100,11 @@ class AgentEndpoint:
             )
         self.factories = factories
         self.surfaces = {
-            version: check_factory(factory, version, "agent") or SURFACES[version]
+            version: check_factory(factory, version, "agent") or stable_surface(version)
             for version, factory in factories.items()
         }
         self.options = options if options is not None else ConnectionOptions()
-        self.surface: Surface | None = None
+        self.surface: AnySurface | None = None
         self.agent: Any = None
         self._dispatch: Dispatch | None = None  # the agent's, once initialize succeeded
         self.connection: Connection | None = None
@@ -177,7 +185,7 @@ class AgentEndpoint:
             params = surface.initialize.params.decode(call.params)
         except msgspec.ValidationError as exc:
             raise RpcError.invalid_params(str(exc)) from None
-        agent = self.factories[version](surface.module.ClientPeer(self.connection))
+        agent = self.factories[version](surface.client_peer(self.connection))
         check_built(agent, version, "agent", surface)
         result = await agent.initialize(params)
         if result.protocol_version != version:

@@ -46,6 +46,10 @@ the close is in flight are answered -32800. Any other exception ends the turn id
 `session_prompt` must return `start`'s result directly: `cancel` answers -32800 to any
 prompt request of the session still unanswered, which would include an inserted one whose
 handler kept running after `start`.
+
+Both serve either surface of their version: `PromptTurns(client)` answers with the classes of
+the client peer's surface (`acp_schema.v2` or `.v2.unstable`: `acp_schema.surface_of(client)`),
+and reads prompts, cancels and closes by their method and content blocks by their wire tag.
 """
 
 from __future__ import annotations
@@ -54,12 +58,13 @@ import itertools
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TypeGuard, get_args
+from typing import TYPE_CHECKING, Any, TypeGuard, get_args, overload
 
 import msgspec
 
 import acp_schema.v1 as v1
 import acp_schema.v2 as acp
+from acp_schema import OpenVariant, Surface, surface_of, tag_of
 
 from .._loop import CancelScope, Event, current_loop, is_cancelled, new_cancel_scope, new_event
 from .._wire.running import RunningConnection, running_connection
@@ -78,6 +83,10 @@ from .turns import (
     is_stop_reason,
 )
 
+if TYPE_CHECKING:
+    import acp_schema.v1.unstable as v1u
+    import acp_schema.v2.unstable as v2u
+
 log = logging.getLogger("acpwire.agent")
 
 TurnIds = Callable[[str], str]
@@ -90,17 +99,32 @@ def _counted(prefix: str) -> TurnIds:
     return lambda session_id: f"{prefix}_{next(numbers)}"
 
 
+PROMPT = "session/prompt"
+CLOSE = "session/close"
+
 V1_STOP_REASONS: frozenset[str] = frozenset(get_args(v1.StopReason))
 
 
-# Content blocks beyond the baseline (text, resource links) and the prompt capability that
-# admits each (the schema's PromptCapabilities description).
-OPT_IN_CONTENT: dict[type, str] = {
-    acp.ImageContent: "image",
-    acp.AudioContent: "audio",
-    acp.EmbeddedResource: "embedded_context",
+# Content blocks (by wire tag) beyond the baseline (text, resource links) and the prompt
+# capability that admits each (the schema's PromptCapabilities description).
+OPT_IN_CONTENT: dict[str, str] = {
+    "image": "image",
+    "audio": "audio",
+    "resource": "embedded_context",
 }
-BASELINE_CONTENT = (acp.TextContent, acp.ResourceLink)
+BASELINE_CONTENT = frozenset({"text", "resource_link"})
+
+
+def _result_type(surface: Surface[Any, Any, Any, Any], method: str) -> Any:
+    """The class the surface's agent answers `method` with (its method table's result)."""
+    result = surface.agent_methods[method].result
+    assert result is not None  # a request: it has a result
+    return result.type
+
+
+def _session_id(request: str | Any) -> str:
+    """The session a request (or a session id itself) names."""
+    return request if isinstance(request, str) else str(request.session_id)
 
 
 @dataclass
@@ -125,19 +149,27 @@ class PromptTurns:
 
     def __init__(
         self,
-        client: acp.ClientPeer,
+        client: acp.ClientPeer | v2u.ClientPeer,
         *,
-        prompt_capabilities: acp.PromptCapabilities | None = None,
+        prompt_capabilities: acp.PromptCapabilities | v2u.PromptCapabilities | None = None,
         recorder: Recorder | None = None,
         turn_ids: TurnIds | None = None,
     ) -> None:
-        """`prompt_capabilities`: what the agent advertised; by default read from the
+        """`client`: the client's typed peer `serve_agent` gave the agent (of `acp_schema.v2`
+        or `.v2.unstable`: the turns answer with its surface's classes).
+        `prompt_capabilities`: what the agent advertised; by default read from the
         connection's `initialize_response` (set by `serve_agent`). `recorder`: gives the
         function recording every update a session's turns send (a session store's
         `recorder`). `turn_ids`: gives the messageId of a session's next prompt (its
         messages' and tool calls' ids derive from it); by default `user_1`, `user_2`, ... per
         connection, which is right unless a session outlives the connection: a session store
         must continue the count, or a resumed session reuses the ids of its history."""
+        surface = surface_of(client)
+        if surface is None or surface.protocol_version != 2:
+            raise TypeError(
+                f"PromptTurns runs v2 turns: give it the v2 ClientPeer serve_agent passes to "
+                f"your agent, not a {type(client).__qualname__} (V1PromptTurns runs v1 turns)"
+            )
         connection = running_connection(client.caller)
         if connection is None:
             raise TypeError(
@@ -145,8 +177,11 @@ class PromptTurns:
                 "serve_agent passes to your agent's __init__), not one over a "
                 f"{type(client.caller).__qualname__}"
             )
-        self.client = client
-        """The client's typed peer the turns send their updates through."""
+        self.client: acp.ClientPeer = client  # type: ignore[assignment]
+        """The client's typed peer the turns send their updates through (the updates are the
+        same on both v2 surfaces: the turns send `acp_schema.v2`'s)."""
+        self._prompt_response = _result_type(surface, PROMPT)
+        self._close_response = _result_type(surface, CLOSE)
         self._connection: RunningConnection = connection  # its task group holds the turns
         self.prompt_capabilities = prompt_capabilities
         """What prompt content the agent accepts beyond text and resource links."""
@@ -155,14 +190,23 @@ class PromptTurns:
         self._sessions: dict[str, _Session] = {}
         self._turn_ids = turn_ids or _counted("user")
 
-    async def start(self, params: acp.PromptRequest, work: Work) -> acp.PromptResponse:
+    @overload
+    async def start(self, params: acp.PromptRequest, work: Work) -> acp.PromptResponse: ...
+    @overload
+    async def start(self, params: v2u.PromptRequest, work: Work) -> v2u.PromptResponse: ...
+    async def start(
+        self, params: acp.PromptRequest | v2u.PromptRequest, work: Work
+    ) -> acp.PromptResponse | v2u.PromptResponse:
         """Insert the prompt once the session's turn ended and run `work` as the next turn;
-        the response carries its messageId. Return it from `session_prompt` directly."""
-        self._check_content(params.prompt)
-        session = self._sessions.setdefault(params.session_id, _Session())
-        turn = await self._insert(session, params)
+        the response (of the client's surface) carries its messageId. Return it from
+        `session_prompt` directly."""
+        prompt: Any = params
+        self._check_content(prompt.prompt)
+        session = self._sessions.setdefault(prompt.session_id, _Session())
+        turn = await self._insert(session, prompt)
         self._connection.start_soon(self._run, session, turn, work)
-        return acp.PromptResponse(message_id=turn.user_message_id)
+        response: acp.PromptResponse = self._prompt_response(message_id=turn.user_message_id)
+        return response
 
     def current_state(self, session_id: str) -> RunState:
         """The session's state as its turns reported it last."""
@@ -179,48 +223,56 @@ class PromptTurns:
         if turn is not None:
             turn._scope.cancel()
         prompts = self._connection.cancel_requests(
-            lambda call: (
-                isinstance(call.params, acp.PromptRequest) and call.params.session_id == session_id
-            )
+            lambda call: call.method == PROMPT and _names_session(call.params, session_id)
         )
         return turn is not None or prompts > 0
 
-    async def close(self, session_id: str) -> acp.CloseSessionResponse:
-        """`session/close`: cancel as `cancel` does and return the close response once the
-        turn has sent its last update (its idle `cancelled`): nothing of it follows."""
+    @overload
+    async def close(self, request: str | acp.CloseSessionRequest) -> acp.CloseSessionResponse: ...
+    @overload
+    async def close(self, request: v2u.CloseSessionRequest) -> v2u.CloseSessionResponse: ...
+    async def close(
+        self, request: str | acp.CloseSessionRequest | v2u.CloseSessionRequest
+    ) -> acp.CloseSessionResponse | v2u.CloseSessionResponse:
+        """`session/close` of `request` (the close request, or its session id): cancel as
+        `cancel` does and return the close response (of the client's surface) once the turn
+        has sent its last update (its idle `cancelled`): nothing of it follows."""
+        session_id = _session_id(request)
         self.cancel(session_id)
         session = self._sessions.get(session_id)
         if session is not None and session.turn is not None:
             await session.turn._ended.wait()
-        return acp.CloseSessionResponse()
+        response: acp.CloseSessionResponse = self._close_response()
+        return response
 
-    def _check_content(self, prompt: list[acp.ContentBlock]) -> None:
+    def _check_content(self, prompt: list[Any]) -> None:
         advertised = self._advertised()
         for block in prompt:
-            if isinstance(block, BASELINE_CONTENT):
+            content_type = tag_of(block)
+            known = not isinstance(block, OpenVariant)
+            if known and content_type in BASELINE_CONTENT:
                 continue
-            capability = OPT_IN_CONTENT.get(type(block))
+            capability = OPT_IN_CONTENT.get(content_type) if known else None  # type: ignore[arg-type]
             if capability is None or not isinstance(
-                getattr(advertised, capability), msgspec.Struct
+                getattr(advertised, capability, None), msgspec.Struct
             ):
                 raise RpcError.invalid_params(
-                    f"prompt content of type {_content_type(block)!r} is not in the agent's "
+                    f"prompt content of type {content_type!r} is not in the agent's "
                     "prompt capabilities (initialize: capabilities.session.prompt); clients "
                     "MUST restrict prompts to them"
                 )
 
-    def _advertised(self) -> acp.PromptCapabilities:
+    def _advertised(self) -> object:
+        """The `PromptCapabilities` given, else those the agent's `initialize` answer
+        advertised (`capabilities.session.prompt`; None when it advertised none)."""
         if self.prompt_capabilities is not None:
             return self.prompt_capabilities
-        response = self._connection.initialize_response
-        if isinstance(response, acp.InitializeResponse):
-            capabilities = response.capabilities
-            if isinstance(capabilities, acp.AgentCapabilities):
-                session = capabilities.session
-                if isinstance(session, acp.SessionCapabilities):
-                    if isinstance(session.prompt, acp.PromptCapabilities):
-                        return session.prompt
-        return acp.PromptCapabilities()
+        found: object = self._connection.initialize_response
+        for name in ("capabilities", "session", "prompt"):
+            found = getattr(found, name, None)
+            if not isinstance(found, msgspec.Struct):
+                return None
+        return found
 
     async def _insert(self, session: _Session, params: acp.PromptRequest) -> Turn:
         """Insert the prompt as the session's turn once it has no turn and no earlier prompt
@@ -257,8 +309,7 @@ class PromptTurns:
 
     def _closing(self, session_id: str) -> bool:
         return any(
-            isinstance(call.params, acp.CloseSessionRequest)
-            and call.params.session_id == session_id
+            call.method == CLOSE and _names_session(call.params, session_id)
             for call in self._connection.requests_in_flight()
         )
 
@@ -307,10 +358,9 @@ async def _outcome(turn: Turn, work: Work) -> tuple[StopReason | CustomStopReaso
     return "cancelled", None  # the scope caught the cancellation
 
 
-def _content_type(block: acp.ContentBlock) -> str:
-    if isinstance(block, acp.UnknownContentBlock):
-        return block.tag
-    return str(type(block).__struct_config__.tag)
+def _names_session(params: object, session_id: str) -> bool:
+    """Whether a request's params name the session (params read raw have no fields yet)."""
+    return getattr(params, "session_id", None) == session_id
 
 
 def _v1_stop_reason(stop_reason: StopReason | CustomStopReason) -> v1.StopReason:
@@ -327,6 +377,9 @@ def _is_v1_stop_reason(value: str) -> TypeGuard[v1.StopReason]:
     return value in V1_STOP_REASONS
 
 
+V1Work = Callable[[V1Turn], Awaitable[StopReason | CustomStopReason]]
+
+
 class V1PromptTurns:
     """v1 prompt turns: the `session/prompt` response itself carries the stop reason.
 
@@ -340,16 +393,20 @@ class V1PromptTurns:
 
     def __init__(
         self,
-        client: v1.ClientPeer | None = None,
+        client: v1.ClientPeer | v1u.ClientPeer | None = None,
         *,
         recorder: Recorder | None = None,
         turn_ids: TurnIds | None = None,
     ) -> None:
-        """`recorder`: gives the function recording every update the turns of `start` send,
-        and the prompt as `user_message_chunk`s (a session store's `recorder`). `turn_ids`:
-        gives the id of a session's next turn, the prefix of its tool calls' ids; by default
-        `turn_1`, `turn_2`, ... per connection (see `PromptTurns`)."""
-        self.client = client
+        """`client`: the client's typed peer `serve_agent` gave the agent (of `acp_schema.v1`
+        or `.v1.unstable`: the turns answer with its surface's classes). `recorder`: gives the
+        function recording every update the turns of `start` send, and the prompt as
+        `user_message_chunk`s (a session store's `recorder`). `turn_ids`: gives the id of a
+        session's next turn, the prefix of its tool calls' ids; by default `turn_1`, `turn_2`,
+        ... per connection (see `PromptTurns`)."""
+        surface = surface_of(client) if client is not None else None
+        self._surface = surface if surface is not None and surface.protocol_version == 1 else None
+        self.client: v1.ClientPeer | None = client  # type: ignore[assignment]
         """The client's typed peer (`start` needs it; `run` works without)."""
         self.recorder = recorder
         """Records every update the turns of `start` send, or None."""
@@ -359,21 +416,30 @@ class V1PromptTurns:
         self._active: dict[str, tuple[CancelScope, Event]] = {}
         self._turn_ids = turn_ids or _counted("turn")
 
+    @overload
+    async def start(self, params: v1.PromptRequest, work: V1Work) -> v1.PromptResponse: ...
+    @overload
+    async def start(self, params: v1u.PromptRequest, work: V1Work) -> v1u.PromptResponse: ...
     async def start(
-        self,
-        params: v1.PromptRequest,
-        work: Callable[[V1Turn], Awaitable[StopReason | CustomStopReason]],
-    ) -> v1.PromptResponse:
+        self, params: v1.PromptRequest | v1u.PromptRequest, work: V1Work
+    ) -> v1.PromptResponse | v1u.PromptResponse:
         """Run `work` as the prompt's turn (a `V1Turn`, the same helpers as the v2 `Turn`)
-        and answer with its stop reason: `return await turns.start(params, work)`."""
-        if self.client is None:
-            raise TypeError("V1PromptTurns.start needs the client: V1PromptTurns(client)")
-        turn = self._new_turn(self.client, params)
+        and answer with its stop reason (a response of the client's surface):
+        `return await turns.start(params, work)`."""
+        if self.client is None or self._surface is None:
+            raise TypeError(
+                "V1PromptTurns.start needs the v1 client: V1PromptTurns(client), with the v1 "
+                "ClientPeer serve_agent passes to your agent"
+            )
+        prompt: Any = params
+        turn = self._new_turn(self.client, prompt)
 
         async def run_work() -> v1.StopReason:
             return _v1_stop_reason(await work(turn))
 
-        return v1.PromptResponse(stop_reason=await self.run(params.session_id, run_work))
+        stop_reason = await self.run(prompt.session_id, run_work)
+        response: v1.PromptResponse = _result_type(self._surface, PROMPT)(stop_reason=stop_reason)
+        return response
 
     async def run(
         self, session_id: str, work: Callable[[], Awaitable[v1.StopReason]]
@@ -416,15 +482,24 @@ class V1PromptTurns:
         if self.connection is None:
             return False
         return 0 < self.connection.cancel_requests(
-            lambda call: (
-                isinstance(call.params, v1.PromptRequest) and call.params.session_id == session_id
-            )
+            lambda call: call.method == PROMPT and _names_session(call.params, session_id)
         )
 
-    async def close(self, session_id: str) -> v1.CloseSessionResponse:
-        """`session/close`: cancel the turn, wait until its work ended, then the response."""
+    @overload
+    async def close(self, request: str | v1.CloseSessionRequest) -> v1.CloseSessionResponse: ...
+    @overload
+    async def close(self, request: v1u.CloseSessionRequest) -> v1u.CloseSessionResponse: ...
+    async def close(
+        self, request: str | v1.CloseSessionRequest | v1u.CloseSessionRequest
+    ) -> v1.CloseSessionResponse | v1u.CloseSessionResponse:
+        """`session/close` of `request` (the close request, or its session id): cancel the
+        turn, wait until its work ended, then the response (of the client's surface; without a
+        client, of the request's)."""
+        session_id = _session_id(request)
         active = self._active.get(session_id)
         self.cancel(session_id)
         if active is not None:
             await active[1].wait()
-        return v1.CloseSessionResponse()
+        surface = self._surface or surface_of(request) or v1.SURFACE
+        response: v1.CloseSessionResponse = _result_type(surface, CLOSE)()
+        return response

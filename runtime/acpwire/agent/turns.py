@@ -31,7 +31,7 @@ from typing import Any, Literal, NamedTuple, Protocol, TypeAlias, TypeVar, get_a
 
 import acp_schema.v1 as v1
 import acp_schema.v2 as acp
-from acp_schema import UNSET, UnsetType
+from acp_schema import UNSET, UnsetType, tag_of
 
 from .._loop import CancelScope, Event, current_loop, is_cancelled, new_cancel_scope, new_event
 from .diffs import require_absolute, v1_diff, v2_diff
@@ -171,13 +171,14 @@ AnyWork = Callable[[AgentTurn], Awaitable[StopReason | CustomStopReason]]
 
 
 def text_of(blocks: Sequence[acp.ContentBlock] | Sequence[v1.ContentBlock]) -> str:
-    """The text blocks of a prompt (either version), joined by newlines."""
-    return "\n".join(b.text for b in blocks if isinstance(b, acp.TextContent | v1.TextContent))
+    """The text blocks of a prompt (either version, any surface), joined by newlines."""
+    return "\n".join(b.text for b in blocks if tag_of(b) == "text")  # type: ignore[union-attr]
 
 
 def _choice(answer: acp.RequestPermissionOutcome | v1.RequestPermissionOutcome) -> str | None:
-    if isinstance(answer, acp.SelectedPermissionOutcome | v1.SelectedPermissionOutcome):
-        return answer.option_id
+    """The option the client selected (an answer of any surface), None when it cancelled."""
+    if tag_of(answer) == "selected":
+        return answer.option_id  # type: ignore[union-attr]
     return None
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any, Generic, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar, cast, overload
 
 import msgspec
 
@@ -38,16 +38,17 @@ from .._wire.dispatch import handler_dispatch, implemented
 from .._wire.jsonrpc import Call
 from .._wire.options import ConnectionOptions, call_options
 from .._wire.versions import (
-    SURFACES,
-    Surface,
+    AnySurface,
     bootstrap_codec,
     check_built,
     check_factory,
     protocol_version_of,
+    stable_surface,
 )
 from ..errors import (
     ConnectionClosed,
     InitializeTimeout,
+    InvalidResponse,
     NotInitialized,
     ProtocolMismatch,
     RpcError,
@@ -58,18 +59,42 @@ from .permissions import cancelled_permission
 from .router import UpdateRouter, UpdateStream
 from .unknown_updates import V1UnknownSessionUpdate, open_session_updates
 
-ClientFactory = Callable[[v2.AgentPeer], v2.ClientBase]
-"""What `open_agent(v2=...)` / `connect(v2=...)` take: builds the v2 client from the agent's
-typed peer (the `ClientBase` subclass itself, or a function returning an instance)."""
+if TYPE_CHECKING:  # the unstable surfaces are imported by the programs that use them
+    import acp_schema.v1.unstable as v1u
+    import acp_schema.v1.unstable.handlers
+    import acp_schema.v2.unstable as v2u
+    import acp_schema.v2.unstable.handlers
 
-V1ClientFactory = Callable[[v1.AgentPeer], v1.ClientBase]
-"""What `open_agent(v1=...)` / `connect(v1=...)` take: builds the v1 client."""
+ClientFactory: TypeAlias = (
+    Callable[[v2.AgentPeer], v2.ClientBase]
+    | Callable[
+        ["acp_schema.v2.unstable.handlers.AgentPeer"], "acp_schema.v2.unstable.handlers.ClientBase"
+    ]
+)
+"""What `open_agent(v2=...)` / `connect(v2=...)` take: builds the v2 client from the agent's
+typed peer (the `ClientBase` subclass itself, or a function returning an instance), of
+`acp_schema.v2` or `acp_schema.v2.unstable`."""
+
+V1ClientFactory: TypeAlias = (
+    Callable[[v1.AgentPeer], v1.ClientBase]
+    | Callable[
+        ["acp_schema.v1.unstable.handlers.AgentPeer"], "acp_schema.v1.unstable.handlers.ClientBase"
+    ]
+)
+"""What `open_agent(v1=...)` / `connect(v1=...)` take: builds the v1 client (of `acp_schema.v1`
+or `acp_schema.v1.unstable`)."""
+
+AnyClient: TypeAlias = (
+    "v2.ClientBase | v1.ClientBase"
+    " | acp_schema.v2.unstable.handlers.ClientBase | acp_schema.v1.unstable.handlers.ClientBase"
+)
 
 INITIALIZE_TIMEOUT = 30.0
 """Seconds `initialize` waits for the agent's answer by default."""
 
 PERMISSION = "session/request_permission"
 SESSION_UPDATE = "session/update"
+SESSION_CANCEL = "session/cancel"
 
 Update = TypeVar("Update")
 Peer = TypeVar("Peer")
@@ -148,14 +173,14 @@ class ClientConnection:
         # what each version's implementation subclasses (stable or unstable); TypeError naming
         # the fix for a client instance, a class of the wrong version, anything not callable
         self._surfaces = {
-            version: check_factory(factory, version, "client") or SURFACES[version]
+            version: check_factory(factory, version, "client") or stable_surface(version)
             for version, factory in factories.items()
         }
         self._peer = peer
         self._stderr_tail = stderr_tail
-        self._surface: Surface | None = None  # the negotiated surface
-        self._client: v2.ClientBase | v1.ClientBase | None = None
-        self._agent: v2.AgentPeer | v1.AgentPeer | None = None
+        self._surface: AnySurface | None = None  # the negotiated surface
+        self._client: Any = None  # the implementation of the negotiated surface
+        self._agent: Any = None  # the negotiated surface's `AgentPeer`
         self._negotiated: Negotiated | V1Negotiated | None = None
         self._router = UpdateRouter()
         self._connection = Connection(
@@ -194,17 +219,20 @@ class ClientConnection:
 
     @overload
     async def initialize(
-        self, params: v1.InitializeRequest, *, timeout: float | None = ...
+        self, params: v1.InitializeRequest | v1u.InitializeRequest, *, timeout: float | None = ...
     ) -> v1.InitializeResponse: ...
 
     @overload
     async def initialize(
-        self, params: v2.InitializeRequest, *, timeout: float | None = ...
+        self, params: v2.InitializeRequest | v2u.InitializeRequest, *, timeout: float | None = ...
     ) -> v2.InitializeResponse | v1.InitializeResponse: ...
 
     async def initialize(
         self,
-        params: v2.InitializeRequest | v1.InitializeRequest,
+        params: v2.InitializeRequest
+        | v1.InitializeRequest
+        | v2u.InitializeRequest
+        | v1u.InitializeRequest,
         *,
         timeout: float | None = INITIALIZE_TIMEOUT,
     ) -> v2.InitializeResponse | v1.InitializeResponse:
@@ -212,7 +240,9 @@ class ClientConnection:
 
         The answer is of the version the agent chose (v1 when a v2 request fell back to v1;
         `conn.v2` / `conn.v1` give it typed). Raises `InitializeTimeout` when the agent does
-        not answer within `timeout` seconds (None: wait as long as it takes).
+        not answer within `timeout` seconds (None: wait as long as it takes), and
+        `InvalidResponse` (naming the JSON path) when its answer does not fit the schema of the
+        version it answered with.
         """
         version = params.protocol_version
         if version not in self._factories:
@@ -222,14 +252,23 @@ class ClientConnection:
                 f"the versions given: {sorted(self._factories)}"
             )
         raw = await self._initialize_answer(self._surfaces[version].initialize, params, timeout)
-        answered = protocol_version_of(raw)
+        try:
+            answered = protocol_version_of(raw)
+        except msgspec.ValidationError as exc:
+            raise InvalidResponse("initialize", _in_result(exc)) from None
         if answered not in self._factories:
             raise ProtocolMismatch(
                 f"{self._peer} speaks protocol version {answered}; this client speaks "
                 f"{sorted(self._factories)}"
             )
         surface = self._surfaces[answered]
-        result = surface.initialize.result.decode(raw) if surface.initialize.result else raw
+        decoder = surface.initialize.result
+        assert decoder is not None  # a request: it has a result
+        try:
+            result = decoder.decode(raw)
+        except msgspec.ValidationError as exc:  # the version's answer, but not a valid one
+            reason = f"{_in_result(exc)} (as protocol version {answered})"
+            raise InvalidResponse("initialize", reason) from None
         self._switch_to(surface, result)
         return cast("v2.InitializeResponse | v1.InitializeResponse", result)
 
@@ -247,12 +286,12 @@ class ClientConnection:
             "a longer `timeout=` to initialize() if it is slow to start"
         )
 
-    def _switch_to(self, surface: Surface, initialize_response: Any) -> None:
-        agent = surface.module.AgentPeer(self._connection)
-        client = self._factories[surface.version](agent)
-        check_built(client, surface.version, "client", surface)
+    def _switch_to(self, surface: AnySurface, initialize_response: Any) -> None:
+        agent = surface.agent_peer(self._connection)
+        client = self._factories[surface.protocol_version](agent)
+        check_built(client, surface.protocol_version, "client", surface)
         self._surface, self._agent, self._client = surface, agent, client
-        view = Negotiated if surface.version == 2 else V1Negotiated
+        view = Negotiated if surface.protocol_version == 2 else V1Negotiated
         self._negotiated = view(self, agent, initialize_response)
         codec = open_session_updates(surface.client_codec, self._peer)  # v1: unknown tags kept
         route = self._router.routing(
@@ -268,11 +307,13 @@ class ClientConnection:
         return self._peer
 
     @property
-    def client(self) -> v2.ClientBase | v1.ClientBase:
-        """The client implementation the factory built for the negotiated version."""
+    def client(self) -> AnyClient:
+        """The client implementation the factory built for the negotiated version (of the
+        surface its class subclasses)."""
         self._require_initialized()
         assert self._client is not None  # set with the surface
-        return self._client
+        client: AnyClient = self._client
+        return client
 
     @property
     def closed(self) -> bool:
@@ -283,7 +324,7 @@ class ClientConnection:
     @property
     def protocol_version(self) -> int:
         """The negotiated protocol version."""
-        return self._require_initialized().version
+        return self._require_initialized().protocol_version
 
     @property
     def v2_agent(self) -> v2.AgentPeer:
@@ -295,7 +336,7 @@ class ClientConnection:
         """The agent's typed methods, when protocol version 1 was negotiated (`v1.peer`)."""
         return self.v1.peer
 
-    def _require_initialized(self) -> Surface:
+    def _require_initialized(self) -> AnySurface:
         if self._surface is None:
             raise NotInitialized(
                 f"{self._peer} is not initialized yet: call `await conn.initialize(...)` "
@@ -304,7 +345,7 @@ class ClientConnection:
         return self._surface
 
     def _negotiated_as(self, version: int) -> Negotiated | V1Negotiated:
-        chosen = self._require_initialized().version
+        chosen = self._require_initialized().protocol_version
         if chosen != version:
             raise ProtocolMismatch(
                 f"{self._peer} negotiated protocol version {chosen}, not {version}: use "
@@ -316,7 +357,7 @@ class ClientConnection:
     def _cancelled_result(self, call: Call) -> Any:
         if call.method != PERMISSION or self._surface is None:
             return None
-        return cancelled_permission(self._surface.module)
+        return cancelled_permission(self._surface)
 
     # ------------------------------------------------------------------ sessions
 
@@ -336,17 +377,14 @@ class ClientConnection:
     async def cancel(self, session_id: str) -> None:
         """`session/cancel`, after answering this session's pending permission requests with
         the `cancelled` outcome (the spec's MUST)."""
-        self._require_initialized()
+        surface = self._require_initialized()
         self._connection.cancel_requests(
             lambda call: (
                 call.method == PERMISSION and getattr(call.params, "session_id", None) == session_id
             )
         )
-        agent = self._agent
-        if isinstance(agent, v2.AgentPeer):
-            await agent.session_cancel(v2.CancelSessionNotification(session_id=session_id))
-        elif isinstance(agent, v1.AgentPeer):
-            await agent.session_cancel(v1.CancelNotification(session_id=session_id))
+        spec = surface.agent_methods[SESSION_CANCEL]
+        await self._connection.notify(spec, spec.params.type(session_id=session_id))
 
     # ------------------------------------------------------------------ typed views
     # (last in the class: within it, the names v2 and v1 are these properties from here on)
@@ -363,6 +401,14 @@ class ClientConnection:
         """The connection typed for protocol version 1 (when the agent chose it; unstable
         peers as for `v2`)."""
         return cast("V1Negotiated", self._negotiated_as(1))
+
+
+def _in_result(exc: msgspec.ValidationError) -> str:
+    """The decoder's message about the `initialize` result, its JSON path given from the
+    response (`$.result...`), as for any other response that does not fit."""
+    text = str(exc)
+    head, marker, path = text.rpartition(" - at `$")
+    return f"{head} - at `$.result{path}" if marker else text
 
 
 def _not_initialized(call: Call) -> None:

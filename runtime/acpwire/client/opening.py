@@ -154,7 +154,8 @@ async def open_session(
     load. It waits as long as the agent takes (a long history replays for a while): bound it
     with the loop's own timeout (`trio.fail_after`, `asyncio.timeout`, `anyio.fail_after`),
     which cancels the request with `$/cancel_request`."""
-    if isinstance(conn.peer, v2.AgentPeer):
+    # the view of the negotiated version (`conn.v2` is a `Negotiated` whichever v2 surface)
+    if isinstance(conn, Negotiated):
         return await _open_v2(conn, cwd, session_id, mcp_servers or [], history)
     return await _open_v1(conn, cwd, session_id, mcp_servers or [], history)
 

@@ -6,7 +6,9 @@
     return await Permissions(deny_all).answer(params)
 
 A policy sees a `PermissionContext` (session, tool call id, kind, programmatic name, title, a
-v2 command subject's command) and decides "allow", "reject" or "ask". `Permissions` turns the
+v2 command subject's command) and decides "allow", "reject" or "ask"; requests of every surface
+(`acp_schema.v2`, `.v2.unstable`, `acp_schema.v1`, `.v1.unstable`) alike, each answered with a
+response of its own surface (`acp_schema.surface_of(request)`). `Permissions` turns the
 decision into an option the agent offered: allow -> `allow_once` (else `allow_always`),
 reject -> `reject_once` (else `reject_always`); when no option fits it answers `cancelled`
 (not approved, no option chosen: the agent MUST NOT proceed). "ask" calls the `ask` callback
@@ -20,11 +22,17 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, overload
 
-from acp_schema import v1, v2
+from acp_schema import Surface, surface_of, tag_of
 
 from .state import SessionState, V1SessionState
+
+if TYPE_CHECKING:
+    import acp_schema.v1 as v1
+    import acp_schema.v1.unstable as v1u
+    import acp_schema.v2 as v2
+    import acp_schema.v2.unstable as v2u
 
 __all__ = [
     "Decision",
@@ -38,6 +46,7 @@ __all__ = [
     "cancelled_permission",
     "deny_all",
     "rules",
+    "selected_permission",
 ]
 
 Decision = Literal["allow", "reject", "ask"]
@@ -45,6 +54,19 @@ Decision = Literal["allow", "reject", "ask"]
 READ_KINDS = frozenset({"read", "search", "think"})
 ALLOW = ("allow_once", "allow_always")
 REJECT = ("reject_once", "reject_always")
+PERMISSION = "session/request_permission"
+
+AnySurface = Surface[Any, Any, Any, Any]
+"""A surface chosen at run time (the one a request belongs to)."""
+
+Request: TypeAlias = (
+    "v2.RequestPermissionRequest | v1.RequestPermissionRequest"
+    " | v2u.RequestPermissionRequest | v1u.RequestPermissionRequest"
+)
+Response: TypeAlias = (
+    "v2.RequestPermissionResponse | v1.RequestPermissionResponse"
+    " | v2u.RequestPermissionResponse | v1u.RequestPermissionResponse"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,8 +85,8 @@ class PermissionContext:
     """The tool call's title, else the request's (v2)."""
     command: str | None
     """A v2 command subject's command."""
-    request: v2.RequestPermissionRequest | v1.RequestPermissionRequest
-    """The request itself."""
+    request: Request
+    """The request itself (of any surface)."""
 
     @property
     def tool(self) -> str | None:
@@ -111,20 +133,23 @@ def rules(by_tool: Mapping[str, Decision], default: Decision = "ask") -> Policy:
 
 
 def context_of(
-    request: v2.RequestPermissionRequest | v1.RequestPermissionRequest,
-    state: SessionState | V1SessionState | None = None,
+    request: Request, state: SessionState | V1SessionState | None = None
 ) -> PermissionContext:
     """The policy's view of a request; the tool call's kind/name/title come from the request,
     else from the session state (the subject only patches the stored tool call)."""
     tool_call: Any = None
     command = None
     kind: str | None = None
-    if isinstance(request, v1.RequestPermissionRequest):
-        tool_call = request.tool_call
-    elif isinstance(request.subject, v2.ToolCallPermissionSubject):
-        tool_call = request.subject.tool_call
-    elif isinstance(request.subject, v2.CommandPermissionSubject):
-        command, kind = request.subject.command, "execute"
+    asked: Any = request
+    if _surface(request).protocol_version == 1:
+        tool_call = asked.tool_call  # v1 asks about one tool call
+    else:
+        subject = asked.subject
+        subject_type = tag_of(subject)
+        if subject_type == "tool_call":
+            tool_call = subject.tool_call
+        elif subject_type == "command":
+            command, kind = subject.command, "execute"
     tool_call_id = tool_call.tool_call_id if tool_call is not None else None
     stored = state.tool_calls.get(tool_call_id) if state and tool_call_id else None
 
@@ -146,7 +171,6 @@ def context_of(
 
 
 Ask = Callable[[], Awaitable[Any]]
-Response = v2.RequestPermissionResponse | v1.RequestPermissionResponse
 
 
 class Permissions:
@@ -168,9 +192,7 @@ class Permissions:
         return self._remembered.get((context.session_id, tool)) if tool else None
 
     def decide(
-        self,
-        request: v2.RequestPermissionRequest | v1.RequestPermissionRequest,
-        state: SessionState | V1SessionState | None = None,
+        self, request: Request, state: SessionState | V1SessionState | None = None
     ) -> Verdict:
         """The remembered answer for the request's tool, else the policy's decision."""
         context = context_of(request, state)
@@ -179,13 +201,12 @@ class Permissions:
 
     def respond(self, verdict: Verdict) -> Response:
         """The response for an allow/reject verdict (asking with nobody to ask: reject), of
-        the request's version."""
+        the request's surface."""
         request = verdict.context.request
-        module: Any = v2 if isinstance(request, v2.RequestPermissionRequest) else v1
         kinds = ALLOW if verdict.decision == "allow" else REJECT
         # a remembered answer repeats the `*_always` option when offered
         response: Response = select(
-            module, request.options, kinds[::-1] if verdict.remembered else kinds
+            _surface(request), request.options, kinds[::-1] if verdict.remembered else kinds
         )
         return response
 
@@ -211,17 +232,31 @@ class Permissions:
     @overload
     async def answer(
         self,
+        request: v2u.RequestPermissionRequest,
+        ask: Ask | None = None,
+        state: SessionState | None = None,
+    ) -> v2u.RequestPermissionResponse: ...
+    @overload
+    async def answer(
+        self,
         request: v1.RequestPermissionRequest,
         ask: Ask | None = None,
         state: V1SessionState | None = None,
     ) -> v1.RequestPermissionResponse: ...
+    @overload
     async def answer(
         self,
-        request: v2.RequestPermissionRequest | v1.RequestPermissionRequest,
+        request: v1u.RequestPermissionRequest,
+        ask: Ask | None = None,
+        state: V1SessionState | None = None,
+    ) -> v1u.RequestPermissionResponse: ...
+    async def answer(
+        self,
+        request: Request,
         ask: Ask | None = None,
         state: SessionState | V1SessionState | None = None,
     ) -> Response:
-        """The response to `request` (of its version): the policy's (or a remembered)
+        """The response to `request` (of its surface): the policy's (or a remembered)
         decision, else `ask()`'s answer (with no `ask`, asking rejects)."""
         verdict = self.decide(request, state)
         if verdict.decision == "ask" and ask is not None:
@@ -244,16 +279,38 @@ class Verdict:
     policy's)."""
 
 
-def select(module: Any, options: list[Any], kinds: tuple[str, ...]) -> Any:
+def _surface(request: object) -> AnySurface:
+    surface = surface_of(request)
+    if surface is None:
+        raise TypeError(
+            f"a {type(request).__qualname__} is no session/request_permission request: pass "
+            "the params the agent sent (a RequestPermissionRequest of an acp_schema surface)"
+        )
+    return surface
+
+
+def select(surface: AnySurface, options: list[Any], kinds: tuple[str, ...]) -> Any:
     """Select the first offered option of the first kind in `kinds`; none: `cancelled`."""
     for kind in kinds:
         for option in options:
             if option.kind == kind:
-                outcome = module.SelectedPermissionOutcome(option_id=option.option_id)
-                return module.RequestPermissionResponse(outcome=outcome)
-    return cancelled_permission(module)
+                return selected_permission(surface, option.option_id)
+    return cancelled_permission(surface)
 
 
-def cancelled_permission(module: Any) -> Any:
-    """The version's `RequestPermissionResponse` with the `cancelled` outcome."""
-    return module.RequestPermissionResponse(outcome=module.CancelledPermissionOutcome())
+def permission_response(surface: AnySurface, outcome: dict[str, str]) -> Any:
+    """The surface's `RequestPermissionResponse` (the result type of its method table's
+    `session/request_permission`) with the outcome `outcome`, given in its wire form."""
+    result = surface.client_methods[PERMISSION].result
+    assert result is not None  # a request: it has a result
+    return result.convert({"outcome": outcome})
+
+
+def selected_permission(surface: AnySurface, option_id: str) -> Any:
+    """The surface's `RequestPermissionResponse` selecting the option `option_id`."""
+    return permission_response(surface, {"outcome": "selected", "optionId": option_id})
+
+
+def cancelled_permission(surface: AnySurface) -> Any:
+    """The surface's `RequestPermissionResponse` with the `cancelled` outcome."""
+    return permission_response(surface, {"outcome": "cancelled"})

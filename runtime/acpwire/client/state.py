@@ -14,11 +14,18 @@ with `content` replaces the tool call's content and `tool_call_content_chunk` ap
 `_meta` patches by top-level key. Unknown variants are kept in `unknown`, in order (v1 too:
 the client delivers a v1 update of a tag these bindings do not know as an `OpenVariant`).
 
+Every surface of a version folds alike: `SessionState` folds the updates of `acp_schema.v2` and
+`acp_schema.v2.unstable`, `V1SessionState` those of `acp_schema.v1` and `.v1.unstable`. Each
+variant's fold is chosen by its wire tag (`acp_schema.tag_of`: the stable and the unstable
+class of one variant share it), once per class; a variant no fold here knows (one only an
+unstable surface has, or one a surface lacks) goes to `unknown`.
+
 Messages are keyed by `(role, messageId)`, in order of first appearance: each message type
 has its own ID space (the schema's `MessageId`), so a user message, an agent message and a
 thought may share an id and stay three messages (`state.messages["agent", "m1"]`).
 
-Cost: an update is a dict lookup and a few attribute writes; chunks are appended to a list
+Cost: an update is a dict lookup (by its class; a class's fold is found by its tag the first
+time it is seen) and a few attribute writes; chunks are appended to a list
 (linear in the size of a message; `Message.text()` joins on demand). `snapshot()` is a shallow
 copy of the top-level maps: records are copied on write after a snapshot (never their content
 lists, which only grow or are replaced), so a snapshot never changes under a UI.
@@ -28,12 +35,16 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable
-from typing import Any, ClassVar, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from acp_schema import OpenVariant, v1, v2
+from acp_schema import OpenVariant, surface_of, tag_of, v1, v2
+
+if TYPE_CHECKING:  # the unstable surfaces fold alike (their updates are typed for `apply`)
+    import acp_schema.v1.unstable as v1u
+    import acp_schema.v2.unstable as v2u
 
 __all__ = [
     "Compaction",
@@ -52,7 +63,7 @@ MessageKey = tuple[Role, "str | int"]
 """How `messages` keys a message: `(role, messageId)`; a v1 message sent without a messageId
 (a run of chunks of one role) is `(role, n)`, `n` an int (the count of messages before it)."""
 Meta = dict[str, Any]
-Handlers = dict[type[Any], Callable[[Any, Any], None]]
+Handler = Callable[[Any, Any], None]
 Block = TypeVar("Block")
 Item = TypeVar("Item")
 Location = TypeVar("Location")
@@ -135,9 +146,9 @@ class Message(_Content[Block]):
     def text(self) -> str:
         """The text blocks of the content, joined."""
         return "".join(
-            block.text
+            block.text  # type: ignore[attr-defined]
             for block in self._items[: self._count]
-            if isinstance(block, (v2.TextContent, v1.TextContent))
+            if tag_of(block) == "text"
         )
 
     def __repr__(self) -> str:
@@ -279,9 +290,14 @@ K = TypeVar("K")
 
 class _Fold(Generic[Update, Block]):
     """What both versions share: messages, tool calls, commands, config, info, usage, notices,
-    compactions, copy-on-write snapshots and the dispatch on the update's class."""
+    compactions, copy-on-write snapshots and the dispatch on the update's variant."""
 
-    _handlers: ClassVar[Handlers]
+    _version: ClassVar[int]
+    """The protocol version whose updates (of any of its surfaces) this fold takes."""
+    _by_tag: ClassVar[dict[str, Handler]]
+    """The fold of each update variant, by its wire tag."""
+    _by_class: ClassVar[dict[type, Handler]]
+    """Each update class seen so far and its fold (`_by_tag`'s, or `_keep_unknown`)."""
     # each version's own types: its subclass declares them
     available_commands: list[Any]
     config_options: list[Any]
@@ -309,11 +325,31 @@ class _Fold(Generic[Update, Block]):
     def apply(self, update: Update) -> None:
         """Fold one `session/update`'s update into the state (an unknown variant goes to
         `unknown`)."""
-        handler = self._handlers.get(type(update))
+        handler = self._by_class.get(type(update))
         if handler is None:
-            self.unknown.append(update)
-        else:
-            handler(self, update)
+            handler = self._learn(type(update))
+        handler(self, update)
+
+    @classmethod
+    def _learn(cls, kind: type) -> Handler:
+        """The fold of an update class seen for the first time, remembered: by its wire tag
+        when it is a `session/update` variant of a surface of this version, else
+        `_keep_unknown` (an unknown variant, or an update of another version)."""
+        surface = surface_of(kind)
+        tag = getattr(getattr(kind, "__struct_config__", None), "tag", None)
+        handler = _Fold._keep_unknown
+        if (
+            surface is not None
+            and surface.protocol_version == cls._version
+            and isinstance(tag, str)
+            and surface.session_update_variants.get(tag) is kind
+        ):
+            handler = cls._by_tag.get(tag, _Fold._keep_unknown)
+        cls._by_class[kind] = handler
+        return handler
+
+    def _keep_unknown(self, update: Any) -> None:
+        self.unknown.append(update)
 
     def _snapshot_maps(self, copy: _Fold[Update, Block]) -> None:
         """Share the records with `copy`: later writes here copy a record first."""
@@ -418,11 +454,22 @@ class _Fold(Generic[Update, Block]):
         compaction._append(update.content)  # type: ignore[arg-type]
 
 
+SHARED_FOLDS: dict[str, Handler] = {
+    "available_commands_update": _Fold._commands,
+    "config_option_update": _Fold._config,
+    "session_info_update": _Fold._session_info,
+    "usage_update": _Fold._usage,
+    "notice": _Fold._notice,
+    "compaction_update": _Fold._compaction,
+    "compaction_summary_chunk": _Fold._compaction_chunk,
+}
+"""The variants both versions fold alike, by wire tag (each version's `_by_tag` adds its own)."""
+
 V2ToolCall = ToolCall[v2.ToolCallContent, v2.ToolCallLocation]
 V1ToolCall = ToolCall[v1.ToolCallContent, v1.ToolCallLocation]
 
 
-class SessionState(_Fold[v2.SessionUpdate, v2.ContentBlock]):
+class SessionState(_Fold["v2.SessionUpdate | v2u.SessionUpdate", v2.ContentBlock]):
     """A v2 session's state: `apply(update)` folds a `session/update`, `snapshot()` gives a
     copy that later updates do not change."""
 
@@ -487,11 +534,14 @@ class SessionState(_Fold[v2.SessionUpdate, v2.ContentBlock]):
             return call
         return self._own(self.tool_calls, key, call)
 
-    def apply_permission_request(self, request: v2.RequestPermissionRequest) -> None:
+    def apply_permission_request(
+        self, request: v2.RequestPermissionRequest | v2u.RequestPermissionRequest
+    ) -> None:
         """A tool call subject patches its tool call like a `tool_call_update` (the schema:
         in the order received, before showing the prompt)."""
-        if isinstance(request.subject, v2.ToolCallPermissionSubject):
-            self._tool_call_update(request.subject.tool_call)
+        subject: Any = request.subject
+        if tag_of(subject) == "tool_call":
+            self._tool_call_update(subject.tool_call)
 
     def _tool_call_update(self, update: v2.ToolCallProgress | v2.ToolCallUpdate) -> None:
         """An upsert (the schema: a new id starts at the protocol defaults)."""
@@ -544,30 +594,26 @@ class SessionState(_Fold[v2.SessionUpdate, v2.ContentBlock]):
             plan_id = plan.plan_id
         self.plans[plan_id] = plan
 
-    _handlers: ClassVar[Handlers] = {
-        v2.UserMessageChunk: _user_chunk,
-        v2.UserMessage: _user_message,
-        v2.AgentMessageChunk: _agent_chunk,
-        v2.AgentMessage: _agent_message,
-        v2.AgentThoughtChunk: _thought_chunk,
-        v2.AgentThought: _thought,
-        v2.SessionStateUpdate: _state,
-        v2.ToolCallContentChunk: _tool_call_chunk,
-        v2.ToolCallProgress: _tool_call_update,
-        v2.TerminalUpdate: _terminal_update,
-        v2.TerminalOutputChunk: _terminal_chunk,
-        v2.PlanUpdate: _plan,
-        v2.AvailableCommandsUpdate: _Fold._commands,
-        v2.ConfigOptionUpdate: _Fold._config,
-        v2.SessionInfoUpdate: _Fold._session_info,
-        v2.UsageUpdate: _Fold._usage,
-        v2.Notice: _Fold._notice,
-        v2.CompactionUpdate: _Fold._compaction,
-        v2.CompactionSummaryChunk: _Fold._compaction_chunk,
+    _version: ClassVar[int] = 2
+    _by_class: ClassVar[dict[type, Handler]] = {}
+    _by_tag: ClassVar[dict[str, Handler]] = {
+        "user_message_chunk": _user_chunk,
+        "user_message": _user_message,
+        "agent_message_chunk": _agent_chunk,
+        "agent_message": _agent_message,
+        "agent_thought_chunk": _thought_chunk,
+        "agent_thought": _thought,
+        "state_update": _state,
+        "tool_call_content_chunk": _tool_call_chunk,
+        "tool_call_update": _tool_call_update,
+        "terminal_update": _terminal_update,
+        "terminal_output_chunk": _terminal_chunk,
+        "plan_update": _plan,
+        **SHARED_FOLDS,
     }
 
 
-class V1SessionState(_Fold["v1.SessionUpdate | OpenVariant", v1.ContentBlock]):
+class V1SessionState(_Fold["v1.SessionUpdate | v1u.SessionUpdate | OpenVariant", v1.ContentBlock]):
     """A v1 session's state, in the same shape as `SessionState` where the concepts match
     (v1 has one plan, `current_mode_id`, no terminals display state, no run-state updates:
     the prompt turn helper records `stop_reason` from the `session/prompt` response).
@@ -620,9 +666,12 @@ class V1SessionState(_Fold["v1.SessionUpdate | OpenVariant", v1.ContentBlock]):
             call._replace(update.content)
         call.meta = update.meta or None
 
-    def apply_permission_request(self, request: v1.RequestPermissionRequest) -> None:
+    def apply_permission_request(
+        self, request: v1.RequestPermissionRequest | v1u.RequestPermissionRequest
+    ) -> None:
         """The request's `toolCall` patches its tool call like a `tool_call_update`."""
-        self._tool_call_update(request.tool_call)
+        tool_call: Any = request.tool_call  # either surface's: the fields are the same
+        self._tool_call_update(tool_call)
 
     def _tool_call_update(self, update: v1.ToolCallProgress | v1.ToolCallUpdate) -> None:
         """v1 has no clearing: `null` and omitted both leave a field unchanged; an id never
@@ -645,19 +694,15 @@ class V1SessionState(_Fold["v1.SessionUpdate | OpenVariant", v1.ContentBlock]):
     def _mode(self, update: v1.CurrentModeUpdate) -> None:
         self.current_mode_id = update.current_mode_id
 
-    _handlers: ClassVar[Handlers] = {
-        v1.UserMessageChunk: _user_chunk,
-        v1.AgentMessageChunk: _agent_chunk,
-        v1.AgentThoughtChunk: _thought_chunk,
-        v1.ToolCall: _tool_call_start,
-        v1.ToolCallProgress: _tool_call_update,
-        v1.Plan: _plan,
-        v1.AvailableCommandsUpdate: _Fold._commands,
-        v1.CurrentModeUpdate: _mode,
-        v1.ConfigOptionUpdate: _Fold._config,
-        v1.SessionInfoUpdate: _Fold._session_info,
-        v1.UsageUpdate: _Fold._usage,
-        v1.Notice: _Fold._notice,
-        v1.CompactionUpdate: _Fold._compaction,
-        v1.CompactionSummaryChunk: _Fold._compaction_chunk,
+    _version: ClassVar[int] = 1
+    _by_class: ClassVar[dict[type, Handler]] = {}
+    _by_tag: ClassVar[dict[str, Handler]] = {
+        "user_message_chunk": _user_chunk,
+        "agent_message_chunk": _agent_chunk,
+        "agent_thought_chunk": _thought_chunk,
+        "tool_call": _tool_call_start,
+        "tool_call_update": _tool_call_update,
+        "plan": _plan,
+        "current_mode_update": _mode,
+        **SHARED_FOLDS,
     }

@@ -20,6 +20,9 @@ its handler run (which answers it by policy or waits for the event's answer). Th
 were yielded (v1). Leaving the block before the end sends `session/cancel` (pending permission
 requests answered `cancelled`, as `conn.cancel` does); `await turn.cancel()` does the same and
 keeps iterating to the end the agent reports.
+
+A turn runs on the surface its connection negotiated (`acp_schema.surface_of(conn.peer)`): the
+answers it gives are of that surface, and its end is found among that surface's updates.
 """
 
 from __future__ import annotations
@@ -28,18 +31,28 @@ import collections
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
-from acp_schema import v1, v2
+from acp_schema import surface_of, v1, v2
 
 from .._groups import SingleException
 from .._loop import Event as LoopEvent
 from .._loop import current_loop, new_event
 from ..errors import PeerError
 from .connection import Negotiated, V1Negotiated
-from .permissions import Permissions, Verdict, cancelled_permission
+from .permissions import (
+    AnySurface,
+    Permissions,
+    Verdict,
+    cancelled_permission,
+    selected_permission,
+)
 from .router import HeldRequest
 from .state import SessionState, V1SessionState
+
+if TYPE_CHECKING:
+    import acp_schema.v1.unstable as v1u
+    import acp_schema.v2.unstable as v2u
 
 __all__ = [
     "AgentRequests",
@@ -60,7 +73,9 @@ Req = TypeVar("Req")
 Resp = TypeVar("Resp")
 State = TypeVar("State", SessionState, V1SessionState)
 Event = TypeVar("Event")
-TURN_REQUESTS = frozenset({"session/request_permission", "elicitation/create"})
+PERMISSION = "session/request_permission"
+ELICITATION = "elicitation/create"
+TURN_REQUESTS = frozenset({PERMISSION, ELICITATION})
 QUEUE_LIMIT = 64  # updates moved from the subscription ahead of the reader (back-pressure)
 
 
@@ -96,10 +111,10 @@ class PermissionRequested(Generic[Req]):
     or `cancel()` (the `cancelled` outcome: not approved, no option chosen). A v2 tool call
     subject was already applied to `turn.state` before this event."""
 
-    def __init__(self, request: Req, module: Any) -> None:
+    def __init__(self, request: Req, surface: AnySurface) -> None:
         self.request = request
         """The agent's `session/request_permission` params."""
-        self._module = module
+        self._surface = surface
         self._answer: _Answer[Any] = _Answer()
 
     @property
@@ -109,12 +124,11 @@ class PermissionRequested(Generic[Req]):
 
     def select(self, option_id: str) -> None:
         """Answer with the option `option_id` (one of `request.options`)."""
-        outcome = self._module.SelectedPermissionOutcome(option_id=option_id)
-        self._answer.give(self._module.RequestPermissionResponse(outcome=outcome))
+        self._answer.give(selected_permission(self._surface, option_id))
 
     def cancel(self) -> None:
         """Answer `cancelled`: the agent MUST NOT proceed."""
-        self._answer.give(cancelled_permission(self._module))
+        self._answer.give(cancelled_permission(self._surface))
 
 
 class ElicitationRequested(Generic[Req, Resp]):
@@ -154,7 +168,7 @@ class _TurnEvents(Generic[Event, State]):
     """One prompt turn: iterate it for its events; `state` is the session's folded state,
     `stop_reason` is set once the turn ended (`ended`)."""
 
-    def __init__(self, session_id: str, state: State, module: Any) -> None:
+    def __init__(self, session_id: str, state: State, surface: AnySurface) -> None:
         self.session_id = session_id
         """The session the turn runs in."""
         self.state: State = state
@@ -166,7 +180,7 @@ class _TurnEvents(Generic[Event, State]):
         self.prompt_response: Any = None
         """The agent's `session/prompt` answer (v2: the inserted message's id; v1: the stop
         reason), None until it came."""
-        self._module = module
+        self._surface = surface
         self._events: collections.deque[Any] = collections.deque()
         self._loop = current_loop()
         self._readable: LoopEvent | None = None
@@ -220,7 +234,7 @@ class _TurnEvents(Generic[Event, State]):
             if isinstance(event, PermissionRequested):
                 event.cancel()
             else:
-                event.respond(self._module.CancelElicitationResponse())
+                event.respond(cancelled_elicitation(self._surface))
 
     def _finish(self) -> None:
         self._finished = True
@@ -274,18 +288,17 @@ class AgentRequests:
         """A v1 client answering through these requests (see `v2_client`)."""
         return V1TurnClient(self)
 
-    def _arrived(self, turn: _TurnEvents[Any, Any], params: Any) -> Any:
-        """A request of the turn's session, at its place in the wire order: apply a
+    def _arrived(self, turn: _TurnEvents[Any, Any], method: str, params: Any) -> Any:
+        """A request (`method`) of the turn's session, at its place in the wire order: apply a
         permission's tool call subject, decide, and queue an event for what is asked."""
         entry: Any
-        if isinstance(params, (v2.RequestPermissionRequest, v1.RequestPermissionRequest)):
+        if method == PERMISSION:
             # the schema: a tool call subject patches the stored tool call, in wire order
             turn.state.apply_permission_request(params)
             verdict = self.permissions.decide(params, turn.state)
             entry = verdict
             if verdict.decision == "ask":
-                module = v2 if isinstance(params, v2.RequestPermissionRequest) else v1
-                entry = (verdict, PermissionRequested(params, module))
+                entry = (verdict, PermissionRequested(params, turn._surface))
                 turn._ask(entry[1])
         else:
             entry = ElicitationRequested(params)
@@ -293,14 +306,14 @@ class AgentRequests:
         self._arrivals[id(params)] = (params, entry)
         return entry
 
-    def _claim(self, params: Any) -> Any:
+    def _claim(self, method: str, params: Any) -> Any:
         """What `_arrived` made of this request in its turn (None: it came outside one)."""
         arrival = self._arrivals.pop(id(params), None)
         if arrival is None or arrival[0] is not params:
             turn = self._turns.get(getattr(params, "session_id", None) or "")
             if turn is None:
                 return None
-            self._arrived(turn, params)  # its session's stream did not hold it
+            self._arrived(turn, method, params)  # its session's stream did not hold it
             arrival = self._arrivals.pop(id(params))
         return arrival[1]
 
@@ -310,23 +323,39 @@ class AgentRequests:
     ) -> v2.RequestPermissionResponse: ...
     @overload
     async def request_permission(
+        self, params: v2u.RequestPermissionRequest
+    ) -> v2u.RequestPermissionResponse: ...
+    @overload
+    async def request_permission(
         self, params: v1.RequestPermissionRequest
     ) -> v1.RequestPermissionResponse: ...
+    @overload
     async def request_permission(
-        self, params: v2.RequestPermissionRequest | v1.RequestPermissionRequest
-    ) -> v2.RequestPermissionResponse | v1.RequestPermissionResponse:
-        """The answer to a permission request (of its version): the policy's, else the
+        self, params: v1u.RequestPermissionRequest
+    ) -> v1u.RequestPermissionResponse: ...
+    async def request_permission(
+        self,
+        params: v2.RequestPermissionRequest
+        | v2u.RequestPermissionRequest
+        | v1.RequestPermissionRequest
+        | v1u.RequestPermissionRequest,
+    ) -> (
+        v2.RequestPermissionResponse
+        | v2u.RequestPermissionResponse
+        | v1.RequestPermissionResponse
+        | v1u.RequestPermissionResponse
+    ):
+        """The answer to a permission request (of its surface): the policy's, else the
         running turn's `PermissionRequested` event's."""
-        entry = self._claim(params)
+        entry = self._claim(PERMISSION, params)
         if entry is None:
             return await self.permissions.answer(params)
         if isinstance(entry, Verdict):
             return self.permissions.respond(entry)
         verdict, event = entry
-        response: v2.RequestPermissionResponse | v1.RequestPermissionResponse
-        response = await event._answer.wait()
+        response: Any = await event._answer.wait()
         self.permissions.learn(verdict, response)
-        return response
+        return response  # type: ignore[no-any-return]
 
     @overload
     async def elicitation(
@@ -334,23 +363,37 @@ class AgentRequests:
     ) -> v2.CreateElicitationResponse: ...
     @overload
     async def elicitation(
+        self, params: v2u.CreateElicitationRequest
+    ) -> v2u.CreateElicitationResponse: ...
+    @overload
+    async def elicitation(
         self, params: v1.CreateElicitationRequest
     ) -> v1.CreateElicitationResponse: ...
+    @overload
     async def elicitation(
-        self, params: v2.CreateElicitationRequest | v1.CreateElicitationRequest
-    ) -> v2.CreateElicitationResponse | v1.CreateElicitationResponse:
-        """The answer to an elicitation (of its version): the running turn's
+        self, params: v1u.CreateElicitationRequest
+    ) -> v1u.CreateElicitationResponse: ...
+    async def elicitation(
+        self,
+        params: v2.CreateElicitationRequest
+        | v2u.CreateElicitationRequest
+        | v1.CreateElicitationRequest
+        | v1u.CreateElicitationRequest,
+    ) -> (
+        v2.CreateElicitationResponse
+        | v2u.CreateElicitationResponse
+        | v1.CreateElicitationResponse
+        | v1u.CreateElicitationResponse
+    ):
+        """The answer to an elicitation (of its surface): the running turn's
         `ElicitationRequested` event's (outside a turn: `cancel`)."""
-        event: ElicitationRequested[Any, Any] | None = self._claim(params)
-        response: v2.CreateElicitationResponse | v1.CreateElicitationResponse
+        event: ElicitationRequested[Any, Any] | None = self._claim(ELICITATION, params)
+        response: Any
         if event is None:
-            v2_request = type(params).__module__.startswith(v2.__name__)
-            response = (
-                v2.CancelElicitationResponse() if v2_request else v1.CancelElicitationResponse()
-            )
+            response = cancelled_elicitation(_surface_of(params, "an elicitation/create request"))
         else:
             response = await event._answer.wait()
-        return response
+        return response  # type: ignore[no-any-return]
 
 
 class TurnClient(v2.ClientBase):
@@ -395,7 +438,7 @@ class V1TurnClient(v1.ClientBase):
 def prompt(
     conn: Negotiated,
     requests: AgentRequests,
-    params: v2.PromptRequest,
+    params: v2.PromptRequest | v2u.PromptRequest,
     *,
     state: SessionState | None = None,
 ) -> AbstractAsyncContextManager[TurnEvents]: ...
@@ -403,14 +446,14 @@ def prompt(
 def prompt(
     conn: V1Negotiated,
     requests: AgentRequests,
-    params: v1.PromptRequest,
+    params: v1.PromptRequest | v1u.PromptRequest,
     *,
     state: V1SessionState | None = None,
 ) -> AbstractAsyncContextManager[V1TurnEvents]: ...
 def prompt(
     conn: Negotiated | V1Negotiated,
     requests: AgentRequests,
-    params: v2.PromptRequest | v1.PromptRequest,
+    params: v2.PromptRequest | v1.PromptRequest | v2u.PromptRequest | v1u.PromptRequest,
     *,
     state: SessionState | V1SessionState | None = None,
 ) -> AbstractAsyncContextManager[TurnEvents] | AbstractAsyncContextManager[V1TurnEvents]:
@@ -452,11 +495,14 @@ async def _turn(conn: Any, requests: AgentRequests, params: Any, state: Any) -> 
     session_id = params.session_id
     if session_id in requests._turns:
         raise RuntimeError(f"a turn of session {session_id!r} is already running")
-    version_2 = isinstance(params, v2.PromptRequest)
+    surface = _surface_of(conn.peer, "the `peer` of `conn.v2` / `conn.v1`")
+    version_2 = surface.protocol_version == 2
     if state is None:
         state = SessionState() if version_2 else V1SessionState()
     turn: _TurnEvents[Any, Any] = (
-        TurnEvents(session_id, state, v2) if version_2 else V1TurnEvents(session_id, state, v1)
+        TurnEvents(session_id, state, surface)
+        if version_2
+        else V1TurnEvents(session_id, state, surface)
     )
     turn._cancel = conn.cancel
     with SingleException() as single:
@@ -480,30 +526,34 @@ async def _turn(conn: Any, requests: AgentRequests, params: Any, state: Any) -> 
 
 class _V2End:
     """Where a v2 turn ends: the first idle `state_update` after the user message the prompt
-    inserted (its `messageId` comes in the response, which may arrive before or after it)."""
+    inserted (its `messageId` comes in the response, which may arrive before or after it);
+    the updates are of `surface`'s classes."""
 
-    def __init__(self) -> None:
+    def __init__(self, surface: AnySurface) -> None:
+        variants = surface.session_update_variants
+        self.state_update: type | None = variants.get("state_update")
+        self.user_message: type | None = variants.get("user_message")
+        self.user_message_chunk: type | None = variants.get("user_message_chunk")
         self.position = 0
         self.message_id: str | None = None
         self.inserted_at: int | None = None
         self.first_seen: dict[str, int] = {}  # user message id -> position, until we know ours
-        self.idles: list[tuple[int, v2.SessionStateUpdate]] = []
-        self.end: v2.SessionStateUpdate | None = None
+        self.idles: list[tuple[int, Any]] = []
+        self.end: Any = None  # the surface's `SessionStateUpdate` that ends the turn
 
-    def update(self, update: object) -> bool:
+    def update(self, update: Any) -> bool:
         """Note an update; True when it ends the turn."""
         position = self.position = self.position + 1
         kind = type(update)
-        if kind is v2.SessionStateUpdate:
-            assert isinstance(update, v2.SessionStateUpdate)
+        if kind is self.state_update:
             if update.state != "idle":
                 return False
             if self.inserted_at is not None:
                 self.end = update
                 return True
             self.idles.append((position, update))
-        elif kind is v2.UserMessage or kind is v2.UserMessageChunk:
-            message_id: str = update.message_id  # type: ignore[attr-defined]
+        elif kind is self.user_message or kind is self.user_message_chunk:
+            message_id: str = update.message_id
             if self.message_id is None:
                 self.first_seen.setdefault(message_id, position)
             elif message_id == self.message_id and self.inserted_at is None:
@@ -533,7 +583,7 @@ async def _pump(
         item = await updates.__anext__()
         if type(item) is HeldRequest:
             if item.call.method in TURN_REQUESTS:
-                requests._arrived(turn, item.call.params)
+                requests._arrived(turn, item.call.method, item.call.params)
             item.released.set()
             continue
         turn._update(item)
@@ -563,7 +613,7 @@ async def _drive_v2(
     params: Any,
     updates: Any,
 ) -> None:
-    end = _V2End()
+    end = _V2End(turn._surface)
     async with current_loop().open_nursery() as nursery:
         nursery.start_soon(_pump, turn, requests, updates, end)
         response = await _send_prompt(turn, conn, params)
@@ -593,3 +643,18 @@ async def _drive_v1(
         turn.state.stop_reason = response.stop_reason
         turn._finish()
         nursery.cancel_scope.cancel()
+
+
+def _surface_of(value: object, what: str) -> AnySurface:
+    surface = surface_of(value)
+    if surface is None:
+        raise TypeError(f"{what} is a {type(value).__qualname__}, of no acp_schema surface")
+    return surface
+
+
+def cancelled_elicitation(surface: AnySurface) -> Any:
+    """The surface's `elicitation/create` answer `cancel` (the result type of its method
+    table's `elicitation/create`)."""
+    result = surface.client_methods[ELICITATION].result
+    assert result is not None  # a request: it has a result
+    return result.convert({"action": "cancel"})
