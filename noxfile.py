@@ -65,7 +65,7 @@ TOOLS = {
         "trustme",  # TLS certificates for the HTTPS / HTTP/2 tests
         "uvicorn",  # agent_app under another ASGI server (HTTP/1.1, WebSocket)
     ),
-    "bench": ("msgspec", "trio", "anyio", "uvloop", "orjson", "agent-client-protocol"),
+    "bench": ("msgspec", "trio", "anyio", "uvloop", "orjson", "agent-client-protocol", *REMOTE),
     "lint": (*CODEGEN, "mypy", "trio", "anyio", "pytest", "hypothesis", "jsonschema", *REMOTE),
     "dist": (*CODEGEN, "hatchling"),
     "docs": ("msgspec", "trio", "anyio", "pdoc", *REMOTE),
@@ -179,7 +179,7 @@ def bench(session: nox.Session) -> None:
     """Benchmarks, side by side with the alternatives in one run (never part of the tests)."""
     _install(session, "bench")
     _interop_deps(session)
-    for script in ("codec.py", "runtime_path.py", "stdio.py", "session_state.py"):
+    for script in ("codec.py", "runtime_path.py", "stdio.py", "session_state.py", "remote.py"):
         session.run("python", f"bench/{script}", *session.posargs)
 
 
