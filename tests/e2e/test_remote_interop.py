@@ -3,9 +3,9 @@ loop (tests/interop/README.md has the scenario and the peers' deviations):
 
 - the official TypeScript SDK 2.4.0's experimental clients (`createHttpStream`,
   `createWebSocketStream` with `ws`; client_v1.mjs / client_v2.mjs `--url`) and the official
-  Python SDK's (`agent-client-protocol[http]` 0.12.1: `create_http_stream`,
-  `create_websocket_stream`; py/remote_client_v1.py) against `agent_app` serving the echo
-  agent;
+  Python SDK's (`agent-client-protocol[http]` 0.12.1: `create_http_stream` over HTTP/1.1 and
+  HTTP/2, `create_websocket_stream`; py/remote_client_v1.py) against `agent_app` serving the
+  echo agent;
 - acpwire's fixture client (`open_remote`) against the TypeScript SDK's `AcpServer` with its
   Node adapter (ts/remote_agent.mjs: node:http for WebSocket and HTTP/1.1, node:http2 for
   cleartext HTTP/2) and the Python SDK's ASGI app under Hypercorn (py/remote_agent_v1.py).
@@ -79,12 +79,19 @@ async def test_the_typescript_clients_against_our_server(protocol: int, transpor
     assert summary["permissionRequests"] >= 1 and summary["sessionClosed"] is True
 
 
-@pytest.mark.parametrize("transport", PROFILES)
-async def test_the_python_sdk_clients_against_our_server(transport: str) -> None:
+PY_CLIENT_PROFILES = {  # the Python SDK client's options per profile
+    "websocket": ["--transport", "websocket"],
+    "http/1.1": ["--transport", "http"],  # its own httpx client: HTTP/2 by ALPN only
+    "http/2": ["--transport", "http", "--http2"],  # a client with HTTP/2 by prior knowledge
+}
+
+
+@pytest.mark.parametrize("profile", list(PY_CLIENT_PROFILES))
+async def test_the_python_sdk_clients_against_our_server(profile: str) -> None:
     with anyio.fail_after(9):
         async with our_server() as url:
             script = [sys.executable, "py/remote_client_v1.py", "--url", url]
-            summary = await peer_client([*script, "--transport", transport])
+            summary = await peer_client([*script, *PY_CLIENT_PROFILES[profile]])
     assert summary["protocolVersion"] == 1
     assert (summary["prompt1StopReason"], summary["prompt2StopReason"]) == ("end_turn", "cancelled")
     assert summary["sessionClosed"] is True
@@ -134,9 +141,10 @@ async def test_our_client_against_the_typescript_server(protocol: int, profile: 
     assert result == {"protocol": protocol, "first": "end_turn", "second": "cancelled"}
 
 
-@pytest.mark.parametrize("transport", PROFILES)
-async def test_our_client_against_the_python_sdk_server(transport: str) -> None:
+@pytest.mark.parametrize("profile", ["websocket", "http/1.1", "http/2"])
+async def test_our_client_against_the_python_sdk_server(profile: str) -> None:
+    transport = "websocket" if profile == "websocket" else "http"
     with anyio.fail_after(9):
         async with peer_server([sys.executable, "py/remote_agent_v1.py"]) as url:
-            result = await our_client(url, 1, transport, http2=True)
+            result = await our_client(url, 1, transport, http2=profile != "http/1.1")
     assert result == {"protocol": 1, "first": "end_turn", "second": "cancelled"}
