@@ -22,10 +22,11 @@ import sniffio
 import trio
 
 from acp_schema import v2
-from acpwire import RemoteOptions, agent_app, open_remote
+from acpwire import ClientConnection, RemoteOptions, agent_app, open_remote
 from acpwire.agent import AgentApp, turn_agents
 from acpwire.examples.hello_agent import HelloAgent
 from acpwire.examples.hello_client import HelloClient
+from helpers.hello_turns import HELLO_TURN, hello_turn
 from helpers.loops import run_async, until
 from helpers.processes import PYTHONPATH, loop_script, python
 from helpers.remote import raw_client, served
@@ -39,7 +40,6 @@ INIT = {
     "method": "initialize",
     "params": {"protocolVersion": 2, "info": {"name": "raw", "version": "1"}},
 }
-TURN = ["Hello", "from", "acpwire!", "idle:end_turn"]
 
 
 def acpwire_tasks() -> list[str]:
@@ -61,24 +61,6 @@ def acpwire_tasks() -> list[str]:
             for task, name in zip(asyncio.all_tasks(), names, strict=True)
         ]
     return [name for name in names if "acpwire" in name]
-
-
-async def turn(conn: Any) -> list[str]:
-    await conn.initialize(v2.InitializeRequest(protocol_version=2, info=INFO))
-    agent = conn.v2
-    session = await agent.peer.session_new(v2.NewSessionRequest(cwd=os.getcwd()))
-    seen: list[str] = []
-    async with agent.subscribe(session.session_id) as updates:
-        prompt = v2.PromptRequest(session_id=session.session_id, prompt=[v2.TextContent(text="Hi")])
-        await agent.peer.session_prompt(prompt)
-        async for update in updates:
-            match update:
-                case v2.AgentMessageChunk(content=v2.TextContent(text=text)):
-                    seen.append(text.strip())
-                case v2.SessionStateUpdate(state="idle", stop_reason=reason):
-                    seen.append(f"idle:{reason}")
-                    break
-    return seen
 
 
 # ------------------------------------------------------------------ bad input
@@ -229,7 +211,7 @@ async def test_a_websocket_reader_that_stops_reading_slows_only_its_own_agent() 
                         await socket.send_text(json.dumps(prompt))
                         # ... and A reads nothing more; B, on another server's agent:
                         async with open_remote(hello, v2=HelloClient) as conn:
-                            assert await turn(conn) == TURN
+                            assert await hello_turn(conn) == HELLO_TURN
                         await anyio.sleep(0.3)
                         assert fate == []  # A's agent still waits for A to read
 
@@ -242,7 +224,7 @@ async def many_turns(app: AgentApp, url: str, transport: str, count: int) -> lis
 
     async def client() -> None:
         async with open_remote(url, v2=HelloClient, transport=transport) as conn:  # type: ignore[arg-type]
-            results.append(await turn(conn))
+            results.append(await hello_turn(conn))
 
     async with anyio.create_task_group() as tasks:
         for _ in range(count):
@@ -263,7 +245,7 @@ def test_200_clients_at_once_each_run_a_turn(transport: str, loop: str) -> None:
         with anyio.fail_after(LOAD_TIMEOUT):
             async with served(app) as url:
                 results = await many_turns(app, url, transport, CLIENTS)
-                assert results == [TURN] * CLIENTS
+                assert results == [HELLO_TURN] * CLIENTS
                 await until(lambda: app.open_connections == 0, 5)
 
     run_async(scenario, loop)
@@ -288,14 +270,33 @@ async def test_serve_remote_keeps_an_idle_connection_longer_than_the_client_does
                 assert local[0] == local[1]  # the same connection
 
 
+MESSAGES = 1100
+SENDERS = 10
+
+
 @pytest.mark.parametrize("transport", ["http", "websocket"])
-async def test_more_than_a_thousand_messages_on_one_connection(transport: str) -> None:
+def test_more_than_a_thousand_messages_on_one_connection(transport: str, loop: str) -> None:
     """Every message a Streamable HTTP client sends is a POST: Hypercorn's default closes an
     HTTP/2 connection after 1000 requests (a GOAWAY httpx fails the request in flight on).
-    `serve_remote` lifts that limit."""
-    with anyio.fail_after(9):
-        async with served(agent_app(HelloAgent)) as url:
-            async with open_remote(url, v2=HelloClient, transport=transport) as conn:  # type: ignore[arg-type]
-                await conn.initialize(v2.InitializeRequest(protocol_version=2, info=INFO))
-                for _ in range(1100):
-                    await conn.v2.peer.session_list(v2.ListSessionsRequest())
+    `serve_remote` lifts that limit. (10 senders at once; a sync test for the time a loaded
+    machine takes.)"""
+
+    async def scenario() -> None:
+        answered = 0
+
+        async def sender(conn: ClientConnection) -> None:
+            nonlocal answered
+            for _ in range(MESSAGES // SENDERS):
+                await conn.v2.peer.session_list(v2.ListSessionsRequest())
+                answered += 1
+
+        with anyio.fail_after(LOAD_TIMEOUT):
+            async with served(agent_app(HelloAgent)) as url:
+                async with open_remote(url, v2=HelloClient, transport=transport) as conn:  # type: ignore[arg-type]
+                    await conn.initialize(v2.InitializeRequest(protocol_version=2, info=INFO))
+                    async with anyio.create_task_group() as tasks:
+                        for _ in range(SENDERS):
+                            tasks.start_soon(sender, conn)
+        assert answered == MESSAGES
+
+    run_async(scenario, loop)

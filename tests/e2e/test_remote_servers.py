@@ -4,7 +4,6 @@ connection (the RFD's MUST, for servers behind a load balancer with cookie affin
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import anyio
@@ -15,10 +14,10 @@ from acpwire import RemoteConnectionError, agent_app, open_remote
 from acpwire.examples.hello_agent import HelloAgent
 from acpwire.examples.hello_client import HelloClient
 from helpers.asgi_servers import hypercorn_serving, uvicorn_serving
+from helpers.hello_turns import HELLO_TURN, hello_turn
 from helpers.loops import run_async
 
 INFO = v2.Implementation(name="servers-test", version="1.0")
-TURN_END = ["Hello", "from", "acpwire!", "idle:end_turn"]
 AFFINITY = b"backend=b7"
 
 
@@ -53,31 +52,13 @@ class CookieAffinity:
         await self.app(scope, receive, send)
 
 
-async def turn(conn: Any) -> list[str]:
-    await conn.initialize(v2.InitializeRequest(protocol_version=2, info=INFO))
-    agent = conn.v2
-    session = await agent.peer.session_new(v2.NewSessionRequest(cwd=os.getcwd()))
-    seen: list[str] = []
-    async with agent.subscribe(session.session_id) as updates:
-        prompt = v2.PromptRequest(session_id=session.session_id, prompt=[v2.TextContent(text="Hi")])
-        await agent.peer.session_prompt(prompt)
-        async for update in updates:
-            match update:
-                case v2.AgentMessageChunk(content=v2.TextContent(text=text)):
-                    seen.append(text.strip())
-                case v2.SessionStateUpdate(state="idle", stop_reason=reason):
-                    seen.append(f"idle:{reason}")
-                    break
-    return seen
-
-
 @pytest.mark.usefixtures("loop")
 async def test_the_client_returns_the_servers_cookies_for_the_connection() -> None:
     app = CookieAffinity(agent_app(HelloAgent))
     with anyio.fail_after(8):
         async with hypercorn_serving(app) as url:
             async with open_remote(url, v2=HelloClient, transport="http") as conn:
-                assert await turn(conn) == TURN_END
+                assert await hello_turn(conn) == HELLO_TURN
     # the event streams, the POSTs after initialize and the DELETE all carried it
     assert app.with_cookie >= 6
 
@@ -90,7 +71,7 @@ def test_uvicorn_serves_websocket_and_streamable_http_over_http1(transport: str)
             async with uvicorn_serving(app) as url:
                 opening = open_remote(url, v2=HelloClient, transport=transport, http2=False)  # type: ignore[arg-type]
                 async with opening as conn:
-                    assert await turn(conn) == TURN_END
+                    assert await hello_turn(conn) == HELLO_TURN
 
     run_async(scenario, "asyncio")  # uvicorn runs on asyncio only
 

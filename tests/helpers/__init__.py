@@ -21,6 +21,7 @@
 - `helpers.processes`: subprocess peers: `python(code)`, `loop_script`, `PYTHONPATH`.
 - `helpers.remote` (`served`: an `AgentApp` under `serve_remote`; `Tls`; `raw_client`) and
   `helpers.asgi_servers` (any ASGI app under Hypercorn or uvicorn).
+- `helpers.hello_turns`: `hello_turn(conn)`, one turn of the hello agent over a connection.
 - `helpers.typecheck`: `mypy --strict` on a user's snippet.
 - `helpers.strategies` (hypothesis strategies from the generator's IR) and `helpers.reporting`
   (`json_diff`, `write_summary`).
