@@ -24,6 +24,7 @@ import trio
 from acp_schema import v2
 from acpwire import ClientConnection, RemoteOptions, agent_app, open_remote
 from acpwire.agent import AgentApp, turn_agents
+from acpwire.agent.remote.serving import BACKLOG
 from acpwire.examples.hello_agent import HelloAgent
 from acpwire.examples.hello_client import HelloClient
 from helpers.hello_turns import HELLO_TURN, hello_turn
@@ -146,9 +147,10 @@ async def test_a_client_killed_mid_turn_has_its_turn_cancelled_and_leaves_nothin
     """The client's process is killed while its turn streams: no close frame, no DELETE.
     WebSocket: the socket's end ends the connection. Streamable HTTP: the connection outlives
     its streams (the client may open them again), so the agent's output fills the stream's
-    bound and, unread for `stall_timeout`, closes the connection. Either way the turn is
-    cancelled (the session layer's rule for a turn whose connection ended) and no task of
-    acpwire is left."""
+    bound and, unread for `stall_timeout`, closes the connection. Either way the turn ends
+    without finishing: cancelled (the session layer's rule for a turn whose connection ended),
+    or, when its write is the one that meets the closed connection, with `ConnectionClosed`;
+    and no task of acpwire is left."""
     fate: list[str] = []
 
     async def work(turn: Any) -> str:
@@ -179,7 +181,7 @@ async def test_a_client_killed_mid_turn_has_its_turn_cancelled_and_leaves_nothin
                 client.send_signal(signal.SIGKILL)
             await until(lambda: app.open_connections == 0, 5)
             await until(lambda: len(fate) == 2, 2)
-            assert fate[1] in ("Cancelled", "CancelledError")
+            assert fate[1] in ("Cancelled", "CancelledError", "ConnectionClosed")
             await until(lambda: acpwire_tasks() == before, 2)
 
 
@@ -300,3 +302,16 @@ def test_more_than_a_thousand_messages_on_one_connection(transport: str, loop: s
         assert answered == MESSAGES
 
     run_async(scenario, loop)
+
+
+async def test_serve_remote_listens_with_its_backlog_not_hypercorns() -> None:
+    """Hypercorn listens again on the socket it is given, with its own backlog (100): a burst of
+    200 clients (600 TCP connections over Streamable HTTP) overflowed it. `ss` shows a
+    listening socket's backlog as its Send-Q."""
+    with anyio.fail_after(8):
+        async with served(agent_app(HelloAgent)) as url:
+            await anyio.sleep(0.2)  # Hypercorn's listen() follows the URL's report
+            port = url.split(":")[2].split("/")[0]
+            shown = await anyio.run_process(["ss", "-Hltn", f"sport = :{port}"])
+    [_, _, backlog, *_] = shown.stdout.decode().split()
+    assert int(backlog) == BACKLOG

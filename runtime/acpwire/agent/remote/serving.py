@@ -31,6 +31,11 @@ connection after its 1000th request with a GOAWAY that httpx's client does not s
 requests already sent (it fails them): every ACP message a client sends is a POST, so a busy
 connection reaches 1000 in minutes."""
 
+BACKLOG = 1024
+"""Connections the listening socket queues before they are accepted. Hypercorn listens again with
+its own `backlog` (100): a burst of clients (each Streamable HTTP connection opens two or more
+TCP connections) overflowed it."""
+
 DEFAULT_BIND = "127.0.0.1:8000"
 
 
@@ -63,13 +68,14 @@ async def serve_remote(
             binds.append(address)
             continue
         host, _, port = address.rpartition(":")
-        listener = socket.create_server((host.strip("[]"), int(port)), backlog=1024)
+        listener = socket.create_server((host.strip("[]"), int(port)), backlog=BACKLOG)
         listeners.append(listener)
         bound_port = listener.getsockname()[1]
         urls.append(f"{scheme}://{host}:{bound_port}{app.remote.path or '/'}")
         binds.append(f"fd://{listener.detach()}")  # Hypercorn owns the socket from here on
     config = config_module.Config()
     config.bind = binds
+    config.backlog = BACKLOG
     config.certfile = certfile
     config.keyfile = keyfile
     config.websocket_ping_interval = websocket_ping_interval
