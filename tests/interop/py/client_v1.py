@@ -14,6 +14,7 @@ import os
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable, Coroutine
 from typing import Any, NamedTuple
 
 import acp
@@ -191,18 +192,24 @@ async def scenario(conn: Any, client: InteropClient, args: Args, summary: dict[s
     summary["permissionRequests"] = client.permission_requests
 
 
-def main() -> int:
-    logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="[%(name)s] %(message)s")
-    args = parse_args(sys.argv[1:])
+def summarized(client: Callable[[dict[str, Any]], Coroutine[Any, Any, None]]) -> int:
+    """Run `client(summary)` and print the summary (its errors, and any exception, in it);
+    the exit code is 0 iff it says "ok": true."""
     summary: dict[str, Any] = {"ok": False, "protocolVersion": None, "errors": []}
     try:
-        asyncio.run(run(args, summary))
+        asyncio.run(client(summary))
     except Exception as exc:
         log.exception("client failed")
         summary["errors"].append(f"{type(exc).__name__}: {exc}")
     summary["ok"] = not summary["errors"]
     print(json.dumps(summary), flush=True)
     return 0 if summary["ok"] else 1
+
+
+def main() -> int:
+    logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="[%(name)s] %(message)s")
+    args = parse_args(sys.argv[1:])
+    return summarized(lambda summary: run(args, summary))
 
 
 if __name__ == "__main__":

@@ -11,8 +11,6 @@ its JSON summary; exit code 0 iff it says "ok": true.
 
 from __future__ import annotations
 
-import asyncio
-import json
 import logging
 import sys
 from typing import Any
@@ -21,7 +19,7 @@ import acp
 import httpx
 from acp.http import create_http_stream
 from acp.ws import create_websocket_stream
-from client_v1 import Args, InteropClient, scenario
+from client_v1 import Args, InteropClient, scenario, summarized
 
 log = logging.getLogger("py-remote-client-v1")
 
@@ -50,15 +48,7 @@ async def run(argv: list[str], summary: dict[str, Any]) -> None:
 
 def main() -> int:
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="[%(name)s] %(message)s")
-    summary: dict[str, Any] = {"ok": False, "protocolVersion": None, "errors": []}
-    try:
-        asyncio.run(run(sys.argv[1:], summary))
-    except Exception as exc:
-        log.exception("client failed")
-        summary["errors"].append(f"{type(exc).__name__}: {exc}")
-    summary["ok"] = not summary["errors"]
-    print(json.dumps(summary), flush=True)
-    return 0 if summary["ok"] else 1
+    return summarized(lambda summary: run(sys.argv[1:], summary))
 
 
 if __name__ == "__main__":
