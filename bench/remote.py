@@ -45,8 +45,11 @@ from stdio import (
     INTEROP,
     PY,
     ROOT,
+    add_run_options,
+    interleaved,
     node_version,
     parse_output,
+    publish,
     spread,
     version,
 )
@@ -279,11 +282,7 @@ def report(pairs: list[RemotePair], chunks: int, count: int, rounds: int) -> str
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("chunks", type=int, nargs="?", default=20_000)
-    parser.add_argument("--roundtrips", type=int, default=1_000)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--quick", action="store_true", help="2k chunks, 200 round trips, 1 round")
-    parser.add_argument("--only", nargs="+", metavar="LABEL", help="pairs whose label starts so")
+    add_run_options(parser, chunks=20_000, roundtrips=1_000)
     args = parser.parse_args()
     if args.quick:
         args.chunks, args.roundtrips, args.rounds = 2_000, 200, 1
@@ -291,16 +290,8 @@ def main() -> None:
     if args.only:
         runnable = [pair for pair in runnable if pair.label.startswith(tuple(args.only))]
     active = [pair for pair in runnable if pair.missing is None]
-    for round_no in range(args.rounds):
-        print(f"round {round_no + 1}/{args.rounds}", file=sys.stderr)
-        shift = round_no % len(active)
-        for pair in active[shift:] + active[:shift]:
-            measure(pair, args.chunks, args.roundtrips)
-    text = report(runnable, args.chunks, args.roundtrips, args.rounds)
-    print(text)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(text + "\n")
-    print(f"\nwritten to {RESULTS.relative_to(ROOT)}")
+    interleaved(active, args.rounds, lambda pair: measure(pair, args.chunks, args.roundtrips))
+    publish(report(runnable, args.chunks, args.roundtrips, args.rounds), RESULTS)
 
 
 if __name__ == "__main__":
