@@ -43,6 +43,7 @@ PINS = {
     "packaging": "26.4",
     "pdoc": "16.0.0",
     "pytest": "9.0.3",
+    "rich": "15.0.0",
     "ruff": "0.17.6",
     "trio": "0.35.0",
     "trustme": "1.2.1",
@@ -53,6 +54,7 @@ PINS = {
 }
 CODEGEN = ("jinja2", "ruff", "msgspec")
 REMOTE = ("httpx", "h2", "httpx-ws", "wsproto", "hypercorn")  # the `remote` extra, and its server
+CLI = ("rich",)  # the `cli` extra: `acpwire show`'s terminal view
 TOOLS = {
     "codegen": CODEGEN,
     "test": (
@@ -62,11 +64,22 @@ TOOLS = {
         "mypy",  # tests type-check user code against the public API (mypy --strict)
         "pdoc",  # tests/e2e/test_docs.py checks docstrings with the docs build's own rules
         *REMOTE,
+        *CLI,
         "trustme",  # TLS certificates for the HTTPS / HTTP/2 tests
         "uvicorn",  # agent_app under another ASGI server (HTTP/1.1, WebSocket)
     ),
     "bench": ("msgspec", "trio", "anyio", "uvloop", "orjson", "agent-client-protocol", *REMOTE),
-    "lint": (*CODEGEN, "mypy", "trio", "anyio", "pytest", "hypothesis", "jsonschema", *REMOTE),
+    "lint": (
+        *CODEGEN,
+        "mypy",
+        "trio",
+        "anyio",
+        "pytest",
+        "hypothesis",
+        "jsonschema",
+        *REMOTE,
+        *CLI,
+    ),
     "dist": (*CODEGEN, "hatchling"),
     "docs": ("msgspec", "trio", "anyio", "pdoc", *REMOTE),
 }
@@ -104,7 +117,9 @@ def _interop_deps(session: nox.Session) -> None:
         f"agent-client-protocol[http]=={PINS['agent-client-protocol']}",
         f"websockets=={PINS['websockets']}",
     )
-    if not (INTEROP_TS / "node_modules").exists():
+    installed = INTEROP_TS / "node_modules" / ".package-lock.json"  # npm writes it last
+    lock = INTEROP_TS / "package-lock.json"
+    if not installed.exists() or installed.stat().st_mtime < lock.stat().st_mtime:
         session.run("npm", "ci", "--silent", "--prefix", str(INTEROP_TS), external=True)
 
 
@@ -179,7 +194,8 @@ def bench(session: nox.Session) -> None:
     """Benchmarks, side by side with the alternatives in one run (never part of the tests)."""
     _install(session, "bench")
     _interop_deps(session)
-    for script in ("codec.py", "runtime_path.py", "stdio.py", "session_state.py", "remote.py"):
+    scripts = ("codec.py", "runtime_path.py", "stdio.py", "session_state.py", "trace_tap.py")
+    for script in (*scripts, "remote.py"):
         session.run("python", f"bench/{script}", *session.posargs)
 
 
@@ -289,18 +305,24 @@ def _wheel_version(wheel: Path) -> str:
 def smoke(session: nox.Session) -> None:
     """The wheels from `nox -s dist` in this fresh venv, run with `python -I` from a temporary
     directory (no source tree on sys.path): acp-schema alone (trio absent) decodes and encodes
-    v1 and v2 lines; then acpwire's example client talks to its example agent over stdio (v2),
-    and the fixture client to the echo agent over v1."""
+    v1 and v2 lines; then acpwire (with its `cli` extra)'s example client talks to its example
+    agent over stdio (v2), the fixture client to the echo agent over v1, and the `acpwire`
+    console script runs a turn through its tap and shows the trace."""
     schema_wheel, runtime_wheel = _only_wheel("acp_schema-*.whl"), _only_wheel("acpwire-*.whl")
     smoke_schema = ROOT / ".ci" / "smoke_schema.py"
     with tempfile.TemporaryDirectory(prefix="acp-smoke-") as tmp:
         session.chdir(tmp)
         session.install("--quiet", str(schema_wheel))
         session.run("python", "-I", str(smoke_schema), _wheel_version(schema_wheel))
-        session.install("--quiet", str(runtime_wheel))
+        session.install("--quiet", f"{runtime_wheel}[cli]")
         session.run("python", "-I", "-m", "pip", "show", "acpwire", "acp-schema")
         isolated = ("python", "-I", "-m")
         hello_client = (*isolated, "acpwire.examples.hello_client", "--")
         session.run(*hello_client, *isolated, "acpwire.examples.hello_agent")
         echo_agent = (*isolated, "acpwire.fixtures.echo_agent")
         session.run(*isolated, "acpwire.fixtures.client", "--protocol", "1", "--", *echo_agent)
+        # the console script: a turn through the tap, then the trace shown
+        tapped = ("acpwire", "trace", "--out", "smoke.trace", "--", *echo_agent)
+        session.run("acpwire", "run", "--approve", "all", "Hello", "--", *tapped)
+        session.run("acpwire", "show", "smoke.trace", "--no-timeline")
+        session.run(*isolated, "acpwire", "--version")

@@ -12,6 +12,8 @@ OWN_DEPENDENCIES = ["msgspec>=0.19", "trio>=0.25", "anyio>=4.11", "sniffio>=1.3"
 OPTIONAL_DEPENDENCIES = {
     # remote agents (open_remote, agent_app's serve_remote): HTTP/2 + WebSocket client, Hypercorn
     "remote": ["httpx[http2]>=0.28", "httpx-ws>=0.8", "wsproto>=1.2", "hypercorn>=0.17"],
+    # the `acpwire show` terminal view (the command itself needs nothing more)
+    "cli": ["rich>=13.7"],
 }
 
 

@@ -95,7 +95,11 @@ def _run(command: str, cwd: Path) -> str:
 
 
 def test_the_example_commands_print_what_the_readme_shows(tmp_path: Path) -> None:
-    shown = CONSOLE_BLOCK.findall(README)
+    shown = [  # the `acpwire` command's sessions: tests/cli/test_readme_sessions.py
+        (command, output)
+        for command, output in CONSOLE_BLOCK.findall(README)
+        if not command.startswith("acpwire ")
+    ]
     assert [command.split(" -- ")[0] for command, _ in shown] == [
         "python -m acpwire.examples.hello_client",
         'echo yes | python -m acpwire.examples.render_turn "Hi"',  # with the v1 agent

@@ -33,8 +33,14 @@ ALLOWED: dict[str, set[str]] = {
     "front door": {"agent", "client", "streams", "errors", "_version", "_moved", "verbatim"},
     "_moved": set(),
     "verbatim": set(),
+    "cli": {"front door", "agent", "client", "errors", "streams"},
+    "__main__": {"cli"},
 }
-"""What each part of the runtime may import of the others (itself aside)."""
+"""What each part of the runtime may import of the others (itself aside). The `acpwire`
+command (`cli`, run by `__main__`) is a layer above the front door, on the public API only."""
+
+PUBLIC = {"acpwire", "acpwire.agent", "acpwire.client", "acpwire.errors", "acpwire.streams"}
+"""The modules users import: all that `cli` may import of the runtime (besides itself)."""
 
 ABOVE = ("testing", "examples", "fixtures")
 """Built on the public API, like users' code: not part of the layering."""
@@ -99,6 +105,24 @@ def test_imports_point_down(path: Path) -> None:
         if part(module) != own and part(module) not in ALLOWED[own]
     )
     assert not wrong, f"{own} may import {sorted(ALLOWED[own])}, not {wrong}"
+
+
+@pytest.mark.parametrize(
+    "path", sorted((PACKAGE / "cli").rglob("*.py")), ids=lambda path: path.name
+)
+def test_the_command_uses_the_public_api_only(path: Path) -> None:
+    wrong = sorted(
+        module for module in imported(path) if module not in PUBLIC and part(module) != "cli"
+    )
+    assert not wrong, f"acpwire.cli may import {sorted(PUBLIC)}, not {wrong}"
+
+
+def test_import_acpwire_imports_nothing_of_the_command() -> None:
+    code = "import sys, acpwire; print(sorted(m for m in sys.modules if m.startswith(('acpwire.cli.', 'rich')) or m == 'acpwire.cli'))"
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout == "[]\n"
 
 
 @pytest.mark.parametrize("relative", sorted(PURE))

@@ -23,6 +23,10 @@
   `helpers.asgi_servers` (any ASGI app under Hypercorn or uvicorn).
 - `helpers.hello_turns`: `hello_turn(conn)`, one turn of the hello agent over a connection.
 - `helpers.typecheck`: `mypy --strict` on a user's snippet.
+- `helpers.commands`: the `acpwire` command run as a process (`acpwire(...)`, `start`,
+  `start_with_terminal` on a pty) and the agents it runs.
+- `helpers.traces`: a hand-written trace breaking each rule `acpwire show` checks
+  (`broken_trace`) and the findings it must produce (`expected_findings`).
 - `helpers.strategies` (hypothesis strategies from the generator's IR) and `helpers.reporting`
   (`json_diff`, `write_summary`).
 """

@@ -374,6 +374,10 @@ class ClientConnection:
         """
         return self._router.subscribe(session_id)
 
+    def _subscribe_turn(self, session_id: str) -> AbstractAsyncContextManager[UpdateStream[Any]]:
+        """`subscribe` for `prompt()`: the session's requests come in among its updates."""
+        return self._router.subscribe(session_id, holds_requests=True)
+
     async def cancel(self, session_id: str) -> None:
         """`session/cancel`, after answering this session's pending permission requests with
         the `cancelled` outcome (the spec's MUST)."""

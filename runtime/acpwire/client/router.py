@@ -42,7 +42,7 @@ class _Gate:
 
 class HeldRequest:
     """A request of the session, queued among its updates in a stream that holds requests
-    (`UpdateStream._holds_requests`): its handler runs once the reader took it and set
+    (`UpdateRouter.subscribe(..., holds_requests=True)`): its handler runs once the reader took it and set
     `released`."""
 
     __slots__ = ("call", "released")
@@ -62,7 +62,7 @@ class UpdateStream(Generic[Update]):
     A request of the session waits at a gate until the updates queued before it were taken.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, holds_requests: bool = False) -> None:
         self._loop = current_loop()
         self._items: collections.deque[Update] = collections.deque()
         self._reader: Event | None = None  # set to wake a reader waiting for an item
@@ -71,7 +71,7 @@ class UpdateStream(Generic[Update]):
         self._gates: collections.deque[_Gate] = collections.deque()  # in arrival order
         # True: the session's requests are queued among the updates as `HeldRequest`s, in
         # wire order, their handlers held until the reader sets `released` (client/turns.py)
-        self._holds_requests = False
+        self._holds_requests = holds_requests
 
     def _offer(self, update: Update) -> bool:
         """Add an update unless the buffer is full (False); once closed, updates are dropped."""
@@ -161,10 +161,13 @@ class UpdateRouter:
         self._closed = False
 
     @asynccontextmanager
-    async def subscribe(self, session_id: str) -> AsyncIterator[UpdateStream[Any]]:
+    async def subscribe(
+        self, session_id: str, *, holds_requests: bool = False
+    ) -> AsyncIterator[UpdateStream[Any]]:
         """A stream of the session's updates while the block runs (`ClientConnection.subscribe`
-        says how to read it)."""
-        stream: UpdateStream[Any] = UpdateStream()
+        says how to read it); `holds_requests`: the session's requests come in among the
+        updates as `HeldRequest`s (a turn's event stream)."""
+        stream: UpdateStream[Any] = UpdateStream(holds_requests=holds_requests)
         if self._closed:
             stream.close()
         self._subscribers.setdefault(session_id, []).append(stream)

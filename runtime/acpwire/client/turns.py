@@ -14,7 +14,7 @@
     turn.stop_reason, turn.state                         # the folded SessionState
 
 Events come in wire order: the turn's subscription holds the session's requests among its
-updates (`UpdateStream._holds_requests`); the turn queues each where it came and only then lets
+updates (`ClientConnection._subscribe_turn`); the turn queues each where it came and only then lets
 its handler run (which answers it by policy or waits for the event's answer). The turn ends at the first idle `state_update` after the
 `session/prompt` response (v2) or at the `session/prompt` response once the updates before it
 were yielded (v1). Leaving the block before the end sends `session/cancel` (pending permission
@@ -38,7 +38,7 @@ from acp_schema import surface_of, v1, v2
 from .._groups import SingleException
 from .._loop import Event as LoopEvent
 from .._loop import current_loop, new_event
-from ..errors import PeerError
+from ..errors import ConnectionClosed, PeerError
 from .connection import Negotiated, V1Negotiated
 from .permissions import (
     AnySurface,
@@ -507,8 +507,8 @@ async def _turn(conn: Any, requests: AgentRequests, params: Any, state: Any) -> 
     turn._cancel = conn.cancel
     with SingleException() as single:
         loop = current_loop()
-        async with conn.subscribe(session_id) as updates, loop.open_nursery() as nursery:
-            updates._holds_requests = True  # the session's requests come in among the updates
+        subscribed = conn.connection._subscribe_turn(session_id)
+        async with subscribed as updates, loop.open_nursery() as nursery:
             requests._turns[session_id] = turn
             try:
                 drive = _drive_v2 if version_2 else _drive_v1
@@ -517,7 +517,7 @@ async def _turn(conn: Any, requests: AgentRequests, params: Any, state: Any) -> 
                     yield turn
             finally:
                 del requests._turns[session_id]
-                if not (turn._finished or turn._rejected):
+                if not (turn._finished or turn._rejected or conn.connection.closed):
                     with loop.CancelScope(shield=True):
                         await conn.cancel(session_id)
                 turn._decline_unanswered()
@@ -580,7 +580,13 @@ async def _pump(
     once their event is queued."""
     while True:
         await turn._wait_room()
-        item = await updates.__anext__()
+        try:
+            item = await updates.__anext__()
+        except StopAsyncIteration:  # the connection ended before the turn did
+            await turn._cancel(turn.session_id)  # raises why, when the connection knows it
+            raise ConnectionClosed(
+                f"the agent closed the connection during the turn of {turn.session_id}"
+            ) from None
         if type(item) is HeldRequest:
             if item.call.method in TURN_REQUESTS:
                 requests._arrived(turn, item.call.method, item.call.params)
