@@ -48,7 +48,9 @@ PINS = {
     "ruff": "0.17.6",
     "trio": "0.35.0",
     "trustme": "1.2.1",
+    "uvicorn": "0.54.0",
     "uvloop": "0.23.0",
+    "websockets": "15.0.1",
     "wsproto": "1.3.2",
 }
 CODEGEN = ("jinja2", "ruff", "msgspec")
@@ -66,8 +68,9 @@ TOOLS = {
         *CLI,
         "trustme",  # TLS certificates for the HTTPS / HTTP/2 tests
         "redis",  # RedisSessionStore, against the redis-server the tests start
+        "uvicorn",  # agent_app under another ASGI server (HTTP/1.1, WebSocket)
     ),
-    "bench": ("msgspec", "trio", "anyio", "uvloop", "orjson", "agent-client-protocol"),
+    "bench": ("msgspec", "trio", "anyio", "uvloop", "orjson", "agent-client-protocol", *REMOTE),
     "lint": (
         *CODEGEN,
         "mypy",
@@ -111,7 +114,11 @@ def check_generated(session: nox.Session) -> None:
 
 def _interop_deps(session: nox.Session) -> None:
     """The official SDKs our interop tests run as real peers."""
-    session.install("--quiet", f"agent-client-protocol=={PINS['agent-client-protocol']}")
+    session.install(  # with its `http` extra (httpx, websockets): the remote peers
+        "--quiet",
+        f"agent-client-protocol[http]=={PINS['agent-client-protocol']}",
+        f"websockets=={PINS['websockets']}",
+    )
     installed = INTEROP_TS / "node_modules" / ".package-lock.json"  # npm writes it last
     lock = INTEROP_TS / "package-lock.json"
     if not installed.exists() or installed.stat().st_mtime < lock.stat().st_mtime:
@@ -190,7 +197,7 @@ def bench(session: nox.Session) -> None:
     _install(session, "bench")
     _interop_deps(session)
     scripts = ("agents.py", "stdio.py", "streaming.py", "codec.py", "runtime_path.py")
-    for script in (*scripts, "session_state.py", "trace_tap.py"):
+    for script in (*scripts, "session_state.py", "trace_tap.py", "remote.py"):
         session.run("python", f"bench/{script}", *session.posargs)
 
 

@@ -36,10 +36,10 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
 for _p in (ROOT / "generated", ROOT / "runtime"):
@@ -52,6 +52,7 @@ INTEROP = ROOT / "tests" / "interop"
 RESULTS = ROOT / "bench" / "results" / "stdio.txt"
 PY = sys.executable
 TIMEOUT = 900.0
+P = TypeVar("P")
 
 
 def environment(checkout: Path) -> dict[str, str]:
@@ -374,13 +375,36 @@ def report(pairs: list[Pair], chunks: int, count: int, rounds: int) -> str:
     return "\n".join(lines)
 
 
+def add_run_options(parser: argparse.ArgumentParser, chunks: int, roundtrips: int) -> None:
+    """The options every end-to-end bench takes: N chunks, --roundtrips M, --rounds R, --quick
+    (a smoke run: its sizes are the script's), --only LABEL..."""
+    parser.add_argument("chunks", type=int, nargs="?", default=chunks)
+    parser.add_argument("--roundtrips", type=int, default=roundtrips)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="a smoke run: 1 round, small sizes")
+    parser.add_argument("--only", nargs="+", metavar="LABEL", help="pairs whose label starts so")
+
+
+def interleaved(active: Sequence[P], rounds: int, measure: Callable[[P], None]) -> None:
+    """`measure` every pair once per round, each round in a rotated order."""
+    for round_no in range(rounds):
+        print(f"round {round_no + 1}/{rounds}", file=sys.stderr)
+        shift = round_no % len(active)
+        for pair in [*active[shift:], *active[:shift]]:
+            measure(pair)
+
+
+def publish(text: str, results: Path) -> None:
+    """Print the report and write it to `results`."""
+    print(text)
+    results.parent.mkdir(parents=True, exist_ok=True)
+    results.write_text(text + "\n")
+    print(f"\nwritten to {results.relative_to(ROOT)}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("chunks", type=int, nargs="?", default=100_000)
-    parser.add_argument("--roundtrips", type=int, default=5_000)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--quick", action="store_true", help="10k chunks, 500 round trips, 1 round")
-    parser.add_argument("--only", nargs="+", metavar="LABEL", help="pairs whose label starts so")
+    add_run_options(parser, chunks=100_000, roundtrips=5_000)
     parser.add_argument("--baseline", type=Path, help="another checkout: its pairs join in")
     parser.add_argument("--baseline-loops", nargs="+", choices=LOOPS, default=["trio"])
     args = parser.parse_args()
@@ -397,17 +421,13 @@ def main() -> None:
     if args.only:
         runnable = [pair for pair in runnable if pair.label.startswith(tuple(args.only))]
     active = [pair for pair in runnable if pair.missing is None]
-    for round_no in range(args.rounds):
-        print(f"round {round_no + 1}/{args.rounds}", file=sys.stderr)
-        shift = round_no % len(active)
-        for pair in active[shift:] + active[:shift]:
-            stream_once(pair, args.chunks)
-            roundtrips_once(pair, args.roundtrips)
-    text = report(runnable, args.chunks, args.roundtrips, args.rounds)
-    print(text)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(text + "\n")
-    print(f"\nwritten to {RESULTS.relative_to(ROOT)}")
+
+    def measure(pair: Pair) -> None:
+        stream_once(pair, args.chunks)
+        roundtrips_once(pair, args.roundtrips)
+
+    interleaved(active, args.rounds, measure)
+    publish(report(runnable, args.chunks, args.roundtrips, args.rounds), RESULTS)
 
 
 if __name__ == "__main__":

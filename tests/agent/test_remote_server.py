@@ -219,10 +219,11 @@ async def test_each_message_goes_to_its_stream() -> None:
                     "id": message["id"],
                     "result": {"outcome": {"outcome": "selected", "optionId": "yes"}},
                 }
-                # the answer to a request of the session carries its session id
-                refused = await client.post(url, json=answer, headers=headers)
-                assert refused.status_code == 400
-                assert (await client.post(url, json=answer, headers=scoped)).status_code == 202
+                # the answer to a request of the session: another session id is refused, none
+                # is accepted (the request's id names the session; see routes.py)
+                wrong = {**headers, "acp-session-id": "another"}
+                assert (await client.post(url, json=answer, headers=wrong)).status_code == 400
+                assert (await client.post(url, json=answer, headers=headers)).status_code == 202
                 while (await session_stream.next())["params"]["update"].get("state") != "idle":
                     pass
                 listed = rpc(3, "session/list")

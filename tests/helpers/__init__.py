@@ -19,6 +19,9 @@
   side raw (`raw_client`, `session`, `raw_agent`) or both typed (`pair`); only the front door.
 - `helpers.connection`: a bare `Connection` with scripted handlers and its raw peer (wire tests).
 - `helpers.processes`: subprocess peers: `python(code)`, `loop_script`, `PYTHONPATH`.
+- `helpers.remote` (`served`: an `AgentApp` under `serve_remote`; `Tls`; `raw_client`) and
+  `helpers.asgi_servers` (any ASGI app under Hypercorn or uvicorn).
+- `helpers.hello_turns`: `hello_turn(conn)`, one turn of the hello agent over a connection.
 - `helpers.typecheck`: `mypy --strict` on a user's snippet.
 - `helpers.remote` (an `agent_app` served in-process, TLS, raw HTTP), `helpers.durable` (the
   turn the durability tests run and resume, a state `described` to compare),

@@ -45,6 +45,11 @@ CONNECTION_GONE = frozenset({401, 403, 404, 410})
 server no longer knows it): the connection ends."""
 DELETE_TIMEOUT = 5.0
 """Seconds leaving the block waits for the server to take the DELETE."""
+PRIOR_KNOWLEDGE_HINT = (
+    " (HTTP/2 over http:// starts without asking; a server that speaks only HTTP/1.1 there, "
+    "such as uvicorn, drops it: pass open_remote(..., http2=False))"
+)
+"""Added to the error of an `initialize` POST that failed on cleartext HTTP/2."""
 HTTP_ERROR = -32603
 """The JSON-RPC code of the error a request gets when its POST was refused."""
 
@@ -60,8 +65,10 @@ class StreamableHttpStream:
         *,
         max_message_bytes: int,
         max_buffered_bytes: int,
+        prior_knowledge: bool = False,
     ) -> None:
         self._client = client
+        self._prior_knowledge = prior_knowledge
         self.url = url
         self._nursery = nursery
         self._loop = current_loop()
@@ -121,8 +128,9 @@ class StreamableHttpStream:
             what = f"the first message must be the `initialize` request, not {line[:80]!r}"
             self._end(what)
             raise anyio.BrokenResourceError(what)
+        hint = PRIOR_KNOWLEDGE_HINT if self._prior_knowledge else ""
         response = await self._request(
-            "POST", content=line, headers={"content-type": "application/json"}
+            "POST", content=line, headers={"content-type": "application/json"}, hint=hint
         )
         if response.status_code != 200:
             error = await refused(self.url, response, "refused `initialize`")
@@ -139,11 +147,11 @@ class StreamableHttpStream:
             raise anyio.BrokenResourceError(what)
         await self._deliver(body)
 
-    async def _request(self, method: str, **kwargs: object) -> httpx.Response:
+    async def _request(self, method: str, *, hint: str = "", **kwargs: object) -> httpx.Response:
         try:
             return await self._client.request(method, self.url, **kwargs)  # type: ignore[arg-type]
         except httpx.HTTPError as exc:
-            what = f"{method} failed: {exc!r}"
+            what = f"{method} failed: {exc!r}{hint}"
             self._end(what)
             raise anyio.BrokenResourceError(what) from exc
 
@@ -286,7 +294,9 @@ async def open_streamable_http(
     """A Streamable HTTP connection to the ACP endpoint `url`, open while the block runs
     (nothing is sent until the connection writes `initialize`). `http2` as for
     `remote_http.http_client`."""
-    async with http_client(url, headers=headers, http2=http2, verify=verify) as client:
+    async with http_client(
+        url, headers=headers, http2=http2, verify=verify, event_streams_apart=True
+    ) as client:
         async with current_loop().open_nursery() as nursery:
             stream = StreamableHttpStream(
                 client,
@@ -294,6 +304,7 @@ async def open_streamable_http(
                 nursery,
                 max_message_bytes=max_message_bytes,
                 max_buffered_bytes=max_buffered_bytes,
+                prior_knowledge=http2 and url.startswith("http://"),
             )
             try:
                 yield stream

@@ -14,6 +14,7 @@ import os
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable, Coroutine
 from typing import Any, NamedTuple
 
 import acp
@@ -117,86 +118,98 @@ async def measure_roundtrips(conn: Any, n: int, summary: dict[str, Any]) -> None
 
 
 async def run(args: Args, summary: dict[str, Any]) -> None:
-    stream, command = args.stream, args.command
-    errors: list[str] = summary["errors"]
+    command = args.command
     client = InteropClient()
     # Inherit our environment and stderr (the SDK defaults to a trimmed env and a stderr pipe).
     async with acp.spawn_agent_process(
         client, command[0], *command[1:], env=dict(os.environ), transport_kwargs={"stderr": None}
     ) as (conn, proc):
-        init = await conn.initialize(
-            protocol_version=acp.PROTOCOL_VERSION,
-            client_capabilities=s.ClientCapabilities(),
-            client_info=s.Implementation(name="interop-py-client-v1", version="0.12.1"),
-        )
-        summary["protocolVersion"] = init.protocol_version
-        if init.protocol_version != 1:
-            errors.append(f"protocolVersion {init.protocol_version} != 1")
-        session_id = (await conn.new_session(cwd=os.getcwd(), mcp_servers=[])).session_id
-
-        if args.roundtrips:
-            await measure_roundtrips(conn, args.roundtrips, summary)
-        elif stream:
-            client.count_kinds = False
-            t0 = time.perf_counter()
-            stop = await prompt_text(conn, session_id, f"stream {stream}")
-            seconds = time.perf_counter() - t0
-            chunks = client.turn_chunks
-            summary.update(
-                chunks=chunks, seconds=seconds, msgsPerSec=round(chunks / seconds), stopReason=stop
-            )
-            if chunks != stream:
-                errors.append(f"got {chunks} chunks, expected {stream}")
-            if stop != "end_turn":
-                errors.append(f"stream stopReason {stop}")
-        else:
-            stop1 = await prompt_text(conn, session_id, "Please read the README")
-            summary["prompt1StopReason"] = stop1
-            if stop1 != "end_turn":
-                errors.append(f"prompt1 stopReason {stop1}")
-            if client.permission_requests != 1:
-                errors.append(f"permissionRequests {client.permission_requests} != 1")
-            if client.updates["tool_call"] != 1 or client.updates["tool_call_update"] < 1:
-                errors.append("expected one tool_call and a tool_call_update")
-
-            client.turn_chunks, client.cancel_after = 0, 3
-            turn2 = asyncio.create_task(prompt_text(conn, session_id, "Please be slow"))
-            await asyncio.wait(
-                {turn2, asyncio.create_task(client.cancel_now.wait())},
-                return_when="FIRST_COMPLETED",
-            )
-            if client.cancel_now.is_set():
-                client.cancel_sent = True
-                await conn.cancel(session_id=session_id)
-            stop2 = await turn2
-            summary["prompt2StopReason"], summary["prompt2Chunks"] = stop2, client.turn_chunks
-            if stop2 != "cancelled":
-                errors.append(f"prompt2 stopReason {stop2}")
-            if client.turn_chunks >= 200:
-                errors.append(f"prompt2 was not cut short ({client.turn_chunks} chunks)")
-
-            caps = init.agent_capabilities
-            if caps and caps.session_capabilities and caps.session_capabilities.close is not None:
-                await conn.close_session(session_id=session_id)
-                summary["sessionClosed"] = True
-            summary["updates"] = dict(client.updates)
-        summary["permissionRequests"] = client.permission_requests
+        await scenario(conn, client, args, summary)
     if proc.returncode != 0:
-        errors.append(f"agent exited with {proc.returncode}")
+        summary["errors"].append(f"agent exited with {proc.returncode}")
 
 
-def main() -> int:
-    logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="[%(name)s] %(message)s")
-    args = parse_args(sys.argv[1:])
+async def scenario(conn: Any, client: InteropClient, args: Args, summary: dict[str, Any]) -> None:
+    """The scenario (or the benchmark) over an open connection, whatever its transport."""
+    stream = args.stream
+    errors: list[str] = summary["errors"]
+    init = await conn.initialize(
+        protocol_version=acp.PROTOCOL_VERSION,
+        client_capabilities=s.ClientCapabilities(),
+        client_info=s.Implementation(name="interop-py-client-v1", version="0.12.1"),
+    )
+    summary["protocolVersion"] = init.protocol_version
+    if init.protocol_version != 1:
+        errors.append(f"protocolVersion {init.protocol_version} != 1")
+    session_id = (await conn.new_session(cwd=os.getcwd(), mcp_servers=[])).session_id
+
+    if args.roundtrips:
+        await measure_roundtrips(conn, args.roundtrips, summary)
+    elif stream:
+        client.count_kinds = False
+        t0 = time.perf_counter()
+        stop = await prompt_text(conn, session_id, f"stream {stream}")
+        seconds = time.perf_counter() - t0
+        chunks = client.turn_chunks
+        summary.update(
+            chunks=chunks, seconds=seconds, msgsPerSec=round(chunks / seconds), stopReason=stop
+        )
+        if chunks != stream:
+            errors.append(f"got {chunks} chunks, expected {stream}")
+        if stop != "end_turn":
+            errors.append(f"stream stopReason {stop}")
+    else:
+        stop1 = await prompt_text(conn, session_id, "Please read the README")
+        summary["prompt1StopReason"] = stop1
+        if stop1 != "end_turn":
+            errors.append(f"prompt1 stopReason {stop1}")
+        if client.permission_requests != 1:
+            errors.append(f"permissionRequests {client.permission_requests} != 1")
+        if client.updates["tool_call"] != 1 or client.updates["tool_call_update"] < 1:
+            errors.append("expected one tool_call and a tool_call_update")
+
+        client.turn_chunks, client.cancel_after = 0, 3
+        turn2 = asyncio.create_task(prompt_text(conn, session_id, "Please be slow"))
+        await asyncio.wait(
+            {turn2, asyncio.create_task(client.cancel_now.wait())},
+            return_when="FIRST_COMPLETED",
+        )
+        if client.cancel_now.is_set():
+            client.cancel_sent = True
+            await conn.cancel(session_id=session_id)
+        stop2 = await turn2
+        summary["prompt2StopReason"], summary["prompt2Chunks"] = stop2, client.turn_chunks
+        if stop2 != "cancelled":
+            errors.append(f"prompt2 stopReason {stop2}")
+        if client.turn_chunks >= 200:
+            errors.append(f"prompt2 was not cut short ({client.turn_chunks} chunks)")
+
+        caps = init.agent_capabilities
+        if caps and caps.session_capabilities and caps.session_capabilities.close is not None:
+            await conn.close_session(session_id=session_id)
+            summary["sessionClosed"] = True
+        summary["updates"] = dict(client.updates)
+    summary["permissionRequests"] = client.permission_requests
+
+
+def summarized(client: Callable[[dict[str, Any]], Coroutine[Any, Any, None]]) -> int:
+    """Run `client(summary)` and print the summary (its errors, and any exception, in it);
+    the exit code is 0 iff it says "ok": true."""
     summary: dict[str, Any] = {"ok": False, "protocolVersion": None, "errors": []}
     try:
-        asyncio.run(run(args, summary))
+        asyncio.run(client(summary))
     except Exception as exc:
         log.exception("client failed")
         summary["errors"].append(f"{type(exc).__name__}: {exc}")
     summary["ok"] = not summary["errors"]
     print(json.dumps(summary), flush=True)
     return 0 if summary["ok"] else 1
+
+
+def main() -> int:
+    logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="[%(name)s] %(message)s")
+    args = parse_args(sys.argv[1:])
+    return summarized(lambda summary: run(args, summary))
 
 
 if __name__ == "__main__":

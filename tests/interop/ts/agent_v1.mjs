@@ -1,6 +1,7 @@
 // ACP v1 agent built on the official TypeScript SDK (@agentclientprotocol/sdk).
 // Usage: node agent_v1.mjs [--stream N]      (stdout = protocol, stderr = logs)
 import * as acp from "@agentclientprotocol/sdk";
+import { pathToFileURL } from "node:url";
 import { agentStdio, logger, parseArgs, sleep, streamCount } from "./common.mjs";
 
 const log = logger("ts-agent-v1");
@@ -67,32 +68,39 @@ async function runPrompt({ params, client }) {
   }
 }
 
-acp
-  .agent({ name: "interop-ts-agent-v1" })
-  .onRequest(A.initialize, ({ params }) => {
-    log("initialize, client asked for protocol", params.protocolVersion);
-    return {
-      protocolVersion: acp.PROTOCOL_VERSION,
-      agentCapabilities: { sessionCapabilities: { close: {} } },
-      agentInfo: { name: "interop-ts-agent-v1", version: "2.4.0" },
-      authMethods: [],
-    };
-  })
-  .onRequest(A.session.new, () => {
-    const sessionId = `sess_ts_v1_${++nextSession}`;
-    sessions.set(sessionId, { turn: null });
-    return { sessionId };
-  })
-  .onRequest(A.session.prompt, runPrompt)
-  .onNotification(A.session.cancel, ({ params }) => {
-    log("cancel", params.sessionId);
-    sessions.get(params.sessionId)?.turn?.abort();
-  })
-  .onRequest(A.session.close, ({ params }) => {
-    log("close", params.sessionId);
-    sessions.get(params.sessionId)?.turn?.abort();
-    sessions.delete(params.sessionId);
-    return {};
-  })
-  .connect(agentStdio(acp.ndJsonStream))
-  .closed.then(() => log("connection closed"));
+/** The agent app (unconnected): stdio below, or the remote server (remote_agent.mjs). */
+export function agentV1() {
+  return acp
+    .agent({ name: "interop-ts-agent-v1" })
+    .onRequest(A.initialize, ({ params }) => {
+      log("initialize, client asked for protocol", params.protocolVersion);
+      return {
+        protocolVersion: acp.PROTOCOL_VERSION,
+        agentCapabilities: { sessionCapabilities: { close: {} } },
+        agentInfo: { name: "interop-ts-agent-v1", version: "2.4.0" },
+        authMethods: [],
+      };
+    })
+    .onRequest(A.session.new, () => {
+      const sessionId = `sess_ts_v1_${++nextSession}`;
+      sessions.set(sessionId, { turn: null });
+      return { sessionId };
+    })
+    .onRequest(A.session.prompt, runPrompt)
+    .onNotification(A.session.cancel, ({ params }) => {
+      log("cancel", params.sessionId);
+      sessions.get(params.sessionId)?.turn?.abort();
+    })
+    .onRequest(A.session.close, ({ params }) => {
+      log("close", params.sessionId);
+      sessions.get(params.sessionId)?.turn?.abort();
+      sessions.delete(params.sessionId);
+      return {};
+    });
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  agentV1()
+    .connect(agentStdio(acp.ndJsonStream))
+    .closed.then(() => log("connection closed"));
+}

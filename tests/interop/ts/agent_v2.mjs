@@ -5,6 +5,7 @@
 // ({ messageId }); the turn itself is reported with session/update
 // user_message, state_update running / requires_action / idle + stopReason.
 import * as acp from "@agentclientprotocol/sdk/experimental/v2";
+import { pathToFileURL } from "node:url";
 import { agentStdio, logger, parseArgs, sleep, streamCount } from "./common.mjs";
 
 const log = logger("ts-agent-v2");
@@ -109,34 +110,41 @@ async function onPrompt({ params, client }) {
   return { messageId }; // accepted; completion is reported via state_update idle
 }
 
-acp
-  .agent({ name: "interop-ts-agent-v2" })
-  .onRequest(A.initialize, ({ params }) => {
-    log("initialize, client asked for protocol", params.protocolVersion);
-    return {
-      protocolVersion: acp.PROTOCOL_VERSION,
-      info: { name: "interop-ts-agent-v2", version: "2.4.0" },
-      capabilities: {},
-    };
-  })
-  .onRequest(A.session.new, () => {
-    const sessionId = `sess_ts_v2_${++nextSession}`;
-    sessions.set(sessionId, { turn: null, idle: Promise.resolve() });
-    return { sessionId };
-  })
-  .onRequest(A.session.prompt, onPrompt)
-  .onNotification(A.session.cancel, ({ params }) => {
-    log("cancel", params.sessionId);
-    sessions.get(params.sessionId)?.turn?.abort();
-  })
-  .onRequest(A.session.close, async ({ params }) => {
-    log("close", params.sessionId);
-    const session = sessions.get(params.sessionId);
-    if (!session) return {};
-    session.turn?.abort();
-    await session.idle;
-    sessions.delete(params.sessionId);
-    return {};
-  })
-  .connect(agentStdio(acp.ndJsonStream))
-  .closed.then(() => log("connection closed"));
+/** The agent app (unconnected): stdio below, or the remote server (remote_agent.mjs). */
+export function agentV2() {
+  return acp
+    .agent({ name: "interop-ts-agent-v2" })
+    .onRequest(A.initialize, ({ params }) => {
+      log("initialize, client asked for protocol", params.protocolVersion);
+      return {
+        protocolVersion: acp.PROTOCOL_VERSION,
+        info: { name: "interop-ts-agent-v2", version: "2.4.0" },
+        capabilities: {},
+      };
+    })
+    .onRequest(A.session.new, () => {
+      const sessionId = `sess_ts_v2_${++nextSession}`;
+      sessions.set(sessionId, { turn: null, idle: Promise.resolve() });
+      return { sessionId };
+    })
+    .onRequest(A.session.prompt, onPrompt)
+    .onNotification(A.session.cancel, ({ params }) => {
+      log("cancel", params.sessionId);
+      sessions.get(params.sessionId)?.turn?.abort();
+    })
+    .onRequest(A.session.close, async ({ params }) => {
+      log("close", params.sessionId);
+      const session = sessions.get(params.sessionId);
+      if (!session) return {};
+      session.turn?.abort();
+      await session.idle;
+      sessions.delete(params.sessionId);
+      return {};
+    });
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  agentV2()
+    .connect(agentStdio(acp.ndJsonStream))
+    .closed.then(() => log("connection closed"));
+}

@@ -1,13 +1,13 @@
 // ACP v1 client built on the official TypeScript SDK (@agentclientprotocol/sdk).
-// Usage: node client_v1.mjs [--stream N | --roundtrips N] -- <agent command...>
+// Usage: node client_v1.mjs [--stream N | --roundtrips N] (-- <agent command...> | --url URL [--transport http|websocket])
 // Last stdout line is a JSON summary; exit code 0 iff it says "ok": true.
 import * as acp from "@agentclientprotocol/sdk";
-import { finish, logger, parseArgs, sessionRoundtrips, spawnAgent, stopAgent } from "./common.mjs";
+import { finish, logger, openAgent, parseArgs, sessionRoundtrips } from "./common.mjs";
 
 const log = logger("ts-client-v1");
 const args = parseArgs();
 const { agent: A, client: C } = acp.methods;
-const agentProc = spawnAgent(acp.ndJsonStream, args.command);
+const agentProc = await openAgent(acp.ndJsonStream, args);
 const summary = { ok: false, protocolVersion: null, updates: {}, permissionRequests: 0, errors: [] };
 const check = (cond, msg) => { if (!cond) summary.errors.push(msg); };
 let cancelSent = false;
@@ -89,6 +89,6 @@ try {
   log("error:", err);
   summary.errors.push(String(err?.message ?? err));
 }
-const exit = await stopAgent(agentProc);
+const exit = await agentProc.stop();
 check(exit.code === 0, `agent exited with ${JSON.stringify(exit)}`);
 finish(summary);

@@ -9,8 +9,8 @@ export function logger(tag) {
 }
 
 /**
- * Parse `[--stream N] [--roundtrips N] [-- agent cmd...]` (absent numbers are 0).
- * `--stream N` may also come from ACP_INTEROP_STREAM (agents only).
+ * Parse `[--stream N] [--roundtrips N] [--url URL [--transport http|websocket]] [-- agent cmd...]`
+ * (absent numbers are 0). `--stream N` may also come from ACP_INTEROP_STREAM (agents only).
  */
 export function parseArgs(argv = process.argv.slice(2)) {
   const sep = argv.indexOf("--");
@@ -20,7 +20,17 @@ export function parseArgs(argv = process.argv.slice(2)) {
     const i = own.indexOf(flag);
     return i >= 0 ? Number(own[i + 1]) : 0;
   };
-  return { stream: number("--stream"), roundtrips: number("--roundtrips"), command };
+  const text = (flag, fallback) => {
+    const i = own.indexOf(flag);
+    return i >= 0 ? own[i + 1] : fallback;
+  };
+  return {
+    stream: number("--stream"),
+    roundtrips: number("--roundtrips"),
+    url: text("--url", null),
+    transport: text("--transport", "http"),
+    command,
+  };
 }
 
 /** N from `--stream N` / ACP_INTEROP_STREAM, or from a prompt text "stream N". */
@@ -46,6 +56,28 @@ export function spawnAgent(ndJsonStream, command) {
   const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
   const stream = ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
   return { child, exited, stream };
+}
+
+/**
+ * The agent a client talks to: the remote one at `--url` (the SDK's experimental Streamable
+ * HTTP or WebSocket client), or the command after `--`, spawned. `stop()` resolves to the
+ * exit status (`{code: 0}` for a remote agent, whose connection the SDK ends itself).
+ */
+export async function openAgent(ndJsonStream, args) {
+  if (args.url === null) {
+    const proc = spawnAgent(ndJsonStream, args.command);
+    return { stream: proc.stream, stop: () => stopAgent(proc) };
+  }
+  let stream;
+  if (args.transport === "websocket") {
+    const { createWebSocketStream } = await import("@agentclientprotocol/sdk/experimental/ws-client");
+    const { WebSocket } = await import("ws");
+    stream = createWebSocketStream(args.url, { WebSocket });
+  } else {
+    const { createHttpStream } = await import("@agentclientprotocol/sdk/experimental/http-client");
+    stream = createHttpStream(args.url);
+  }
+  return { stream, stop: async () => ({ code: 0 }) };
 }
 
 /** Close the agent's stdin and wait (bounded) for it to exit. */

@@ -20,9 +20,14 @@ Server -> client, in the order the agent wrote them:
   (`session/update`, `session/request_permission`, fs and terminal requests), and one
   without (`$/cancel_request`, extension notifications) to the connection-scoped stream.
 
-Client -> server: a message with `params.sessionId` must carry the same `Acp-Session-Id`,
-and so must the answer to an agent request that went to a session's stream (the RFD:
-"session-scoped POST requests ... permission responses"): 400 otherwise.
+Client -> server: a message with `params.sessionId` must carry the same `Acp-Session-Id`
+(the RFD's routing: "session-scoped request missing Acp-Session-Id? -> 400"), except
+`session/load` and `session/resume`, which the RFD answers on the connection-scoped stream
+because the client may not have the session's stream yet: without the header they are
+accepted and answered there. The answer to an agent request that went to a session's stream
+may carry the header ("permission responses"); a wrong one is 400, a missing one is accepted,
+since the request's id already names the session (the official Python SDK's client sends
+none).
 
 A request of a session the server does not know (see below) is answered on the
 connection-scoped stream: the client cannot open that session's stream (404).
@@ -39,6 +44,10 @@ from collections.abc import Callable
 from msgspec import UnsetType
 
 from ...streams.envelope import Envelope, RequestId
+
+LOADING = frozenset({"session/load", "session/resume"})
+"""Requests of a session the client may send without `Acp-Session-Id` (then answered on the
+connection-scoped stream)."""
 
 CREATING = frozenset({"session/new", "session/fork"})
 """Requests whose response goes to the connection-scoped stream although they may name a
@@ -62,7 +71,8 @@ class Routes:
         a request of a session it cannot goes to the connection-scoped stream."""
         if message.method is not None:
             session = message.params_session
-            if session is not None and header_session != session:
+            lenient = header_session is None and message.method in LOADING
+            if session is not None and header_session != session and not lenient:
                 return _mismatch("params.sessionId", session, header_session)
             if message.is_request and not isinstance(message.id, UnsetType):
                 route = header_session
@@ -73,7 +83,7 @@ class Routes:
         if isinstance(message.id, UnsetType):
             return None
         expected = self._asked.get(message.id)
-        if expected is not None and header_session != expected:
+        if expected is not None and header_session not in (expected, None):
             return _mismatch("the request it answers", expected, header_session)
         self._asked.pop(message.id, None)
         return None

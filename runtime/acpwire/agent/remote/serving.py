@@ -22,6 +22,22 @@ if TYPE_CHECKING:
 WEBSOCKET_PING_INTERVAL = 20.0
 """Seconds between the server's WebSocket pings (Hypercorn sends them; ASGI apps cannot)."""
 
+KEEP_ALIVE_TIMEOUT = 30.0
+"""Seconds Hypercorn keeps an idle HTTP connection open (its default is 5 s, httpx's pool keeps
+one 5 s too: a POST sent as the server closed the connection would fail). Longer than a
+client's keep-alive, so the client lets an idle connection go first."""
+
+KEEP_ALIVE_MAX_REQUESTS = 1 << 40
+"""Requests one HTTP connection may carry. Hypercorn's default (1000) closes an HTTP/2
+connection after its 1000th request with a GOAWAY that httpx's client does not survive for the
+requests already sent (it fails them): every ACP message a client sends is a POST, so a busy
+connection reaches 1000 in minutes."""
+
+BACKLOG = 1024
+"""Connections the listening socket queues before they are accepted. Hypercorn listens again with
+its own `backlog` (100): a burst of clients (each Streamable HTTP connection opens two or more
+TCP connections) overflowed it."""
+
 DEFAULT_BIND = "127.0.0.1:8000"
 
 _NO_STATUS = cast("trio.TaskStatus[list[str]]", TASK_STATUS_IGNORED)  # either loop's ignores it
@@ -56,16 +72,19 @@ async def serve_remote(
             binds.append(address)
             continue
         host, _, port = address.rpartition(":")
-        listener = socket.create_server((host.strip("[]"), int(port)), backlog=1024)
+        listener = socket.create_server((host.strip("[]"), int(port)), backlog=BACKLOG)
         listeners.append(listener)
         bound_port = listener.getsockname()[1]
         urls.append(f"{scheme}://{host}:{bound_port}{app.remote.path or '/'}")
         binds.append(f"fd://{listener.detach()}")  # Hypercorn owns the socket from here on
     config = config_module.Config()
     config.bind = binds
+    config.backlog = BACKLOG
     config.certfile = certfile
     config.keyfile = keyfile
     config.websocket_ping_interval = websocket_ping_interval
+    config.keep_alive_timeout = KEEP_ALIVE_TIMEOUT
+    config.keep_alive_max_requests = KEEP_ALIVE_MAX_REQUESTS
     config.websocket_max_message_size = app.remote.max_message_bytes
     config.accesslog = logging.getLogger("hypercorn.access") if access_log else None
     if current_loop().name == "trio":

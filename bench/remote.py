@@ -1,0 +1,298 @@
+"""Remote benchmark: acpwire's server and client against the official SDKs' remote pairs, over
+WebSocket and Streamable HTTP on loopback, side by side in one run.
+
+    python bench/remote.py [N] [--roundtrips M] [--rounds R] [--quick] [--only LABEL...]
+
+Each pair is a server process and a client process that connects to the URL the server prints:
+
+- acpwire: `python -m acpwire.fixtures.echo_agent --serve 127.0.0.1:0` (`agent_app` under
+  `serve_remote`, Hypercorn) and `python -m acpwire.fixtures.client --url URL` (`open_remote`),
+  both on trio or both on asyncio; over WebSocket, Streamable HTTP/2 (cleartext, prior
+  knowledge) and Streamable HTTP/1.1 (`--http1`);
+- the TypeScript SDK 2.4.0 (v2): tests/interop/ts/remote_agent.mjs (`AcpServer`, Node adapter)
+  and ts/client_v2.mjs `--url` (its experimental WebSocket client, and its HTTP client, which
+  speaks HTTP/1.1: Node's fetch);
+- the Python SDK 0.12.1 (v1, `[http]`): py/remote_agent_v1.py (its ASGI app under Hypercorn's
+  asyncio worker) and py/remote_client_v1.py (websockets; httpx, which over http:// speaks
+  HTTP/1.1: the SDK asks HTTP/2 by ALPN only), beside acpwire v1 on asyncio; its round trips
+  over HTTP are not measured (`PY_SDK_SESSION_STREAMS`).
+
+The measurements are those of bench/stdio.py (streaming N chunks, client-timed; M sequential
+`session/new` round trips after 100 warm-up ones, p50/p99), over interleaved rounds, medians;
+each run against a fresh server. Over Streamable HTTP a client opens the new session's event
+stream (a GET) as part of `session/new`, so the round trip includes opening a stream.
+Ratios compare each pair with the TypeScript pair of the same profile (its HTTP/1.1 for either
+HTTP row): issue 19's targets are >= 5x its streaming and a lower round-trip p50. The tables
+are printed and written to bench/results/remote.txt.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+
+from stdio import (
+    ENV,
+    HAVE_NODE,
+    HAVE_PY_SDK,
+    INTEROP,
+    PY,
+    ROOT,
+    add_run_options,
+    interleaved,
+    node_version,
+    parse_output,
+    publish,
+    spread,
+    version,
+)
+
+RESULTS = ROOT / "bench" / "results" / "remote.txt"
+TIMEOUT = 600.0
+SERVER_START = 30.0
+STREAMING_TARGET = 5.0  # issue 19: >= 5x the TypeScript pair's streaming on each profile
+LABEL = 30
+PROFILES = {  # profile -> (the client's options, the TypeScript pair it is compared with)
+    "websocket": (["--transport", "websocket"], "websocket"),
+    "http/2": (["--transport", "http"], "http/1.1"),
+    "http/1.1": (["--transport", "http", "--http1"], "http/1.1"),
+}
+
+
+PY_SDK_SESSION_STREAMS = (
+    "its HTTP client opens an event stream per session on a connection of its own and hangs "
+    "at httpx's pool limit (100) in a run of session/new requests"
+)
+
+
+@dataclass
+class RemotePair:
+    name: str
+    protocol: int
+    profile: str
+    server: list[str]
+    client: list[str]  # without --url and the transport options
+    loop: str = ""
+    missing: str | None = None
+    no_roundtrips: str | None = None  # why the round trips cannot be measured
+    rates: list[float] = field(default_factory=list)
+    p50s: list[float] = field(default_factory=list)  # ms
+    p99s: list[float] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} v{self.protocol} {self.profile} {self.loop}".rstrip()
+
+
+def acpwire_pair(protocol: int, profile: str, loop: str) -> RemotePair:
+    server = [PY, "-m", "acpwire.fixtures.echo_agent", "--loop", loop, "--serve", "127.0.0.1:0"]
+    client = [PY, "-m", "acpwire.fixtures.client", "--loop", loop, "--protocol", str(protocol)]
+    return RemotePair("acpwire", protocol, profile, server, client, loop=loop)
+
+
+def pairs() -> list[RemotePair]:
+    no_node = None if HAVE_NODE else "node or tests/interop/ts/node_modules missing"
+    no_sdk = None if HAVE_PY_SDK else "agent-client-protocol[http] not installed"
+    ts_server, ts_client = ["node", "ts/remote_agent.mjs"], ["node", "ts/client_v2.mjs"]
+    py_server, py_client = [PY, "py/remote_agent_v1.py"], [PY, "py/remote_client_v1.py"]
+    return [
+        *(acpwire_pair(2, profile, loop) for loop in ("trio", "asyncio") for profile in PROFILES),
+        *(acpwire_pair(1, profile, "asyncio") for profile in ("websocket", "http/1.1")),
+        *(
+            RemotePair("ts-sdk", 2, profile, ts_server, ts_client, missing=no_node)
+            for profile in ("websocket", "http/1.1")
+        ),
+        RemotePair("python-sdk", 1, "websocket", py_server, py_client, missing=no_sdk),
+        RemotePair(
+            "python-sdk",
+            1,
+            "http/1.1",  # its client asks HTTP/2 only by ALPN: over http:// it speaks HTTP/1.1
+            py_server,
+            py_client,
+            missing=no_sdk,
+            no_roundtrips=PY_SDK_SESSION_STREAMS,
+        ),
+    ]
+
+
+def serve(pair: RemotePair) -> tuple[subprocess.Popen[str], str]:
+    """The pair's server, started, and the URL its first line names."""
+    server = subprocess.Popen(
+        pair.server,
+        cwd=INTEROP,
+        env=ENV,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert server.stdout is not None
+    first = server.stdout.readline()
+    if not first:
+        server.wait(SERVER_START)
+        raise ValueError(f"the server exited ({server.returncode}) before printing its URL")
+    return server, json.loads(first)["url"]
+
+
+def stop(server: subprocess.Popen[str]) -> None:
+    server.terminate()
+    try:
+        server.wait(5)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait()
+
+
+def run_client(pair: RemotePair, mode: list[str]) -> dict[str, object] | None:
+    """One client run against a fresh server (`--stream N` / `--roundtrips M`): its summary,
+    or None after recording the failure."""
+    try:
+        server, url = serve(pair)
+        try:
+            proc = subprocess.run(
+                [*pair.client, *mode, "--url", url, *PROFILES[pair.profile][0]],
+                cwd=INTEROP,
+                env=ENV,
+                capture_output=True,
+                text=True,
+                timeout=TIMEOUT,
+            )
+        finally:
+            stop(server)
+        if proc.returncode != 0 or not proc.stdout.strip():
+            raise ValueError(f"exit {proc.returncode}: {proc.stderr.strip()[-500:]}")
+        protocol, summary = parse_output(proc.stdout)
+        if protocol != pair.protocol:
+            raise ValueError(f"protocol {protocol}; expected {pair.protocol}")
+        return summary
+    except (ValueError, KeyError, IndexError, SyntaxError, subprocess.TimeoutExpired) as exc:
+        pair.failures.append(f"{' '.join(mode)}: {exc}")
+        print(f"  {pair.label} {' '.join(mode)}: FAILED {exc}", file=sys.stderr)
+        return None
+
+
+def measure(pair: RemotePair, chunks: int, count: int) -> None:
+    streamed = run_client(pair, ["--stream", str(chunks)])
+    if streamed is not None:
+        if streamed["chunks"] != chunks:
+            pair.failures.append(f"{streamed['chunks']} chunks; expected {chunks}")
+        else:
+            pair.rates.append(chunks / float(streamed["seconds"]))  # type: ignore[arg-type]
+            print(f"  {pair.label} stream: {pair.rates[-1]:,.0f} msgs/s", file=sys.stderr)
+    if pair.no_roundtrips is not None:
+        return
+    timed = run_client(pair, ["--roundtrips", str(count)])
+    if timed is not None:
+        pair.p50s.append(float(timed["p50_ms"]))  # type: ignore[arg-type]
+        pair.p99s.append(float(timed["p99_ms"]))  # type: ignore[arg-type]
+        print(
+            f"  {pair.label} round trips: p50 {pair.p50s[-1]:.3f} ms, p99 {pair.p99s[-1]:.3f} ms",
+            file=sys.stderr,
+        )
+
+
+def typescript(pairs: list[RemotePair], pair: RemotePair, samples: str) -> float | None:
+    """The median of the TypeScript pair `pair` is compared with."""
+    profile = PROFILES[pair.profile][1]
+    for other in pairs:
+        if other.name == "ts-sdk" and other.profile == profile and getattr(other, samples):
+            return statistics.median(getattr(other, samples))
+    return None
+
+
+def ratio(value: float, base: float | None) -> str:
+    return f"{value / base:.2f}x" if base else "-"
+
+
+def missing(pair: RemotePair, reason: str | None = None) -> str:
+    reason = reason or pair.missing or f"failed: {pair.failures[-1].splitlines()[-1][:70]}"
+    return f"{pair.label:{LABEL}} {'-':>13}  not measured: {reason}"
+
+
+def report(pairs: list[RemotePair], chunks: int, count: int, rounds: int) -> str:
+    stream_header = f"{'pair':{LABEL}} {'median msgs/s':>13} {'spread':>7} {'vs ts-sdk':>10}"
+    trip_header = (
+        f"{'pair':{LABEL}} {'p50 ms':>8} {'spread':>7} {'p99 ms':>8} {'p50 vs ts-sdk':>14}"
+    )
+    streaming, trips = [stream_header, "-" * len(stream_header)], [trip_header]
+    trips.append("-" * len(trip_header))
+    targets = []
+    for pair in pairs:
+        ts_rate, ts_p50 = typescript(pairs, pair, "rates"), typescript(pairs, pair, "p50s")
+        if pair.rates:
+            rate = statistics.median(pair.rates)
+            streaming.append(
+                f"{pair.label:{LABEL}} {rate:13,.0f} {spread(pair.rates)} {ratio(rate, ts_rate):>10}"
+            )
+        else:
+            streaming.append(missing(pair))
+        if pair.p50s:
+            p50 = statistics.median(pair.p50s)
+            trips.append(
+                f"{pair.label:{LABEL}} {p50:8.3f} {spread(pair.p50s)} "
+                f"{statistics.median(pair.p99s):8.3f} {ratio(ts_p50, p50) if ts_p50 else '-':>14}"
+            )
+        else:
+            trips.append(missing(pair, pair.no_roundtrips))
+        if pair.name == "acpwire" and pair.protocol == 2 and pair.rates and pair.p50s:
+            if ts_rate is None or ts_p50 is None:
+                targets.append(f"  {pair.label:{LABEL}} not checked (no TypeScript pair ran)")
+                continue
+            times, p50 = statistics.median(pair.rates) / ts_rate, statistics.median(pair.p50s)
+            targets.append(
+                f"  {pair.label:{LABEL}} streaming {times:5.1f}x "
+                f"{'met' if times >= STREAMING_TARGET else 'MISSED':6}  p50 {p50:.3f} ms vs "
+                f"{ts_p50:.3f} ms {'met' if p50 < ts_p50 else 'MISSED'}"
+            )
+    lines = [
+        f"acpwire remote benchmark, {time.strftime('%Y-%m-%d %H:%M')}: {rounds} interleaved "
+        "rounds, median per pair, loopback",
+        f"python {platform.python_version()}, node {node_version()}, hypercorn "
+        f"{version('hypercorn')}, httpx {version('httpx')}, h2 {version('h2')}, httpx-ws "
+        f"{version('httpx-ws')}, agent-client-protocol {version('agent-client-protocol')}, "
+        f"@agentclientprotocol/sdk 2.4.0; {platform.machine()} {platform.system()}, "
+        f"{os.cpu_count()} CPUs",
+        "",
+        f"streaming: {chunks:,} agent_message_chunk updates per run",
+        *streaming,
+        "",
+        f"round trips: {count:,} session/new requests per run, one after another (after 100 "
+        "warm-up ones)",
+        *trips,
+        "ratio > 1: faster than the TypeScript pair of the same profile (HTTP/1.1 for both "
+        "HTTP rows: its client has no HTTP/2). spread = (max - min) / median over the rounds.",
+        "",
+        f"issue 19's targets: streaming >= {STREAMING_TARGET:g}x the TypeScript pair, "
+        "round-trip p50 below it",
+        *targets,
+    ]
+    failed = [f"  {pair.label}: {failure}" for pair in pairs for failure in pair.failures]
+    if failed:
+        lines += ["", "failed runs:", *failed]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_run_options(parser, chunks=20_000, roundtrips=1_000)
+    args = parser.parse_args()
+    if args.quick:
+        args.chunks, args.roundtrips, args.rounds = 2_000, 200, 1
+    runnable = pairs()
+    if args.only:
+        runnable = [pair for pair in runnable if pair.label.startswith(tuple(args.only))]
+    active = [pair for pair in runnable if pair.missing is None]
+    interleaved(active, args.rounds, lambda pair: measure(pair, args.chunks, args.roundtrips))
+    publish(report(runnable, args.chunks, args.roundtrips, args.rounds), RESULTS)
+
+
+if __name__ == "__main__":
+    main()

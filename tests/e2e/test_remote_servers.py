@@ -1,0 +1,88 @@
+"""The remote transport beyond acpwire's own `serve_remote`: cookies the client keeps for the
+connection (the RFD's MUST, for servers behind a load balancer with cookie affinity), and
+`agent_app` under uvicorn (HTTP/1.1 and WebSocket: uvicorn has no HTTP/2)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+
+from acp_schema import v2
+from acpwire import RemoteConnectionError, agent_app, open_remote
+from acpwire.examples.hello_agent import HelloAgent
+from acpwire.examples.hello_client import HelloClient
+from helpers.asgi_servers import hypercorn_serving, uvicorn_serving
+from helpers.hello_turns import HELLO_TURN, hello_turn
+from helpers.loops import run_async
+
+INFO = v2.Implementation(name="servers-test", version="1.0")
+AFFINITY = b"backend=b7"
+
+
+class CookieAffinity:
+    """An ASGI wrapper, as a load balancer with cookie affinity: the `initialize` POST's answer
+    sets a cookie; every later request of the connection without it is refused (403)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.with_cookie = 0
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope["headers"])
+        if b"acp-connection-id" not in headers:  # the initialize POST
+
+            async def setting_the_cookie(message: Any) -> None:
+                if message["type"] == "http.response.start":
+                    cookie = (b"set-cookie", AFFINITY + b"; Path=/; HttpOnly")
+                    message = {**message, "headers": [*message["headers"], cookie]}
+                await send(message)
+
+            await self.app(scope, receive, setting_the_cookie)
+            return
+        if AFFINITY not in headers.get(b"cookie", b""):
+            await send({"type": "http.response.start", "status": 403, "headers": []})
+            await send({"type": "http.response.body", "body": b"no affinity cookie"})
+            return
+        self.with_cookie += 1
+        await self.app(scope, receive, send)
+
+
+@pytest.mark.usefixtures("loop")
+async def test_the_client_returns_the_servers_cookies_for_the_connection() -> None:
+    app = CookieAffinity(agent_app(HelloAgent))
+    with anyio.fail_after(8):
+        async with hypercorn_serving(app) as url:
+            async with open_remote(url, v2=HelloClient, transport="http") as conn:
+                assert await hello_turn(conn) == HELLO_TURN
+    # the event streams, the POSTs after initialize and the DELETE all carried it
+    assert app.with_cookie >= 6
+
+
+@pytest.mark.parametrize("transport", ["websocket", "http"])
+def test_uvicorn_serves_websocket_and_streamable_http_over_http1(transport: str) -> None:
+    async def scenario() -> None:
+        app = agent_app(HelloAgent)
+        with anyio.fail_after(8):
+            async with uvicorn_serving(app) as url:
+                opening = open_remote(url, v2=HelloClient, transport=transport, http2=False)  # type: ignore[arg-type]
+                async with opening as conn:
+                    assert await hello_turn(conn) == HELLO_TURN
+
+    run_async(scenario, "asyncio")  # uvicorn runs on asyncio only
+
+
+def test_cleartext_http2_against_an_http1_server_names_the_fix() -> None:
+    async def scenario() -> None:
+        with anyio.fail_after(8):
+            async with uvicorn_serving(agent_app(HelloAgent)) as url:
+                with pytest.raises(RemoteConnectionError) as failed:
+                    async with open_remote(url, v2=HelloClient, transport="http") as conn:
+                        await conn.initialize(v2.InitializeRequest(protocol_version=2, info=INFO))
+                assert "http2=False" in str(failed.value) and url in str(failed.value)
+
+    run_async(scenario, "asyncio")
