@@ -147,10 +147,10 @@ async def test_a_client_killed_mid_turn_has_its_turn_cancelled_and_leaves_nothin
     """The client's process is killed while its turn streams: no close frame, no DELETE.
     WebSocket: the socket's end ends the connection. Streamable HTTP: the connection outlives
     its streams (the client may open them again), so the agent's output fills the stream's
-    bound and, unread for `stall_timeout`, closes the connection. Either way the turn ends
-    without finishing: cancelled (the session layer's rule for a turn whose connection ended),
-    or, when its write is the one that meets the closed connection, with `ConnectionClosed`;
-    and no task of acpwire is left."""
+    bound and, unread for `stall_timeout`, closes the connection. Either way the turn runs on
+    for `idle_timeout` (a client may come back and resume it: test_remote_durable.py), then
+    ends without finishing: cancelled, or, when its write is the one that meets the closed
+    connection, with `ConnectionClosed`; and no task of acpwire is left."""
     fate: list[str] = []
 
     async def work(turn: Any) -> str:
@@ -166,7 +166,7 @@ async def test_a_client_killed_mid_turn_has_its_turn_cancelled_and_leaves_nothin
         return "end_turn"
 
     agent_v2, agent_v1 = turn_agents(work, name="slow", version="1")
-    remote = RemoteOptions(max_stream_bytes=16 * 1024, stall_timeout=0.5)
+    remote = RemoteOptions(max_stream_bytes=16 * 1024, stall_timeout=0.5, idle_timeout=0.5)
     app = agent_app(agent_v2, v1=agent_v1, remote=remote)
     with anyio.fail_after(9):
         async with served(app) as url:
