@@ -54,6 +54,7 @@ from ..streams.byte_stream import AnyByteStream, byte_stream, close_sending
 from .dispatch import Dispatch, WrongResult, checked_result, result_shape
 from .framing import LineReader, OversizedLine
 from .jsonrpc import Answer, Call, CheckedJsonRpcCore, Event, JsonRpcCore, Reply, RequestId
+from .line_hook import HookedOutbox, LineHook
 from .options import ConnectionOptions
 from .outbox import Outbox
 
@@ -150,6 +151,7 @@ class Connection:
         "_handlers",
         "_initialize_response",
         "_input_ended",
+        "_line_hook",
         "_max_concurrent",
         "_next_unparsable_count",
         "_nursery",
@@ -206,7 +208,12 @@ class Connection:
         self._cancelled_result = cancelled_result
         self._closed_reason = closed_reason
         self._reader = LineReader(options.max_line_bytes)
-        self._outbox = Outbox(self.stream, options.max_buffered_bytes, on_failure=self._close)
+        self._line_hook = None if options.on_line is None else LineHook(options.on_line, peer)
+        self._outbox = (
+            Outbox(self.stream, options.max_buffered_bytes, on_failure=self._close)
+            if self._line_hook is None
+            else HookedOutbox(self._line_hook, self.stream, options.max_buffered_bytes, self._close)
+        )
         self._max_concurrent = options.max_concurrent_requests  # read per request: one lookup
         self._running = 0
         self._backlog: list[_Handling] = []  # a list: a deque would cost 0.5 KiB per connection
@@ -304,6 +311,7 @@ class Connection:
         (as if each were a task started then), each on this task (`_start`)."""
         receive_line = self.core.receive_line
         to_start = self._to_start
+        line_hook = self._line_hook
         while True:
             while to_start:
                 handling = to_start.pop(0)
@@ -323,6 +331,8 @@ class Connection:
             else:
                 self._input_ended = True
                 items = self._reader.eof()
+            if line_hook is not None:
+                line_hook.read(items)
             for item in items:
                 try:
                     events = (
