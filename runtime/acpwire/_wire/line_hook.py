@@ -7,8 +7,8 @@ A connection without a hook pays nothing per line written (it has a plain `Outbo
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
+from time import monotonic
 
 from ..errors import ConnectionClosed
 from ..streams.byte_stream import ByteStream
@@ -33,7 +33,7 @@ class LineHook:
 
     def read(self, items: list[bytes | OversizedLine]) -> None:
         """The lines of one read (an oversized line was dropped unread: not reported)."""
-        now = time.monotonic()
+        now = monotonic()
         for item in items:
             if type(item) is bytes:
                 self.call("in", item, now)
@@ -67,5 +67,5 @@ class HookedOutbox(Outbox):
         self.line_hook = line_hook
 
     def put_nowait(self, message: bytes) -> None:
-        super().put_nowait(message)  # raises, and nothing is reported, once writing failed
-        self.line_hook.call("out", message, time.monotonic())
+        Outbox.put_nowait(self, message)  # raises, and nothing is reported, once writing failed
+        self.line_hook.call("out", message, monotonic())
