@@ -20,6 +20,9 @@ endpoint switches it to the negotiated surface with `switch_to`, its one change 
   their handlers should be quick.
 - Sends go through a bounded outbox drained by one writer task (outbox.py): bursts are
   written together, and a slow reader slows the writer instead of growing memory.
+- A line hook (`ConnectionOptions.on_line`, line_hook.py) sees each line as it is read, before
+  it is processed, and each message as it is queued; without one, reading tests it once a
+  read and sending not at all (a plain `Outbox`).
 - When the peer closes the stream, requests still waiting fail with `ConnectionClosed`, and
   the requests it sent are still answered: their handlers get `eof_grace_period` seconds to
   finish, then are cancelled and answered with an error saying the input ended.
