@@ -10,6 +10,7 @@ lines with the bare codec. Stages in between show where the overhead is:
   + JSON-RPC core  LineReader + JsonRpcCore.receive_line (decode, Call events)
   + dispatch       ... + `await dispatch(call)` (handler_dispatch -> the handler), in trio
   Connection       the whole thing: Connection.run reading the stream until EOF
+  + on_line        the same with a no-op line hook (`ConnectionOptions.on_line`): its cost
 
 Rounds are interleaved (every stage once per round); figures are medians per message.
 
@@ -50,8 +51,11 @@ from acpwire._wire.connection import READ_CHUNK, Connection  # noqa: E402
 from acpwire._wire.dispatch import handler_dispatch  # noqa: E402
 from acpwire._wire.framing import LineReader  # noqa: E402
 from acpwire._wire.jsonrpc import Call, JsonRpcCore  # noqa: E402
+from acpwire._wire.options import ConnectionOptions  # noqa: E402
+from acpwire._wire.wire_line import WireLine  # noqa: E402
 
 TARGET_RATIO = 2.5
+NO_HOOK = ConnectionOptions()
 
 
 class Client(v2.ClientBase):
@@ -107,10 +111,12 @@ class Stages:
                     await dispatch(event)
         return client.count
 
-    async def connection(self) -> int:
+    async def connection(self, options: ConnectionOptions = NO_HOOK) -> int:
         client = Client()
         ours, theirs = trio.testing.memory_stream_pair()
-        conn = Connection(ours, self.codec, handler_dispatch(client, v2.ClientBase))
+        conn = Connection(
+            ours, self.codec, handler_dispatch(client, v2.ClientBase), options=options
+        )
 
         async def feed() -> None:
             for chunk in self.chunks:
@@ -122,6 +128,13 @@ class Stages:
             await conn.run()
         return client.count
 
+    async def connection_hooked(self) -> int:
+        return await self.connection(ConnectionOptions(on_line=_ignore))
+
+
+def _ignore(line: WireLine) -> None:
+    """The trivial line hook: what a hook costs the connection, not what it does."""
+
 
 STAGES: list[tuple[str, str]] = [
     ("bare codec: CLIENT_CODEC.decode", "bare"),
@@ -129,7 +142,10 @@ STAGES: list[tuple[str, str]] = [
     ("+ JSON-RPC core: receive_line", "core"),
     ("+ dispatch: handler_dispatch -> handler", "dispatch"),
     ("Connection.run over memory_stream_pair", "connection"),
+    ("Connection.run, on_line set (no-op hook)", "connection_hooked"),
 ]
+CONNECTION = STAGES[-2][0]
+"""The whole runtime path (the target's): without a line hook."""
 
 
 async def timed(fn: Callable[[], Any], passes: int) -> tuple[float, int]:
@@ -196,7 +212,7 @@ def report(args: argparse.Namespace, stages: Stages, samples: dict[str, list[flo
         )
         if not name.startswith("Connection"):
             previous = med
-    full = statistics.median(samples[STAGES[-1][0]])
+    full = statistics.median(samples[CONNECTION])
     ratio = full / base
     out += [
         "",

@@ -32,7 +32,7 @@ importable from here:
   `ProtocolMismatch`, `InitializeTimeout`, `RemoteConnectionError`, `NotInitialized`, `AgentNotFound` /
   `AgentNotExecutable` / `AgentLaunchError`;
 - the limits and checks of a connection: `ConnectionOptions` (`options=` of `serve_agent`,
-  `serve_turns`, `connect` and `open_agent`);
+  `serve_turns`, `connect` and `open_agent`), its line hook seeing each line as a `WireLine`;
 - extension (`_`-prefixed) methods sent to the peer, from either side: `Extensions`
   (`Extensions(self.client)` in an agent, `conn.extensions` in a client);
 - what a connection runs over: `acpwire.streams` (`stdio_stream`, `ByteStream`, ...), and
@@ -70,6 +70,7 @@ from .agent import (
     V1PromptTurns,
     V1Turn,
     V1TurnToolCall,
+    WireLine,
     Work,
     agent_app,
     agent_capabilities,
@@ -135,6 +136,7 @@ __all__ = [  # noqa: RUF022 (grouped by side, sorted within a group)
     "__version__",
     "ConnectionOptions",
     "Extensions",
+    "WireLine",
     # the agent side
     "AgentTurn",
     "AnyWork",

@@ -20,6 +20,9 @@ endpoint switches it to the negotiated surface with `switch_to`, its one change 
   their handlers should be quick.
 - Sends go through a bounded outbox drained by one writer task (outbox.py): bursts are
   written together, and a slow reader slows the writer instead of growing memory.
+- A line hook (`ConnectionOptions.on_line`, line_hook.py) sees each line as it is read, before
+  it is processed, and each message as it is queued; without one, reading tests it once a
+  read and sending not at all (a plain `Outbox`).
 - When the peer closes the stream, requests still waiting fail with `ConnectionClosed`, and
   the requests it sent are still answered: their handlers get `eof_grace_period` seconds to
   finish, then are cancelled and answered with an error saying the input ended.
@@ -54,6 +57,7 @@ from ..streams.byte_stream import AnyByteStream, byte_stream, close_sending
 from .dispatch import Dispatch, WrongResult, checked_result, result_shape
 from .framing import LineReader, OversizedLine
 from .jsonrpc import Answer, Call, CheckedJsonRpcCore, Event, JsonRpcCore, Reply, RequestId
+from .line_hook import HookedOutbox, LineHook
 from .options import ConnectionOptions
 from .outbox import Outbox
 
@@ -150,6 +154,7 @@ class Connection:
         "_handlers",
         "_initialize_response",
         "_input_ended",
+        "_line_hook",
         "_max_concurrent",
         "_next_unparsable_count",
         "_nursery",
@@ -206,7 +211,12 @@ class Connection:
         self._cancelled_result = cancelled_result
         self._closed_reason = closed_reason
         self._reader = LineReader(options.max_line_bytes)
-        self._outbox = Outbox(self.stream, options.max_buffered_bytes, on_failure=self._close)
+        self._line_hook = None if options.on_line is None else LineHook(options.on_line, peer)
+        self._outbox = (
+            Outbox(self.stream, options.max_buffered_bytes, on_failure=self._close)
+            if self._line_hook is None
+            else HookedOutbox(self._line_hook, self.stream, options.max_buffered_bytes, self._close)
+        )
         self._max_concurrent = options.max_concurrent_requests  # read per request: one lookup
         self._running = 0
         self._backlog: list[_Handling] = []  # a list: a deque would cost 0.5 KiB per connection
@@ -304,6 +314,7 @@ class Connection:
         (as if each were a task started then), each on this task (`_start`)."""
         receive_line = self.core.receive_line
         to_start = self._to_start
+        line_hook = self._line_hook
         while True:
             while to_start:
                 handling = to_start.pop(0)
@@ -323,6 +334,8 @@ class Connection:
             else:
                 self._input_ended = True
                 items = self._reader.eof()
+            if line_hook is not None:
+                line_hook.read(items)
             for item in items:
                 try:
                     events = (

@@ -4,7 +4,10 @@ and meanings are written (public as `acpwire.ConnectionOptions`)."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
+
+from .wire_line import WireLine
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,15 @@ class ConnectionOptions:
     (`acp_schema.check_outgoing`): an enum value or union tag unknown to it (a typo such as
     `"end_trun"`) fails the send unless it starts with `_`; a handler's bad result is answered
     -32603 and logged. For development and tests."""
+
+    on_line: Callable[[WireLine], None] | None = None
+    """Called with a `WireLine` (direction, the line's bytes, `time.monotonic()`) for every
+    line read from the peer and written to it, in order, lines that fail to parse included:
+    a trace of the session, a log of its traffic. It runs synchronously on the connection's
+    reader (lines read: before they are processed) and senders (lines written: when queued),
+    so it must be quick (append to a list, write to a buffered file) and must not block. It
+    should not raise: an exception is logged once and the connection goes on, every message
+    still processed and sent, the hook still called. None (the default) costs nothing."""
 
 
 def call_options(

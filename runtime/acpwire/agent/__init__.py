@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from .._moved import renamed_names
 from .._wire.extensions import Extensions
 from .._wire.options import ConnectionOptions
+from .._wire.wire_line import WireLine
 from .capabilities import CapabilityMismatch, agent_capabilities, capability_mismatches
 from .diffs import git_patch, v1_diff, v2_diff
 from .endpoint import AgentFactory, V1AgentFactory, serve_agent
@@ -79,6 +80,7 @@ __all__ = [
     "V1PromptTurns",
     "V1Turn",
     "V1TurnToolCall",
+    "WireLine",
     "Work",
     "agent_app",
     "agent_capabilities",

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from .._moved import renamed_names
 from .._wire.extensions import Extensions
 from .._wire.options import ConnectionOptions
+from .._wire.wire_line import WireLine
 from .connection import (
     ClientConnection,
     ClientFactory,
@@ -90,6 +91,7 @@ __all__ = [
     "V1TurnEvents",
     "V1UnknownSessionUpdate",
     "Verdict",
+    "WireLine",
     "approve_all",
     "approve_reads",
     "ask_user",
