@@ -8,8 +8,6 @@ from __future__ import annotations
 import ast
 import importlib
 import importlib.util
-import os
-import subprocess
 import warnings
 from pathlib import Path
 
@@ -18,7 +16,7 @@ import pytest
 import acpwire
 import acpwire.agent
 from acpwire._lazy import ON_FIRST_USE
-from helpers.processes import PYTHONPATH, python
+from helpers.processes import last_line_of
 
 PACKAGES = ("acpwire", "acpwire.agent", "acpwire.client")
 """The packages exporting names imported on first use."""
@@ -34,19 +32,12 @@ LAZY = [(package, name) for package in PACKAGES for name in ON_FIRST_USE]
 LAZY = [(p, n) for p, n in LAZY if n in importlib.import_module(p).__all__]
 
 
-def run(program: str) -> str:
-    env = {**os.environ, **PYTHONPATH}
-    proc = subprocess.run(python(program), capture_output=True, text=True, timeout=60, env=env)
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout.strip().splitlines()[-1]
-
-
 def test_importing_acpwire_imports_neither_the_remote_modules_nor_the_stores() -> None:
     program = (
         "import asyncio, sys\nimport acpwire, acpwire.agent, acpwire.client, acpwire.streams\n"
         f"print(sorted(m for m in {NOT_IMPORTED!r} if m in sys.modules))"
     )
-    assert run(program) == "[]"
+    assert last_line_of(program) == "[]"
 
 
 def test_a_name_imported_on_first_use_is_not_set_before() -> None:
@@ -54,7 +45,7 @@ def test_a_name_imported_on_first_use_is_not_set_before() -> None:
         "import sys, acpwire, acpwire.agent, acpwire.client\n"
         f"print(sorted(f'{{p}}.{{n}}' for p, n in {LAZY!r} if n in vars(sys.modules[p])))"
     )
-    assert run(program) == "[]"
+    assert last_line_of(program) == "[]"
 
 
 def test_using_one_imports_its_home() -> None:
@@ -63,7 +54,7 @@ def test_using_one_imports_its_home() -> None:
         "print(sorted(m for m in ('acpwire.agent.stores', 'acpwire.agent.remote') "
         "if m in sys.modules))"
     )
-    assert run(program) == "['acpwire.agent.stores']"
+    assert last_line_of(program) == "['acpwire.agent.stores']"
 
 
 def test_every_name_on_the_table_is_exported() -> None:
