@@ -252,7 +252,7 @@ def _launch_error(program: str, env: dict[str, str], cwd: str | None, error: OSE
         searched = f"there is no {path}" if cwd is None else f"there is no {path} (cwd {cwd!r})"
         fix = "check the path"
     else:
-        import shutil  # here, not at the top: shutil imports bz2 and lzma, at every start
+        import shutil  # only when a start fails: shutil imports bz2 and lzma
 
         search_path = os.pathsep.join(os.get_exec_path(env))
         found = shutil.which(program, mode=os.F_OK, path=search_path)
