@@ -17,7 +17,8 @@ What pdoc is taught here: members of private base classes (`SessionState.apply` 
 `_Fold.apply`) render as the class's own; a type alias re-exported by a package is documented
 by the docstring at its definition; the bindings' unions show as their names
 (`acp_schema.v2.types.SessionUpdate`, not their variants and metadata); a base class defined in
-a private module links to the public module exporting it.
+a private module links to the public module exporting it; the names acpwire's packages import
+on first use (`acpwire._lazy`) are rendered like the others.
 """
 
 from __future__ import annotations
@@ -291,7 +292,17 @@ def undocumented() -> list[str]:
     return [problem for module in MODULES for problem in undocumented_in(module)]
 
 
+def _import_names_used_on_first_use() -> None:
+    """pdoc reads the names a module exports from its `__dict__`: the ones acpwire's packages
+    import on first use (`acpwire._lazy`) are imported first, as a user's first use would."""
+    for name in MODULES:
+        module = importlib.import_module(name)
+        for exported in getattr(module, "__all__", ()):
+            getattr(module, exported)
+
+
 def _configure_pdoc() -> None:
+    _import_names_used_on_first_use()
     inspect.findsource = _findsource_once_per_file  # type: ignore[assignment]
     pdoc.doc_ast._nodes_iter = _nodes_iter_through_type_checking
     if not hasattr(pdoc.doc, "_unions_named"):  # once: each wraps the one before

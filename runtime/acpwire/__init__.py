@@ -46,7 +46,7 @@ implementation detail.
 
 from typing import TYPE_CHECKING
 
-from . import _moved
+from . import _lazy, _moved
 from . import client as _client
 from ._version import __version__
 from .agent import (
@@ -58,10 +58,8 @@ from .agent import (
     MemorySessionStore,
     PermissionChoice,
     PromptTurns,
-    RemoteOptions,
     RunState,
     SessionStore,
-    SqliteSessionStore,
     StopReason,
     StoredSession,
     ToolCallHandle,
@@ -72,11 +70,8 @@ from .agent import (
     V1TurnToolCall,
     WireLine,
     Work,
-    agent_app,
     agent_capabilities,
-    bearer_token,
     serve_agent,
-    serve_remote,
     serve_turns,
 )
 from .client import (
@@ -110,7 +105,6 @@ from .client import (
     connect,
     deny_all,
     open_agent,
-    open_remote,
     open_session,
     prompt,
     rules,
@@ -216,14 +210,22 @@ __all__ = [  # noqa: RUF022 (grouped by side, sorted within a group)
     "Verbatim",
 ]
 
-if TYPE_CHECKING:  # the client's names before the version-naming rule, for type checkers
+if TYPE_CHECKING:  # imported on first use at run time (`_lazy`); the client's old names
+    from .agent import (
+        RemoteOptions,
+        SqliteSessionStore,
+        agent_app,
+        bearer_token,
+        serve_remote,
+    )
     from .client import V1Connection as V1Connection
     from .client import V1Event as V1Event
     from .client import V2Connection as V2Connection
     from .client import V2Event as V2Event
     from .client import V2TurnEvents as V2TurnEvents
-else:  # ... and at run time, with a DeprecationWarning, until the next release
-    __getattr__ = _moved.renamed_names(
+    from .client import open_remote
+else:  # ... and the old names at run time, with a DeprecationWarning, until the next release
+    __getattr__, __dir__ = _lazy.exports(
         __name__, {old: new for old, new in _client._RENAMED.items() if new in __all__}
     )
 

@@ -5,8 +5,8 @@ from the new one. Renamed names keep their old name there too.
 `install()` puts the finder on `sys.meta_path`; `acpwire/__init__.py` calls it.
 
 Names renamed inside a package that stayed (`acpwire.client.V2Connection` ->
-`acpwire.client.Negotiated`) resolve through the package's `__getattr__`, which
-`renamed_names` builds: the old name warns once per use and gives the new object.
+`acpwire.client.Negotiated`) resolve through the package's `__getattr__` (`_lazy.exports`),
+which asks `renamed_name`: the old name warns once per use and gives the new object.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import importlib
 import importlib.machinery
 import sys
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING
 
@@ -101,20 +101,18 @@ def install() -> None:
         sys.meta_path.append(_FINDER)
 
 
-def renamed_names(module: str, renamed: Mapping[str, str]) -> Callable[[str], object]:
-    """A module `__getattr__` for `module`: an old name (a key of `renamed`) warns
-    (DeprecationWarning, naming the new one) and gives the object now called by its value."""
-
-    def __getattr__(name: str) -> object:
-        new = renamed.get(name)
-        if new is None:
-            raise AttributeError(f"module {module!r} has no attribute {name!r}")
-        warnings.warn(
-            f"{module}.{name} is called {module}.{new} since acpwire 0.2; the old name goes "
-            "away in the next release",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return getattr(sys.modules[module], new)
-
-    return __getattr__
+def renamed_name(module: str, renamed: Mapping[str, str], name: str) -> object:
+    """What a package's `__getattr__` (`_lazy.exports`) gives for a name `module` does not have:
+    an old name (a key of `renamed`) warns (DeprecationWarning, naming the new one, at the
+    line that used it) and gives the object now called by its value; any other name raises
+    AttributeError."""
+    new = renamed.get(name)
+    if new is None:
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+    warnings.warn(
+        f"{module}.{name} is called {module}.{new} since acpwire 0.2; the old name goes "
+        "away in the next release",
+        DeprecationWarning,
+        stacklevel=3,  # the user's line, above this and the package's __getattr__
+    )
+    return getattr(sys.modules[module], new)

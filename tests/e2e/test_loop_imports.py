@@ -3,11 +3,9 @@ on asyncio imports no trio; importing it in a trio program imports neither async
 
 from __future__ import annotations
 
-import os
-import subprocess
 import textwrap
 
-from helpers.processes import PYTHONPATH, python
+from helpers.processes import last_line_of
 
 ASYNCIO_PROGRAM = textwrap.dedent(
     """
@@ -54,20 +52,13 @@ ASYNCIO_PROGRAM = textwrap.dedent(
 )
 
 
-def run(program: str) -> str:
-    env = {**os.environ, **PYTHONPATH}
-    proc = subprocess.run(python(program), capture_output=True, text=True, timeout=60, env=env)
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout.strip().splitlines()[-1]
-
-
 def test_an_asyncio_program_serving_and_calling_an_agent_imports_no_trio() -> None:
-    assert run(ASYNCIO_PROGRAM) == "['anyio', 'asyncio']"
+    assert last_line_of(ASYNCIO_PROGRAM) == "['anyio', 'asyncio']"
 
 
 def test_importing_acpwire_in_an_asyncio_program_imports_no_trio() -> None:
     program = "import asyncio, sys\nimport acpwire\nprint('trio' in sys.modules)"
-    assert run(program) == "False"
+    assert last_line_of(program) == "False"
 
 
 def test_importing_acpwire_in_a_trio_program_imports_neither_asyncio_nor_anyio() -> None:
@@ -75,4 +66,4 @@ def test_importing_acpwire_in_a_trio_program_imports_neither_asyncio_nor_anyio()
         "import sys, trio\nimport acpwire, acpwire.agent, acpwire.client, acpwire.streams\n"
         "print(sorted(m for m in ('asyncio', 'anyio') if m in sys.modules))"
     )
-    assert run(program) == "[]"
+    assert last_line_of(program) == "[]"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -21,6 +22,14 @@ PYTHONPATH = {"PYTHONPATH": SOURCE_PATH}
 def python(code: str) -> list[str]:
     """The command that runs `code` in this interpreter."""
     return [sys.executable, "-c", code]
+
+
+def last_line_of(program: str) -> str:
+    """What `program` (a `python -c` script importing acpwire) prints last; it must succeed."""
+    env = {**os.environ, **PYTHONPATH}
+    proc = subprocess.run(python(program), capture_output=True, text=True, timeout=60, env=env)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip().splitlines()[-1]
 
 
 def loop_script(code: str) -> str:

@@ -15,14 +15,13 @@ less common ones (`AgentApp`, `Denied`, `Request`, `turn_agents`, `SavingSession
 
 from typing import TYPE_CHECKING
 
-from .._moved import renamed_names
+from .._lazy import exports
 from .._wire.extensions import Extensions
 from .._wire.options import ConnectionOptions
 from .._wire.wire_line import WireLine
 from .capabilities import CapabilityMismatch, agent_capabilities, capability_mismatches
 from .diffs import git_patch, v1_diff, v2_diff
 from .endpoint import AgentFactory, V1AgentFactory, serve_agent
-from .remote import AgentApp, Denied, RemoteOptions, Request, agent_app, bearer_token, serve_remote
 from .schedulers import PromptTurns, V1PromptTurns
 from .sessions import (
     MemorySessionStore,
@@ -32,7 +31,6 @@ from .sessions import (
     serve_turns,
     turn_agents,
 )
-from .stores import RedisSessionStore, SqliteSessionStore
 from .turns import (
     AgentTurn,
     AnyWork,
@@ -100,8 +98,19 @@ _RENAMED = {"V2Factory": "AgentFactory", "V1Factory": "V1AgentFactory"}
 """The names of earlier releases: they still resolve, with a DeprecationWarning, until the
 next release (one version-naming rule: no prefix for v2, `V1` for v1)."""
 
-if TYPE_CHECKING:  # the old names, for type checkers
+if TYPE_CHECKING:  # imported on first use at run time (`_lazy`); the old names
+    from .remote import (
+        AgentApp,
+        Denied,
+        RemoteOptions,
+        Request,
+        agent_app,
+        bearer_token,
+        serve_remote,
+    )
+    from .stores import RedisSessionStore, SqliteSessionStore
+
     V2Factory = AgentFactory
     V1Factory = V1AgentFactory
-else:
-    __getattr__ = renamed_names(__name__, _RENAMED)
+else:  # ... and the old names with a DeprecationWarning, until the next release
+    __getattr__, __dir__ = exports(__name__, _RENAMED)

@@ -14,7 +14,7 @@ this package are implementation detail.
 
 from typing import TYPE_CHECKING
 
-from .._moved import renamed_names
+from .._lazy import exports
 from .._wire.extensions import Extensions
 from .._wire.options import ConnectionOptions
 from .._wire.wire_line import WireLine
@@ -41,7 +41,6 @@ from .permissions import (
     deny_all,
     rules,
 )
-from .remote import open_remote
 from .state import Compaction, Message, Role, SessionState, Terminal, ToolCall, V1SessionState
 from .turns import (
     AgentRequests,
@@ -119,7 +118,9 @@ _RENAMED = {
 """The names of earlier releases: they still resolve, with a DeprecationWarning, until the
 next release (one version-naming rule: no prefix for v2, `V1` for v1)."""
 
-if TYPE_CHECKING:  # the old names, for type checkers
+if TYPE_CHECKING:  # imported on first use at run time (`_lazy`); the old names
+    from .remote import open_remote
+
     V2Factory = ClientFactory
     V1Factory = V1ClientFactory
     V2Connection = Negotiated
@@ -127,5 +128,5 @@ if TYPE_CHECKING:  # the old names, for type checkers
     V2Event = TurnEvent
     V1Event = V1TurnEvent
     V2TurnEvents = TurnEvents
-else:
-    __getattr__ = renamed_names(__name__, _RENAMED)
+else:  # ... and the old names with a DeprecationWarning, until the next release
+    __getattr__, __dir__ = exports(__name__, _RENAMED)

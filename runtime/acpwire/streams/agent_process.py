@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import collections
 import os
-import shutil
 import signal
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -253,6 +252,8 @@ def _launch_error(program: str, env: dict[str, str], cwd: str | None, error: OSE
         searched = f"there is no {path}" if cwd is None else f"there is no {path} (cwd {cwd!r})"
         fix = "check the path"
     else:
+        import shutil  # only when a start fails: shutil imports bz2 and lzma
+
         search_path = os.pathsep.join(os.get_exec_path(env))
         found = shutil.which(program, mode=os.F_OK, path=search_path)
         searched = f"not found on PATH (searched {search_path})"

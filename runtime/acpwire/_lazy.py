@@ -1,0 +1,59 @@
+"""Names the public packages export but import on first use (PEP 562), so that `import acpwire`
+pays nothing for what most programs never touch: serving and connecting over the network
+(hmac, hashlib, ipaddress, urllib.parse and the ASGI application) and the durable session
+stores (sqlite3, pathlib, queue and a writer thread's machinery).
+
+`ON_FIRST_USE` is the one table of those names and their home modules. A package lists such a
+name in `__all__`, imports it under `if TYPE_CHECKING:` for type checkers, and installs
+`exports(__name__, renamed)` as its `__getattr__` and `__dir__`: the first use imports the
+home module and keeps the object in the package, so `from acpwire import agent_app`, `dir()`
+and `import *` work as if it had been imported eagerly.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable, Mapping
+
+from ._moved import renamed_name
+
+_REMOTE = "acpwire.agent.remote"
+_STORES = "acpwire.agent.stores"
+
+ON_FIRST_USE: dict[str, str] = {
+    "AgentApp": _REMOTE,
+    "Denied": _REMOTE,
+    "RemoteOptions": _REMOTE,
+    "Request": _REMOTE,
+    "agent_app": _REMOTE,
+    "bearer_token": _REMOTE,
+    "serve_remote": _REMOTE,
+    "RedisSessionStore": _STORES,
+    "SqliteSessionStore": _STORES,
+    "open_remote": "acpwire.client.remote",
+}
+"""Exported name -> the module defining it, imported when the name is first used."""
+
+
+def exports(
+    package: str, renamed: Mapping[str, str]
+) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
+    """A `__getattr__` and a `__dir__` for `package` (already in `sys.modules`, its `__all__`
+    defined): a name of its `__all__` found in `ON_FIRST_USE` is imported from its home on
+    first use and set on the package; an old name (a key of `renamed`, the new name its value)
+    warns and gives the new object (`_moved.renamed_name`); any other raises AttributeError."""
+    module = sys.modules[package]
+
+    def __getattr__(name: str) -> object:
+        home = ON_FIRST_USE.get(name)
+        if home is None or name not in module.__all__:
+            return renamed_name(package, renamed, name)
+        value = getattr(importlib.import_module(home), name)
+        setattr(module, name, value)  # later uses are a plain attribute read
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*vars(module), *module.__all__})
+
+    return __getattr__, __dir__
