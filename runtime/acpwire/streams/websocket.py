@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import functools
 import logging
 from collections.abc import AsyncIterator, Mapping
 
 import anyio
+import httpcore
 import httpx
 import httpx_ws
+import httpx_ws._api
 import wsproto.events
+from wsproto.frame_protocol import CloseReason
 
 from ..errors import RemoteConnectionError
 from .envelope import one_line
@@ -27,19 +31,112 @@ KEEPALIVE_INTERVAL = 20.0
 """Seconds between the client's WebSocket pings (answered by the server's pongs)."""
 KEEPALIVE_TIMEOUT = 20.0
 """Seconds a ping may wait for its pong before the connection counts as lost."""
+INBOX_BYTES = 1 << 20
+"""Bytes of received text frames held for the reader before the socket is read again."""
+
+
+class _Inbox:
+    """The text frames received and not read yet (as lines), and why the socket ended."""
+
+    def __init__(self) -> None:
+        self.lines: collections.deque[bytes] = collections.deque()
+        self.size = 0
+        self.ended: str | None = None
+        self._arrived = anyio.Event()
+        self._taken = anyio.Event()
+
+    def put(self, line: bytes) -> None:
+        self.lines.append(line)
+        self.size += len(line)
+
+    def end(self, what: str) -> None:
+        if self.ended is None:
+            self.ended = what
+        self._arrived.set()
+        self._taken.set()
+
+    async def handed(self) -> None:
+        """Wake the reader; wait while `INBOX_BYTES` are unread (back-pressure)."""
+        self._arrived.set()
+        while self.size >= INBOX_BYTES and self.ended is None:
+            self._taken = anyio.Event()
+            await self._taken.wait()
+
+    async def wait(self) -> None:
+        """Until a line arrives or the socket ends."""
+        if not self.lines and self.ended is None:
+            self._arrived = anyio.Event()
+            await self._arrived.wait()
+
+    def take(self, max_bytes: int | None) -> bytes:
+        """The lines queued (at most `max_bytes` of them: the rest stays)."""
+        data = b"".join(self.lines)
+        self.lines.clear()
+        if max_bytes is not None and len(data) > max_bytes:
+            data, rest = data[:max_bytes], data[max_bytes:]
+            self.lines.append(rest)
+        self.size = sum(map(len, self.lines))
+        self._taken.set()
+        return data
+
+
+class _BatchingSession(httpx_ws.AsyncWebSocketSession):
+    """httpx-ws's session with its receiving side replaced. httpx-ws hands each event to
+    `receive()` through an unbuffered memory stream: a rendezvous of two tasks per message
+    (plus a cancel scope), and the socket is read again only once the reader took every
+    event of the last read, which made a streaming client spend most of its time switching
+    tasks. Here the text frames of one socket read go to an `_Inbox` together, with one
+    wake-up, and the reader takes them all at once. Pings, pongs and the close handshake are
+    handled as httpx-ws does (`send`, `ping` and `close` stay httpx-ws's)."""
+
+    @functools.cached_property
+    def inbox(self) -> _Inbox:
+        return _Inbox()
+
+    async def _background_receive(self, max_bytes: int) -> None:
+        inbox = self.inbox
+        partial: list[str] = []
+        try:
+            while not self._should_close.is_set():
+                self.connection.receive_data(await self._read_stream(max_bytes))
+                for event in self.connection.events():
+                    await self._received(event, partial)
+                await inbox.handed()
+        except (httpcore.ReadError, httpcore.WriteError, httpx_ws._api.EndOfStream) as exc:
+            inbox.end(f"the WebSocket connection was lost ({type(exc).__name__})")
+            await self.close(CloseReason.INTERNAL_ERROR, "Stream error")
+        finally:
+            inbox.end("the WebSocket connection was lost")
+
+    async def _received(self, event: wsproto.events.Event, partial: list[str]) -> None:
+        if isinstance(event, wsproto.events.TextMessage):
+            partial.append(event.data)
+            if event.message_finished:
+                self.inbox.put(one_line("".join(partial).encode()) + b"\n")
+                partial.clear()
+        elif isinstance(event, wsproto.events.Ping):
+            data = self.connection.send(event.response())
+            async with self._write_lock:
+                await self.stream.write(data)
+        elif isinstance(event, wsproto.events.Pong):
+            self._ping_manager.ack(event.payload)
+        elif isinstance(event, wsproto.events.CloseConnection):
+            self._should_close.set()
+            self.inbox.end(f"the server closed the WebSocket (code {event.code}: {event.reason!r})")
+        elif not isinstance(event, wsproto.events.BytesMessage) or event.message_finished:
+            log.debug("ignored a %s from the server", type(event).__name__)
 
 
 class WebSocketStream:
     """A `ByteStream` over an open WebSocket (`open_websocket` makes one)."""
 
-    def __init__(self, session: httpx_ws.AsyncWebSocketSession, url: str) -> None:
+    def __init__(self, session: _BatchingSession, url: str) -> None:
         self._session = session
         self.url = url
         response = session.response
         self.connection_id = response.headers.get(CONNECTION_ID_HEADER) if response else None
         """The `Acp-Connection-Id` of the 101 response (None when the server sent none)."""
         self._partial = b""  # the start of a line whose end has not been written yet
-        self._received: collections.deque[bytes] = collections.deque()
         self._what: str | None = None  # why the connection ended, once it did
         self._closed = False
 
@@ -56,27 +153,16 @@ class WebSocketStream:
                 raise anyio.BrokenResourceError(self.what()) from exc
 
     async def receive_some(self, max_bytes: int | None = None) -> bytes:
-        """The next text frame as a line; b"" once the connection ended."""
-        while not self._received:
+        """The text frames received so far, one line each; b"" once the connection ended."""
+        inbox = self._session.inbox
+        while not inbox.lines:
             if self._what is not None:
                 return b""
-            try:
-                message = await self._session.receive()
-            except httpx_ws.WebSocketDisconnect as exc:
-                self._ended(f"the server closed the WebSocket (code {exc.code}: {exc.reason!r})")
+            if inbox.ended is not None:
+                self._ended(inbox.ended)
                 return b""
-            except httpx_ws.HTTPXWSException as exc:
-                self._ended(f"the WebSocket connection was lost ({type(exc).__name__})")
-                return b""
-            if isinstance(message, wsproto.events.TextMessage):
-                self._received.append(one_line(message.data.encode()) + b"\n")
-            else:
-                log.debug("ignored a %s from %s", type(message).__name__, self.url)
-        data = self._received.popleft()
-        if max_bytes is not None and len(data) > max_bytes:
-            data, rest = data[:max_bytes], data[max_bytes:]
-            self._received.appendleft(rest)
-        return data
+            await inbox.wait()
+        return inbox.take(max_bytes)
 
     def _ended(self, what: str) -> None:
         if self._what is None:
@@ -120,13 +206,14 @@ async def open_websocket(
     opened = False
     async with http_client(target, headers=headers, http2=False, verify=verify) as client:
         try:
-            connecting: contextlib.AbstractAsyncContextManager[httpx_ws.AsyncWebSocketSession]
+            connecting: contextlib.AbstractAsyncContextManager[_BatchingSession]
             connecting = httpx_ws.aconnect_ws(
                 target,
                 client,
                 max_message_size_bytes=max_message_bytes,
                 keepalive_ping_interval_seconds=keepalive_interval,
                 keepalive_ping_timeout_seconds=keepalive_timeout,
+                session_class=_BatchingSession,
             )
             async with connecting as session:
                 opened = True
