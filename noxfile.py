@@ -39,6 +39,8 @@ PINS = {
     "jsonschema": "4.26.0",
     "msgspec": "0.22.0",
     "mypy": "2.4.1",
+    "opentelemetry-api": "1.45.2",
+    "opentelemetry-sdk": "1.45.2",
     "orjson": "3.13.0",
     "packaging": "26.4",
     "pdoc": "16.0.0",
@@ -56,6 +58,7 @@ PINS = {
 CODEGEN = ("jinja2", "ruff", "msgspec")
 REMOTE = ("httpx", "h2", "httpx-ws", "wsproto", "hypercorn")  # the `remote` extra, and its server
 CLI = ("rich",)  # the `cli` extra: `acpwire show`'s terminal view
+OTEL = ("opentelemetry-api",)  # the `otel` extra: acpwire.otel (spans, trace context in _meta)
 TOOLS = {
     "codegen": CODEGEN,
     "test": (
@@ -66,6 +69,8 @@ TOOLS = {
         "pdoc",  # tests/e2e/test_docs.py checks docstrings with the docs build's own rules
         *REMOTE,
         *CLI,
+        *OTEL,
+        "opentelemetry-sdk",  # its InMemorySpanExporter checks the spans acpwire.otel makes
         "trustme",  # TLS certificates for the HTTPS / HTTP/2 tests
         "redis",  # RedisSessionStore, against the redis-server the tests start
         "uvicorn",  # agent_app under another ASGI server (HTTP/1.1, WebSocket)
@@ -81,9 +86,11 @@ TOOLS = {
         "jsonschema",
         *REMOTE,
         *CLI,
+        *OTEL,
+        "opentelemetry-sdk",  # the tests' exporter (tests are linted too)
     ),
     "dist": (*CODEGEN, "hatchling"),
-    "docs": ("msgspec", "trio", "anyio", "pdoc", *REMOTE),
+    "docs": ("msgspec", "trio", "anyio", "pdoc", *REMOTE, *OTEL),
 }
 
 

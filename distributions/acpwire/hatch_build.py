@@ -16,6 +16,8 @@ OPTIONAL_DEPENDENCIES = {
     "redis": ["redis>=5"],
     # the `acpwire show` terminal view (the command itself needs nothing more)
     "cli": ["rich>=13.7"],
+    # acpwire.otel: OpenTelemetry spans per request and turn, trace context carried in _meta
+    "otel": ["opentelemetry-api>=1.25"],
 }
 
 

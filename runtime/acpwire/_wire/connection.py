@@ -23,6 +23,9 @@ endpoint switches it to the negotiated surface with `switch_to`, its one change 
 - A line hook (`ConnectionOptions.on_line`, line_hook.py) sees each line as it is read, before
   it is processed, and each message as it is queued; without one, reading tests it once a
   read and sending not at all (a plain `Outbox`).
+- Instrumentation (`ConnectionOptions.telemetry`, telemetry.py: OpenTelemetry spans) wraps
+  the dispatch and our requests and notifications; without one, a request or notification
+  sent tests it once (`is None`) and incoming calls not at all.
 - When the peer closes the stream, requests still waiting fail with `ConnectionClosed`, and
   the requests it sent are still answered: their handlers get `eof_grace_period` seconds to
   finish, then are cancelled and answered with an error saying the input ended.
@@ -31,9 +34,11 @@ endpoint switches it to the negotiated surface with `switch_to`, its one change 
 from __future__ import annotations
 
 import contextvars
+import functools
 import inspect
 import logging
 import types
+import uuid
 from collections.abc import Awaitable, Callable, Coroutine, Generator
 from typing import Any, TypeVar, TypeVarTuple, Unpack
 
@@ -60,6 +65,7 @@ from .jsonrpc import Answer, Call, CheckedJsonRpcCore, Event, JsonRpcCore, Reply
 from .line_hook import HookedOutbox, LineHook
 from .options import ConnectionOptions
 from .outbox import Outbox
+from .telemetry import ConnectionInstrumentation
 
 log = logging.getLogger("acpwire")
 
@@ -166,10 +172,12 @@ class Connection:
         "_reason_resolved",
         "_running",
         "_stream_errors",
+        "_telemetry",
         "_to_start",
         "_unanswered",
         "_unparsable_lines",
         "_waiting",
+        "_connection_id",
         "core",
         "loop",
         "options",
@@ -188,6 +196,7 @@ class Connection:
         on_request: Callable[[Call], None] | None = None,
         cancelled_result: Callable[[Call], Any] | None = None,
         closed_reason: Callable[[], Awaitable[ConnectionClosed]] | None = None,
+        connection_id: str | None = None,
     ) -> None:
         """`codec` and `dispatch`: how calls are read and started until `switch_to`.
         `options`: the limits, and whether what is sent is checked (`check_outgoing`).
@@ -197,7 +206,9 @@ class Connection:
         `cancelled_result(call)`: what to answer a cancelled request with instead of -32800
         (None keeps -32800); ACP answers a cancelled permission request with `cancelled`.
         `closed_reason()`: the error pending requests fail with once the peer's stream ends
-        (a subprocess transport reports the exit code and stderr)."""
+        (a subprocess transport reports the exit code and stderr).
+        `connection_id`: what tells this connection from others (`WireLine.connection`):
+        a remote connection's `Acp-Connection-Id`; by default a new UUID."""
         self.stream = byte_stream(stream)
         self.loop: Loop = current_loop()
         self._stream_errors = stream_errors(self.loop)
@@ -205,13 +216,22 @@ class Connection:
         self.core: JsonRpcCore = (
             CheckedJsonRpcCore(codec) if options.check_outgoing else JsonRpcCore(codec)
         )
+        self._connection_id = connection_id
+        self._telemetry: ConnectionInstrumentation | None = None
+        if options.telemetry is not None:
+            self._telemetry = options.telemetry.connection(peer)
+            dispatch = self._telemetry.dispatch(dispatch)
         self._dispatch = dispatch
         self.peer = peer
         self._on_request = on_request
         self._cancelled_result = cancelled_result
         self._closed_reason = closed_reason
         self._reader = LineReader(options.max_line_bytes)
-        self._line_hook = None if options.on_line is None else LineHook(options.on_line, peer)
+        self._line_hook = (
+            None
+            if options.on_line is None
+            else LineHook(options.on_line, peer, self.connection_id)
+        )
         self._outbox = (
             Outbox(self.stream, options.max_buffered_bytes, on_failure=self._close)
             if self._line_hook is None
@@ -225,6 +245,8 @@ class Connection:
         self._handlers: dict[RequestId, _Handling] = {}
         self._reason_resolved: LoopEvent | None = None
         self._on_close: list[Callable[[], None]] = []
+        if self._telemetry is not None:
+            self._on_close.append(self._telemetry.closed)
         self._closed: ConnectionClosed | None = None
         self._nursery: Nursery | None = None
         self._input_ended = False  # the reader read the end of the input
@@ -247,8 +269,16 @@ class Connection:
         start calls with `dispatch` from now on; `initialize_response` is what the agent
         answered (`RunningConnection.initialize_response`)."""
         self.core.switch_codec(codec)
-        self._dispatch = dispatch
+        self._dispatch = dispatch if self._telemetry is None else self._telemetry.dispatch(dispatch)
         self._initialize_response = initialize_response
+
+    @property
+    def connection_id(self) -> str:
+        """What tells this connection from others (`WireLine.connection`): the id it was
+        given, else a UUID made on first use."""
+        if self._connection_id is None:
+            self._connection_id = str(uuid.uuid4())
+        return self._connection_id
 
     @property
     def initialize_response(self) -> object:
@@ -672,11 +702,17 @@ class Connection:
         Raises `PeerError` (an `RpcError`) when the peer answers with an error,
         `InvalidResponse` when its result does not fit the method's result type, and
         `ConnectionClosed` when no answer can come any more."""
+        if self._telemetry is not None:
+            encode = functools.partial(self.core.request, spec)
+            return self._telemetry.request(spec.name, params, encode, self._call)
         return self._call(*self.core.request(spec, params))
 
     def request_method(self, method: str, params: Any) -> Coroutine[Any, Any, Any]:
         """`request` of any method (an extension): the result is kept as the JSON received
         (`msgspec.Raw`) unless the codec types the method."""
+        if self._telemetry is not None:
+            encode = functools.partial(self.core.request_method, method)
+            return self._telemetry.request(method, params, encode, self._call)
         return self._call(*self.core.request_method(method, params))
 
     async def _call(self, request_id: RequestId, data: bytes) -> Any:
@@ -727,10 +763,16 @@ class Connection:
 
     def notify(self, spec: MethodSpec[P, None], params: P) -> Coroutine[Any, Any, None]:
         """Send a notification (`await` it)."""
+        if self._telemetry is not None:
+            encode = functools.partial(self.core.notify, spec)
+            return self._notify(self._telemetry.notification(spec.name, params, encode))
         return self._notify(self.core.notify(spec, params))
 
     def notify_method(self, method: str, params: Any) -> Coroutine[Any, Any, None]:
         """`notify` of any method (an extension)."""
+        if self._telemetry is not None:
+            encode = functools.partial(self.core.notify_method, method)
+            return self._notify(self._telemetry.notification(method, params, encode))
         return self._notify(self.core.notify_method(method, params))
 
     async def _notify(self, data: bytes) -> None:

@@ -24,11 +24,12 @@ log = logging.getLogger("acpwire")
 class LineHook:
     """The hook of one connection: a hook that raises is logged once, and called on."""
 
-    __slots__ = ("_failed", "_hook", "_peer")
+    __slots__ = ("_connection", "_failed", "_hook", "_peer")
 
-    def __init__(self, hook: Callable[[WireLine], None], peer: str) -> None:
+    def __init__(self, hook: Callable[[WireLine], None], peer: str, connection: str = "") -> None:
         self._hook = hook
         self._peer = peer
+        self._connection = connection
         self._failed = False
 
     def read(self, items: list[bytes | OversizedLine]) -> None:
@@ -40,7 +41,7 @@ class LineHook:
 
     def call(self, direction: Direction, line: bytes, now: float) -> None:
         try:
-            self._hook(WireLine(direction, line, now))
+            self._hook(WireLine(direction, line, now, self._connection))
         except Exception:
             if not self._failed:
                 self._failed = True

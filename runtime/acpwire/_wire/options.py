@@ -7,6 +7,7 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .telemetry import Instrumentation
 from .wire_line import WireLine
 
 
@@ -57,7 +58,15 @@ class ConnectionOptions:
     reader (lines read: before they are processed) and senders (lines written: when queued),
     so it must be quick (append to a list, write to a buffered file) and must not block. It
     should not raise: an exception is logged once and the connection goes on, every message
-    still processed and sent, the hook still called. None (the default) costs nothing."""
+    still processed and sent, the hook still called. None (the default) costs nothing.
+    `WireLine.connection` tells the lines of several connections apart (`agent_app`)."""
+
+    telemetry: Instrumentation | None = None
+    """Instruments the connection: `acpwire.otel.Telemetry(tracer_provider=...)` (`pip install
+    acpwire[otel]`) makes OpenTelemetry spans of every request sent and handled and of every
+    prompt turn, and carries the W3C trace context in `_meta` (`traceparent`, `tracestate`,
+    `baggage`), so one trace crosses editor -> agent. None (the default): nothing is
+    instrumented and OpenTelemetry is not imported."""
 
 
 def call_options(

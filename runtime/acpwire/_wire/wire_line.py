@@ -28,3 +28,7 @@ class WireLine(msgspec.Struct, frozen=True, gc=False):
     time: float
     """`time.monotonic()` when it was read (the lines of one read share it) or queued for
     writing."""
+    connection: str = ""
+    """Which connection it went over, to tell apart the lines of a server's many connections
+    (`agent_app` calls one hook for all): a remote connection's `Acp-Connection-Id`, else a
+    UUID the connection was given when it started (the same for all its lines)."""

@@ -112,9 +112,16 @@ class AgentEndpoint:
         self._initializing = False
         self._held: collections.deque[Event] = collections.deque()
 
-    async def serve(self, stream: AnyByteStream) -> None:
+    async def serve(self, stream: AnyByteStream, connection_id: str | None = None) -> None:
+        """Serve the client at the other end of `stream`; `connection_id`: the connection's
+        `WireLine.connection` (a remote connection's `Acp-Connection-Id`)."""
         self.connection = Connection(
-            stream, bootstrap_codec(), self._route, options=self.options, peer="the client"
+            stream,
+            bootstrap_codec(),
+            self._route,
+            options=self.options,
+            peer="the client",
+            connection_id=connection_id,
         )
         with SingleException():
             await self.connection.run()

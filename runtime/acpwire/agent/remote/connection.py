@@ -87,7 +87,7 @@ class RemoteConnection:
             with self._scope:
                 async with self._loop.open_nursery() as nursery:
                     nursery.start_soon(self._end_when_idle)
-                    await self._endpoint.serve(self.stream)
+                    await self._endpoint.serve(self.stream, self.id)
                     nursery.cancel_scope.cancel()
         except Exception:
             log.exception("remote ACP connection %s failed", self.id)
