@@ -45,9 +45,11 @@ ALLOWED: dict[str, set[str]] = {
     "verbatim": set(),
     "cli": {"front door", "agent", "client", "errors", "streams"},
     "__main__": {"cli"},
+    "otel": {"_wire", "errors", "_version"},
 }
 """What each part of the runtime may import of the others (itself aside). The `acpwire`
-command (`cli`, run by `__main__`) is a layer above the front door, on the public API only."""
+command (`cli`, run by `__main__`) is a layer above the front door, on the public API only;
+`otel` (OpenTelemetry, an optional extra) instruments connections through `_wire`'s hooks."""
 
 PUBLIC = {"acpwire", "acpwire.agent", "acpwire.client", "acpwire.errors", "acpwire.streams"}
 """The modules users import: all that `cli` may import of the runtime (besides itself)."""

@@ -132,14 +132,19 @@ async def test_one_trace_crosses_editor_to_agent(exporter: InMemorySpanExporter)
             assert span.attributes["rpc.method"] == method
             assert span.status.status_code == StatusCode.UNSET
         assert sent.attributes and handled.attributes
-        assert sent.attributes["rpc.jsonrpc.request_id"] == handled.attributes[
-            "rpc.jsonrpc.request_id"
-        ]
+        assert (
+            sent.attributes["rpc.jsonrpc.request_id"]
+            == handled.attributes["rpc.jsonrpc.request_id"]
+        )
     # the client's turn: the parent of its prompt; the agent's: the child of its prompt's
     # SERVER span, and the parent of the permission request its work sends
-    [agent_turn] = [span for span in turn_spans(spans) if span.resource and span.parent and (
-        parent_of(span) == span_id(one(spans, "session/prompt", SpanKind.SERVER))
-    )]
+    [agent_turn] = [
+        span
+        for span in turn_spans(spans)
+        if span.resource
+        and span.parent
+        and (parent_of(span) == span_id(one(spans, "session/prompt", SpanKind.SERVER)))
+    ]
     [client_turn] = [span for span in turn_spans(spans) if span is not agent_turn]
     assert parent_of(client_turn) == span_id(root)  # type: ignore[arg-type]
     assert parent_of(one(spans, "session/prompt", SpanKind.CLIENT)) == span_id(client_turn)
@@ -151,7 +156,9 @@ async def test_one_trace_crosses_editor_to_agent(exporter: InMemorySpanExporter)
         assert turn.attributes is not None
         assert turn.attributes["acp.stop_reason"] == "end_turn"
         assert turn.attributes["acp.session_id"] == "session-1"
-        kinds = [event.attributes["acp.session_update"] for event in turn.events if event.attributes]
+        kinds = [
+            event.attributes["acp.session_update"] for event in turn.events if event.attributes
+        ]
         assert kinds.count("agent_message_chunk") == 3
         assert kinds[-1] == "state_update"
     # the turns end with their idle: after the permission was answered

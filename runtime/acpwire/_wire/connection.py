@@ -155,6 +155,7 @@ class Connection:
         "_cancelled_result",
         "_closed",
         "_closed_reason",
+        "_connection_id",
         "_dispatch",
         "_finished",
         "_handlers",
@@ -177,7 +178,6 @@ class Connection:
         "_unanswered",
         "_unparsable_lines",
         "_waiting",
-        "_connection_id",
         "core",
         "loop",
         "options",
@@ -228,9 +228,7 @@ class Connection:
         self._closed_reason = closed_reason
         self._reader = LineReader(options.max_line_bytes)
         self._line_hook = (
-            None
-            if options.on_line is None
-            else LineHook(options.on_line, peer, self.connection_id)
+            None if options.on_line is None else LineHook(options.on_line, peer, self.connection_id)
         )
         self._outbox = (
             Outbox(self.stream, options.max_buffered_bytes, on_failure=self._close)
