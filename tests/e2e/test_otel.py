@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Sequence
@@ -29,6 +30,7 @@ from acpwire.examples.hello_v1_agent import HelloV1Agent
 from acpwire.otel import Telemetry
 from acpwire.testing import memory_stream_pair
 from helpers.hello_turns import HELLO_TURN, INFO, hello_turn
+from helpers.paths import ROOT
 
 pytestmark = pytest.mark.usefixtures("loop")
 
@@ -254,3 +256,14 @@ def test_import_acpwire_imports_no_opentelemetry() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_the_readme_example_prints_the_trace_it_shows(capsys: pytest.CaptureFixture[str]) -> None:
+    readme = (ROOT / "README.md").read_text()
+    [(code, shown)] = re.findall(
+        r"```python\n((?:(?!```).)*?acpwire\.otel(?:(?!```).)*)```\n\n```text\n(.*?)```\n",
+        readme,
+        re.S,
+    )
+    exec(compile(code, "README.md", "exec"), {})
+    assert capsys.readouterr().out == shown
