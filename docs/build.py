@@ -1,8 +1,8 @@
 """Build the API reference: `python docs/build.py [OUTPUT_DIR]` (what `nox -s docs` runs).
 
 pdoc renders `acpwire` (its front door, the public packages `acpwire.agent`,
-`acpwire.client`, `acpwire.errors`, `acpwire.streams` and `acpwire.testing`; the examples are
-in the README) and `acp_schema` (v1, v2 and their unstable surfaces) from the docstrings into
+`acpwire.client`, `acpwire.errors`, `acpwire.streams`, `acpwire.testing` and `acpwire.otel`;
+the examples are in the README) and `acp_schema` (v1, v2 and their unstable surfaces) from the docstrings into
 OUTPUT_DIR (default docs/_build), with a search index. The build fails on:
 
 - any warning pdoc emits (an annotation it cannot resolve, a module it cannot import, ...);
@@ -47,6 +47,7 @@ MODULES = (
     "acpwire.errors",
     "acpwire.streams",
     "acpwire.testing",
+    "acpwire.otel",
     "acp_schema",
     "acp_schema.v1",
     "acp_schema.v2",

@@ -31,6 +31,7 @@ from acpwire.otel import Telemetry
 from acpwire.testing import memory_stream_pair
 from helpers.hello_turns import HELLO_TURN, INFO, hello_turn
 from helpers.paths import ROOT
+from helpers.raw import RawPeer
 
 pytestmark = pytest.mark.usefixtures("loop")
 
@@ -117,8 +118,9 @@ def turn_spans(spans: Sequence[ReadableSpan]) -> list[ReadableSpan]:
 async def test_one_trace_crosses_editor_to_agent(exporter: InMemorySpanExporter) -> None:
     provider = provider_for(exporter)
     editor = provider.get_tracer("editor")
+    lines: list[WireLine] = []
     with editor.start_as_current_span("user asks") as root:
-        async with instrumented_pair(exporter) as conn:
+        async with instrumented_pair(exporter, agent_lines=lines) as conn:
             assert await hello_turn(conn) == HELLO_TURN
     spans = exporter.get_finished_spans()
     assert {span.context.trace_id for span in spans if span.context} == {
@@ -140,12 +142,9 @@ async def test_one_trace_crosses_editor_to_agent(exporter: InMemorySpanExporter)
         )
     # the client's turn: the parent of its prompt; the agent's: the child of its prompt's
     # SERVER span, and the parent of the permission request its work sends
+    handled_prompt = one(spans, "session/prompt", SpanKind.SERVER)
     [agent_turn] = [
-        span
-        for span in turn_spans(spans)
-        if span.resource
-        and span.parent
-        and (parent_of(span) == span_id(one(spans, "session/prompt", SpanKind.SERVER)))
+        span for span in turn_spans(spans) if parent_of(span) == span_id(handled_prompt)
     ]
     [client_turn] = [span for span in turn_spans(spans) if span is not agent_turn]
     assert parent_of(client_turn) == span_id(root)  # type: ignore[arg-type]
@@ -163,6 +162,13 @@ async def test_one_trace_crosses_editor_to_agent(exporter: InMemorySpanExporter)
         ]
         assert kinds.count("agent_message_chunk") == 3
         assert kinds[-1] == "state_update"
+    # the agent's updates carry the trace context of its turn
+    updates = [
+        json.loads(w.line) for w in lines if w.direction == "out" and b"session/upd" in w.line
+    ]
+    assert updates and {update["params"]["_meta"]["traceparent"][36:52] for update in updates} == {
+        f"{span_id(agent_turn):016x}"
+    }
     # the turns end with their idle: after the permission was answered
     assert agent_turn.end_time and answered.end_time and agent_turn.end_time > answered.end_time
 
@@ -207,6 +213,35 @@ async def test_a_v1_turn_ends_with_the_stop_reason_of_its_result(
     ):
         assert span.attributes and span.attributes["acp.stop_reason"] == done.stop_reason
     assert len(turn_spans(spans)) == 2
+
+
+SPEC_TRACEPARENT = "00-80e1afed08e019fc1110464cfa66635c-7a085853722dc6d2-01"
+"""The extensibility page's example of `_meta.traceparent`."""
+
+
+async def test_a_request_written_as_the_spec_shows_continues_its_trace(
+    exporter: InMemorySpanExporter,
+) -> None:
+    """Any client (here raw JSON lines) that puts W3C trace context at the root of `_meta`."""
+    client_side, agent_side = memory_stream_pair()
+    options = ConnectionOptions(telemetry=Telemetry(tracer_provider=provider_for(exporter)))
+    peer = RawPeer(client_side)
+    with anyio.fail_after(8):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(lambda: serve_agent(HelloAgent, stream=agent_side, options=options))
+            info = {"name": "raw", "version": "1"}
+            await peer.call(1, "initialize", {"protocolVersion": 2, "info": info})
+            meta = {"traceparent": SPEC_TRACEPARENT, "tracestate": "vendor=1"}
+            answer = await peer.call(2, "session/new", {"cwd": os.getcwd(), "_meta": meta})
+            assert answer["result"]["sessionId"] == "session-1"
+            tasks.cancel_scope.cancel()
+    handled = one(exporter.get_finished_spans(), "session/new", SpanKind.SERVER)
+    assert handled.context is not None and handled.parent is not None
+    assert handled.parent.is_remote
+    assert f"{handled.context.trace_id:032x}" == "80e1afed08e019fc1110464cfa66635c"
+    assert f"{handled.parent.span_id:016x}" == "7a085853722dc6d2"
+    assert handled.context.trace_state.get("vendor") == "1"
+    assert handled.attributes and handled.attributes["rpc.jsonrpc.request_id"] == "2"
 
 
 @pytest.mark.parametrize(

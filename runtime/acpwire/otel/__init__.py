@@ -46,6 +46,6 @@ except ImportError as exc:  # pragma: no cover - the message is the point
     ) from exc
 
 from .._wire.telemetry import ConnectionInstrumentation, Instrumentation
-from .telemetry import ConnectionTelemetry, Telemetry
+from .telemetry import Telemetry
 
-__all__ = ["ConnectionInstrumentation", "ConnectionTelemetry", "Instrumentation", "Telemetry"]
+__all__ = ["ConnectionInstrumentation", "Instrumentation", "Telemetry"]

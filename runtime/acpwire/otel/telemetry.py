@@ -4,7 +4,7 @@ W3C trace context carried in `_meta` (see the package's docstring for what is re
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from msgspec import UNSET
 from opentelemetry import context, trace
@@ -20,6 +20,7 @@ from acp_schema import tag_of
 from .._version import __version__
 from .._wire.dispatch import Dispatch
 from .._wire.jsonrpc import Call, RequestId
+from .._wire.telemetry import Instrumentation
 from ..errors import PeerError, RpcError
 from .carrier import context_from, with_context
 from .turns import STOP_REASON, Turn, Turns
@@ -190,11 +191,14 @@ class ConnectionTelemetry:
         token = context.attach(current)
         try:
             result = await pending
+        except GeneratorExit:  # closed from outside, maybe in another context: no detaching
+            self._handler_failed(span, turn, GeneratorExit())
+            raise
         except BaseException as exc:
+            context.detach(token)
             self._handler_failed(span, turn, exc)
             raise
-        finally:
-            context.detach(token)
+        context.detach(token)
         self._answered(span, turn, result)
         span.end()
         return result
@@ -242,6 +246,12 @@ class ConnectionTelemetry:
     def closed(self) -> None:
         """The connection closed: the turns still open end."""
         self._turns.end_all()
+
+
+if TYPE_CHECKING:
+
+    def _is_instrumentation(telemetry: Telemetry) -> Instrumentation:
+        return telemetry  # mypy checks that Telemetry is what ConnectionOptions takes
 
 
 def span_description(exc: BaseException) -> str:
