@@ -32,7 +32,9 @@ importable from here:
   `ProtocolMismatch`, `InitializeTimeout`, `RemoteConnectionError`, `NotInitialized`, `AgentNotFound` /
   `AgentNotExecutable` / `AgentLaunchError`;
 - the limits and checks of a connection: `ConnectionOptions` (`options=` of `serve_agent`,
-  `serve_turns`, `connect` and `open_agent`), its line hook seeing each line as a `WireLine`;
+  `serve_turns`, `connect` and `open_agent`), its line hook seeing each line as a `WireLine`,
+  its `telemetry` an `Instrumentation` (`acpwire.otel.Telemetry`: OpenTelemetry spans, `pip
+  install acpwire[otel]`; a `ConnectionInstrumentation` per connection);
 - extension (`_`-prefixed) methods sent to the peer, from either side: `Extensions`
   (`Extensions(self.client)` in an agent, `conn.extensions` in a client);
 - what a connection runs over: `acpwire.streams` (`stdio_stream`, `ByteStream`, ...), and
@@ -52,9 +54,11 @@ from ._version import __version__
 from .agent import (
     AgentTurn,
     AnyWork,
+    ConnectionInstrumentation,
     ConnectionOptions,
     CustomStopReason,
     Extensions,
+    Instrumentation,
     MemorySessionStore,
     PermissionChoice,
     PromptTurns,
@@ -131,6 +135,8 @@ __all__ = [  # noqa: RUF022 (grouped by side, sorted within a group)
     "ConnectionOptions",
     "Extensions",
     "WireLine",
+    "Instrumentation",
+    "ConnectionInstrumentation",
     # the agent side
     "AgentTurn",
     "AnyWork",

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from .._lazy import exports
 from .._wire.extensions import Extensions
 from .._wire.options import ConnectionOptions
+from .._wire.telemetry import ConnectionInstrumentation, Instrumentation
 from .._wire.wire_line import WireLine
 from .capabilities import CapabilityMismatch, agent_capabilities, capability_mismatches
 from .diffs import git_patch, v1_diff, v2_diff
@@ -54,10 +55,12 @@ __all__ = [
     "AgentTurn",
     "AnyWork",
     "CapabilityMismatch",
+    "ConnectionInstrumentation",
     "ConnectionOptions",
     "CustomStopReason",
     "Denied",
     "Extensions",
+    "Instrumentation",
     "Location",
     "MemorySessionStore",
     "PermissionChoice",

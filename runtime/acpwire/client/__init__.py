@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from .._lazy import exports
 from .._wire.extensions import Extensions
 from .._wire.options import ConnectionOptions
+from .._wire.telemetry import ConnectionInstrumentation, Instrumentation
 from .._wire.wire_line import WireLine
 from .connection import (
     ClientConnection,
@@ -62,10 +63,12 @@ __all__ = [
     "ClientConnection",
     "ClientFactory",
     "Compaction",
+    "ConnectionInstrumentation",
     "ConnectionOptions",
     "Decision",
     "ElicitationRequested",
     "Extensions",
+    "Instrumentation",
     "Message",
     "Negotiated",
     "Opened",

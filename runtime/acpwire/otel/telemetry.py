@@ -20,7 +20,7 @@ from acp_schema import tag_of
 from .._version import __version__
 from .._wire.dispatch import Dispatch
 from .._wire.jsonrpc import Call, RequestId
-from .._wire.telemetry import Instrumentation
+from .._wire.telemetry import ConnectionInstrumentation, Instrumentation
 from ..errors import PeerError, RpcError
 from .carrier import context_from, with_context
 from .turns import STOP_REASON, Turn, Turns
@@ -64,7 +64,7 @@ class Telemetry:
         )
         """Writes the trace context to `_meta` and reads it back."""
 
-    def connection(self, peer: str) -> ConnectionTelemetry:
+    def connection(self, peer: str) -> ConnectionInstrumentation:
         """The instrumentation of one connection (the connection asks for it)."""
         return ConnectionTelemetry(self.tracer, self.propagator)
 
