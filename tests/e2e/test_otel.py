@@ -302,3 +302,16 @@ def test_the_readme_example_prints_the_trace_it_shows(capsys: pytest.CaptureFixt
     )
     exec(compile(code, "README.md", "exec"), {})
     assert capsys.readouterr().out == shown
+
+
+def test_without_opentelemetry_acpwire_otel_says_what_to_install() -> None:
+    code = (
+        "import sys; sys.modules['opentelemetry'] = None  # as if not installed\n"
+        "import acpwire\n"
+        "try:\n"
+        "    import acpwire.otel\n"
+        "except ImportError as exc:\n"
+        "    print(exc)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "pip install acpwire[otel]" in done.stdout

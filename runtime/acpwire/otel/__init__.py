@@ -39,7 +39,7 @@ from __future__ import annotations
 
 try:
     import opentelemetry.trace  # noqa: F401
-except ImportError as exc:  # pragma: no cover - the message is the point
+except ImportError as exc:
     raise ImportError(
         "acpwire.otel needs OpenTelemetry's API: `pip install acpwire[otel]` "
         "(or `pip install opentelemetry-api`)"
