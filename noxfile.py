@@ -75,7 +75,10 @@ TOOLS = {
         "redis",  # RedisSessionStore, against the redis-server the tests start
         "uvicorn",  # agent_app under another ASGI server (HTTP/1.1, WebSocket)
     ),
-    "bench": ("msgspec", "trio", "anyio", "uvloop", "orjson", "agent-client-protocol", *REMOTE),
+    "bench": (
+        *("msgspec", "trio", "anyio", "uvloop", "orjson", "agent-client-protocol", *REMOTE),
+        *(*OTEL, "opentelemetry-sdk"),  # bench/runtime_path.py: the cost of telemetry set
+    ),
     "lint": (
         *CODEGEN,
         "mypy",

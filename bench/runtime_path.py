@@ -11,6 +11,9 @@ lines with the bare codec. Stages in between show where the overhead is:
   + dispatch       ... + `await dispatch(call)` (handler_dispatch -> the handler), in trio
   Connection       the whole thing: Connection.run reading the stream until EOF
   + on_line        the same with a no-op line hook (`ConnectionOptions.on_line`): its cost
+  + telemetry      the same with `acpwire.otel.Telemetry` on an OpenTelemetry SDK tracer
+                   provider without an exporter: what instrumenting costs a client receiving
+                   updates (an event each on its session's open turn span: one is open)
 
 Rounds are interleaved (every stage once per round); figures are medians per message.
 
@@ -53,6 +56,9 @@ from acpwire._wire.framing import LineReader  # noqa: E402
 from acpwire._wire.jsonrpc import Call, JsonRpcCore  # noqa: E402
 from acpwire._wire.options import ConnectionOptions  # noqa: E402
 from acpwire._wire.wire_line import WireLine  # noqa: E402
+from acpwire.otel import Telemetry  # noqa: E402
+from acpwire.otel.telemetry import ConnectionTelemetry  # noqa: E402
+from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
 
 TARGET_RATIO = 2.5
 NO_HOOK = ConnectionOptions()
@@ -111,12 +117,16 @@ class Stages:
                     await dispatch(event)
         return client.count
 
-    async def connection(self, options: ConnectionOptions = NO_HOOK) -> int:
+    async def connection(
+        self, options: ConnectionOptions = NO_HOOK, prepare: Callable[[Connection], None] | None = None
+    ) -> int:
         client = Client()
         ours, theirs = trio.testing.memory_stream_pair()
         conn = Connection(
             ours, self.codec, handler_dispatch(client, v2.ClientBase), options=options
         )
+        if prepare is not None:
+            prepare(conn)
 
         async def feed() -> None:
             for chunk in self.chunks:
@@ -131,6 +141,27 @@ class Stages:
     async def connection_hooked(self) -> int:
         return await self.connection(ConnectionOptions(on_line=_ignore))
 
+    async def connection_traced(self) -> int:
+        telemetry = Telemetry(tracer_provider=TracerProvider())
+        return await self.connection(ConnectionOptions(telemetry=telemetry), self._open_turns)
+
+    def _open_turns(self, conn: Connection) -> None:
+        """Open a turn on each session of the corpus, as a client's prompt would: the
+        updates become events on it (the SDK keeps the first 128 of a span)."""
+        sessions = {call.params.session_id for call in self._calls()}
+        telemetry = conn._telemetry
+        assert isinstance(telemetry, ConnectionTelemetry)
+        tracer = TracerProvider().get_tracer("bench")
+        for session in sessions:
+            telemetry._turns.start(session, tracer.start_span("acp.turn"))
+
+    def _calls(self) -> list[Call]:
+        reader, core, calls = LineReader(), JsonRpcCore(self.codec), []
+        for chunk in self.chunks:
+            for line in reader.feed(chunk):
+                calls += [e for e in core.receive_line(line) if isinstance(e, Call)]  # type: ignore[arg-type]
+        return calls
+
 
 def _ignore(line: WireLine) -> None:
     """The trivial line hook: what a hook costs the connection, not what it does."""
@@ -143,8 +174,9 @@ STAGES: list[tuple[str, str]] = [
     ("+ dispatch: handler_dispatch -> handler", "dispatch"),
     ("Connection.run over memory_stream_pair", "connection"),
     ("Connection.run, on_line set (no-op hook)", "connection_hooked"),
+    ("Connection.run, telemetry set (OTel SDK)", "connection_traced"),
 ]
-CONNECTION = STAGES[-2][0]
+CONNECTION = STAGES[-3][0]
 """The whole runtime path (the target's): without a line hook."""
 
 

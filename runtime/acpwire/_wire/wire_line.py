@@ -30,5 +30,6 @@ class WireLine(msgspec.Struct, frozen=True, gc=False):
     writing."""
     connection: str = ""
     """Which connection it went over, to tell apart the lines of a server's many connections
-    (`agent_app` calls one hook for all): a remote connection's `Acp-Connection-Id`, else a
-    UUID the connection was given when it started (the same for all its lines)."""
+    (`agent_app` calls one hook for all): under `agent_app` the connection's
+    `Acp-Connection-Id`; elsewhere (stdio, any client's connection, `open_remote`'s included) a
+    UUID the connection made for itself, the same on all its lines."""

@@ -3,7 +3,7 @@ W3C trace context carried in `_meta` (see the package's docstring for what is re
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from msgspec import UNSET
@@ -80,24 +80,15 @@ class ConnectionTelemetry:
 
     # ------------------------------------------------------------------ ours
 
-    def request(
-        self,
-        method: str,
-        params: Any,
-        encode: Callable[[Any], tuple[RequestId, bytes]],
-        call: Callable[[RequestId, bytes], Awaitable[Any]],
-    ) -> Coroutine[Any, Any, Any]:
-        """Our request in a CLIENT span (a `session/prompt` in a turn span around it), its
-        trace context in `_meta`."""
-        return self._request(method, params, encode, call)
-
-    async def _request(
+    async def request(
         self,
         method: str,
         params: Any,
         encode: Callable[[Any], tuple[RequestId, bytes]],
         call: Callable[[RequestId, bytes], Awaitable[Any]],
     ) -> Any:
+        """Our request in a CLIENT span (a `session/prompt` in a turn span around it), its
+        trace context in `_meta`."""
         attributes = _attributes(method, params)
         turn = None
         parent = None
