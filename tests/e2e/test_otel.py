@@ -160,8 +160,14 @@ async def test_one_trace_crosses_editor_to_agent(exporter: InMemorySpanExporter)
         kinds = [
             event.attributes["acp.session_update"] for event in turn.events if event.attributes
         ]
-        assert kinds.count("agent_message_chunk") == 3
-        assert kinds[-1] == "state_update"
+        # the three chunks of the reply are one event (the first), and all are counted
+        assert kinds == [
+            "user_message",
+            *("state_update",) * 3,  # running, requires_action, running
+            "agent_message_chunk",
+            "state_update",  # idle
+        ]
+        assert turn.attributes["acp.session_updates"] == 8
     # the agent's updates carry the trace context of its turn
     updates = [
         json.loads(w.line) for w in lines if w.direction == "out" and b"session/upd" in w.line

@@ -32,7 +32,10 @@ What a connection records, on either side (an agent's, a client's):
 - notifications (`session/update` above all: thousands a turn) are not spans: each one is
   an event named by the method on its session's open turn (`acp.session_update`: the
   update's kind), a sent one on the current span when its session has no open turn; a sent
-  notification carries the trace context of the span its event is on.
+  notification carries the trace context of the span its event is on. Chunks that continue
+  a run of chunks of their kind (a reply streamed as `agent_message_chunk`s) are not events
+  of their own: the run's first marks when it started, and the turn's
+  `acp.session_updates` counts every update.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from .._wire.jsonrpc import Call, RequestId
 from .._wire.telemetry import ConnectionInstrumentation, Instrumentation
 from ..errors import PeerError, RpcError
 from .carrier import context_from, with_context
-from .turns import STOP_REASON, Turn, Turns
+from .turns import STOP_REASON, UPDATE_KIND, Turn, Turns
 
 __all__ = ["Telemetry"]
 
@@ -38,7 +38,6 @@ REQUEST_ID = "rpc.jsonrpc.request_id"
 ERROR_CODE = "rpc.jsonrpc.error_code"
 ERROR_MESSAGE = "rpc.jsonrpc.error_message"
 SESSION_ID = "acp.session_id"
-UPDATE_KIND = "acp.session_update"
 
 INTERNAL_ERROR = -32603  # what the connection answers a handler's other exceptions with
 
@@ -119,10 +118,17 @@ class ConnectionTelemetry:
         trace context of that span in `_meta`; an idle state update ends the turn."""
         session_id = _session_id(params)
         turn = self._turns.current(session_id)
-        span = turn.span if turn is not None else trace.get_current_span()
-        if span.is_recording():
-            span.add_event(method, _event_attributes(method, params))
-        data = encode(with_context(params, self._carrier(trace.set_span_in_context(span))))
+        if turn is not None:
+            self._event(turn, call_method=method, params=params)
+            if turn.carrier is None:
+                turn.carrier = self._carrier(trace.set_span_in_context(turn.span))
+            carrier = turn.carrier
+        else:
+            span = trace.get_current_span()
+            if span.is_recording():
+                span.add_event(method, _event_attributes(method, params))
+            carrier = self._carrier()
+        data = encode(with_context(params, carrier))
         if method == SESSION_UPDATE:
             self._update(session_id, params)
         return data
@@ -199,11 +205,19 @@ class ConnectionTelemetry:
         session_id = _session_id(params)
         turn = self._turns.current(session_id)
         if turn is not None:
-            turn.span.add_event(call.method, _event_attributes(call.method, params))
+            self._event(turn, call_method=call.method, params=params)
         if call.method == SESSION_UPDATE:
             self._update(session_id, params)
 
     # ------------------------------------------------------------------ both
+
+    @staticmethod
+    def _event(turn: Turn, *, call_method: str, params: Any) -> None:
+        """A notification of the turn's session, sent or received: on the turn's span."""
+        if call_method == SESSION_UPDATE:
+            turn.update(call_method, tag_of(getattr(params, "update", None)))
+        else:
+            turn.span.add_event(call_method)
 
     def _update(self, session_id: str | None, params: Any) -> None:
         update = getattr(params, "update", None)

@@ -13,12 +13,28 @@ from dataclasses import dataclass
 from opentelemetry.trace import Span, Status, StatusCode
 
 STOP_REASON = "acp.stop_reason"
+UPDATES = "acp.session_updates"
+UPDATE_KIND = "acp.session_update"
 
 
 @dataclass(eq=False)
 class Turn:
     span: Span
     answered: bool = False
+    updates: int = 0
+    """The session updates sent or received in the turn (`acp.session_updates` at its end)."""
+    last_kind: str | None = None
+    carrier: dict[str, str] | None = None
+    """Its trace context as `_meta` carries it (made once: the same for all its messages)."""
+
+    def update(self, method: str, kind: str | None) -> None:
+        """A session update of the turn: an event on its span, unless it is a chunk that
+        continues a run of chunks of its kind (a reply streams thousands: the run's first
+        chunk marks when it started, `acp.session_updates` counts them all)."""
+        self.updates += 1
+        if kind != self.last_kind or kind is None or not kind.endswith("_chunk"):
+            self.span.add_event(method, {UPDATE_KIND: kind} if kind is not None else None)
+        self.last_kind = kind
 
 
 class Turns:
@@ -61,6 +77,7 @@ class Turns:
     def end(self, turn: Turn, stop_reason: str | None) -> None:
         if stop_reason is not None:
             turn.span.set_attribute(STOP_REASON, stop_reason)
+        turn.span.set_attribute(UPDATES, turn.updates)
         turn.span.end()
         for session_id, turns in self._open.items():
             if turn in turns:
