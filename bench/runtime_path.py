@@ -48,6 +48,7 @@ for _p in (ROOT / "generated", ROOT / "runtime", HERE):
 import corpus as corpus_mod  # noqa: E402
 import trio  # noqa: E402
 import trio.testing  # noqa: E402
+from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
 
 from acp_schema import v2  # noqa: E402
 from acpwire._wire.connection import READ_CHUNK, Connection  # noqa: E402
@@ -58,7 +59,6 @@ from acpwire._wire.options import ConnectionOptions  # noqa: E402
 from acpwire._wire.wire_line import WireLine  # noqa: E402
 from acpwire.otel import Telemetry  # noqa: E402
 from acpwire.otel.telemetry import ConnectionTelemetry  # noqa: E402
-from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
 
 TARGET_RATIO = 2.5
 NO_HOOK = ConnectionOptions()
