@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 
 from msgspec import UnsetType
 
-from ..._loop import CancelScope, current_loop
+from ..._loop import CancelScope, Event, current_loop
 from ...streams import sse
 from ...streams.envelope import NotAMessage, envelope, one_line
 from .asgi import Receive, Scope, Send, headers_of, respond
@@ -267,7 +267,8 @@ async def _get(app: Hub, headers: dict[str, str], receive: Receive, send: Send) 
     cursors = mailbox if isinstance(mailbox, RetainingMailbox) else None
     try:
         async with loop.open_nursery() as nursery:
-            nursery.start_soon(_until_disconnected, receive, nursery.cancel_scope)
+            gone = loop.Event()
+            nursery.start_soon(_until_disconnected, receive, nursery.cancel_scope, gone)
             while True:
                 item = await mailbox.take(reader, app.remote.keepalive_interval)
                 if item is None:
@@ -280,8 +281,10 @@ async def _get(app: Hub, headers: dict[str, str], receive: Receive, send: Send) 
                     data = sse.identified_event(item, cursors.taken)  # type: ignore[arg-type]
                 await send({"type": "http.response.body", "body": data, "more_body": True})
             nursery.cancel_scope.cancel()
-        with contextlib.suppress(Exception):  # the client may be gone
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        if not gone.is_set():  # (Hypercorn's HTTP/2 waits forever to end a stream of a closed
+            # connection: the request would never end, its stream never count as closed)
+            with contextlib.suppress(Exception):  # the client may be gone
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
     finally:
         mailbox.detach(reader)
         connection.detach()
@@ -301,9 +304,10 @@ async def _reader(mailbox: Mailbox, last_event_id: str | None, send: Send) -> in
     return None
 
 
-async def _until_disconnected(receive: Receive, scope: CancelScope) -> None:
+async def _until_disconnected(receive: Receive, scope: CancelScope, gone: Event) -> None:
     while (await receive())["type"] != "http.disconnect":
         pass
+    gone.set()
     scope.cancel()
 
 

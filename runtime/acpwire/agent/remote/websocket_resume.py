@@ -27,7 +27,6 @@ from ..._loop import CancelScope, current_loop
 from ...streams.envelope import NotAMessage, envelope, one_line
 from .asgi import Receive, Scope, Send, encoded, headers_of
 from .connection import RemoteConnection
-from .mailbox import KEEPALIVE
 from .replay import LAST_EVENT_ID, CursorGone, RetainingMailbox, UnknownCursor, cursor_of
 from .websocket_profile import (
     SESSION_METHOD,
@@ -134,10 +133,10 @@ async def _write(mailbox: RetainingMailbox, reader: int, send: Send) -> None:
         item = await mailbox.take(reader, FOREVER)
         if item is None:
             return
-        if item is KEEPALIVE:
-            continue
+        if not isinstance(item, bytes):
+            continue  # KEEPALIVE
         try:
-            await send({"type": "websocket.send", "text": item.decode()})  # type: ignore[union-attr]
+            await send({"type": "websocket.send", "text": item.decode()})
         except Exception:  # the server's own error for a socket that went away
             return
 

@@ -1,0 +1,202 @@
+"""Resumable streams end to end (`RemoteOptions(resumable=...)`, `open_remote(...,
+resume=True)`): the network drops mid-turn (a relay cuts every TCP connection, no close
+frame, no DELETE), the client reconnects by itself and reads what it missed, and its folded
+session state equals the state of a client that never lost the connection; over each
+profile, on each loop. When the server no longer knows the connection the client fails
+with `ResumeFailed`, and the session layer's fallback (`open_remote` again, `open_session`)
+resumes the session whole. Without the option a cut ends the connection as before."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from acp_schema import v2
+from acpwire import (
+    AgentRequests,
+    ClientConnection,
+    ConnectionClosed,
+    MemorySessionStore,
+    RemoteOptions,
+    ResumeFailed,
+    ResumeOptions,
+    open_remote,
+    open_session,
+    prompt,
+)
+from acpwire.agent import AgentApp
+from acpwire.client import SessionState
+from acpwire.streams import Reconnect
+from helpers.durable import CWD, Story, connected_turn, described, initialized, reopened, story_app
+from helpers.relay import Relay, relay
+from helpers.remote import served
+
+pytestmark = pytest.mark.usefixtures("loop")
+
+TRANSPORTS = ["websocket", "http"]
+PATIENT = Reconnect(attempts=40, first_delay=0.02, max_delay=0.1)
+"""Attempts enough to outlast the cuts of these tests."""
+
+
+def resumable_app(story: Story, **options: object) -> AgentApp:
+    remote = RemoteOptions(resumable=ResumeOptions(), **options)  # type: ignore[arg-type]
+    return story_app(story, MemorySessionStore(), remote=remote)
+
+
+async def reference_state(url: str, transport: str, requests: AgentRequests) -> SessionState:
+    """The state of one turn by a client that never loses its connection."""
+    async with open_remote(url, v2=requests.v2_client, transport=transport) as conn:  # type: ignore[arg-type]
+        await initialized(conn)
+        _, live = await connected_turn(conn, requests)
+    return live
+
+
+async def turn_cut_midway(
+    conn: ClientConnection, requests: AgentRequests, story: Story, cutter: Relay, gate: anyio.Event
+) -> tuple[str, SessionState]:
+    """A turn whose network drops once its tool call started; the rest of the turn happens
+    while the network is down, which comes back once the turn has ended."""
+    await initialized(conn)
+    opened = await open_session(conn.v2, cwd=CWD)
+    params = v2.PromptRequest(session_id=opened.session_id, prompt=[v2.TextContent(text="go")])
+    async with prompt(conn.v2, requests, params, state=opened.state) as turn:
+        async for _ in turn:
+            if story.started.is_set() and not gate.is_set():
+                cutter.cut()
+                gate.set()  # the turn goes on without its client
+                await story.ended.wait()
+                await anyio.sleep(0.05)  # its last messages queued for the client
+                cutter.heal()
+    return opened.session_id, turn.state
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_turn_cut_midway_is_resumed_as_if_never_cut(transport: str) -> None:
+    gate = anyio.Event()
+    story = Story(gate)
+    requests = AgentRequests()
+    with anyio.fail_after(15):
+        async with served(resumable_app(story)) as url:
+            gate.set()
+            live = await reference_state(url, transport, requests)
+            gate = story.gate = anyio.Event()
+            story.started, story.ended = anyio.Event(), anyio.Event()
+            async with relay(url) as (cutter, through):
+                async with open_remote(
+                    through,
+                    v2=requests.v2_client,
+                    transport=transport,
+                    resume=PATIENT,  # type: ignore[arg-type]
+                ) as conn:
+                    _, state = await turn_cut_midway(conn, requests, story, cutter, gate)
+                    assert gate.is_set(), "the cut did not happen mid-turn"
+                    # the connection goes on after the cut
+                    assert (await open_session(conn.v2, cwd=CWD)).how == "new"
+    assert described(state) == described(live)
+    assert described(live)["run"] == ("idle", "end_turn")
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_connection_the_server_forgot_fails_and_the_session_is_resumed(
+    transport: str,
+) -> None:
+    """The cut outlasts the server's `idle_timeout`: the connection is gone, the client's
+    resume is answered 404 and it fails with `ResumeFailed`; `open_remote` again and
+    `open_session` resume the session with everything the turn did."""
+    gate = anyio.Event()
+    story = Story(gate)
+    requests = AgentRequests()
+    with anyio.fail_after(15):
+        async with served(resumable_app(story, idle_timeout=0.5)) as url:
+            gate.set()
+            live = await reference_state(url, transport, requests)
+            gate = story.gate = anyio.Event()
+            story.started, story.ended = anyio.Event(), anyio.Event()
+            async with relay(url) as (cutter, through):
+                with pytest.raises(ResumeFailed) as failed:
+                    async with open_remote(
+                        through,
+                        v2=requests.v2_client,
+                        transport=transport,
+                        resume=PATIENT,  # type: ignore[arg-type]
+                    ) as conn:
+                        await initialized(conn)
+                        opened = await open_session(conn.v2, cwd=CWD)
+                        session_id = opened.session_id
+                        params = v2.PromptRequest(
+                            session_id=session_id, prompt=[v2.TextContent(text="go")]
+                        )
+                        async with prompt(conn.v2, requests, params) as turn:
+                            async for _ in turn:
+                                if story.started.is_set() and not gate.is_set():
+                                    cutter.cut()
+                                    gate.set()
+                                    await story.ended.wait()
+                                    await anyio.sleep(1.5)  # past idle_timeout: reaped
+                                    cutter.heal()
+            assert failed.value.url == through
+            assert failed.value.status == 404
+            assert "open_session" in str(failed.value)
+            async with open_remote(url, v2=requests.v2_client, transport=transport) as conn:  # type: ignore[arg-type]
+                await initialized(conn)
+                assert described(await reopened(conn, session_id)) == described(live)
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_client_that_gives_up_names_the_url(transport: str) -> None:
+    gate = anyio.Event()
+    story = Story(gate)
+    requests = AgentRequests()
+    with anyio.fail_after(15):
+        async with served(resumable_app(story)) as url:
+            async with relay(url) as (cutter, through):
+                with pytest.raises(ResumeFailed) as failed:
+                    async with open_remote(
+                        through,
+                        v2=requests.v2_client,
+                        transport=transport,  # type: ignore[arg-type]
+                        resume=Reconnect(attempts=3, first_delay=0.01, max_delay=0.02),
+                    ) as conn:
+                        await initialized(conn)
+                        opened = await open_session(conn.v2, cwd=CWD)
+                        params = v2.PromptRequest(
+                            session_id=opened.session_id, prompt=[v2.TextContent(text="go")]
+                        )
+                        async with prompt(conn.v2, requests, params) as turn:
+                            async for _ in turn:
+                                if story.started.is_set():
+                                    cutter.cut()  # and never healed
+            gate.set()
+    assert failed.value.url == through
+    assert "attempt" in failed.value.what
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_without_the_option_a_cut_ends_the_connection(transport: str) -> None:
+    """A server without `resumable`: the client asked for resumption but the server does not
+    offer it, so a cut ends the connection (not `ResumeFailed`: nothing was tried)."""
+    gate = anyio.Event()
+    story = Story(gate)
+    requests = AgentRequests()
+    with anyio.fail_after(15):
+        async with served(story_app(story, MemorySessionStore())) as url:
+            async with relay(url) as (cutter, through):
+                with pytest.raises(ConnectionClosed) as failed:
+                    async with open_remote(
+                        through,
+                        v2=requests.v2_client,
+                        transport=transport,
+                        resume=PATIENT,  # type: ignore[arg-type]
+                    ) as conn:
+                        await initialized(conn)
+                        opened = await open_session(conn.v2, cwd=CWD)
+                        params = v2.PromptRequest(
+                            session_id=opened.session_id, prompt=[v2.TextContent(text="go")]
+                        )
+                        async with prompt(conn.v2, requests, params) as turn:
+                            async for _ in turn:
+                                if story.started.is_set():
+                                    cutter.cut()
+                                    cutter.heal()
+            gate.set()
+    assert not isinstance(failed.value, ResumeFailed)
