@@ -22,6 +22,7 @@ from acpwire._loop import current_loop
 from acpwire.agent import AgentApp
 from acpwire.agent.remote.replay import CursorGone, RetainingMailbox, UnknownCursor
 from acpwire.examples.hello_agent import HelloAgent
+from acpwire.examples.hello_v1_agent import HelloV1Agent
 from acpwire.streams.sse import SseParser
 from helpers.remote import raw_client, served
 
@@ -113,6 +114,16 @@ async def test_events_carry_ids_and_the_capability_is_advertised() -> None:
         assert result["_meta"]["transport"]["resumable"] == CAPABILITY
         await listed(url, client, connection, 1, 2, 3)
         assert await read_events(url, client, connection, 3) == [("1", 1), ("2", 2), ("3", 3)]
+
+
+async def test_the_capability_is_advertised_to_v1_clients_too() -> None:
+    app = agent_app(HelloAgent, v1=HelloV1Agent, remote=RemoteOptions(resumable=ResumeOptions()))
+    async with server(app) as (url, client):
+        v1_init = {**INIT, "params": {"protocolVersion": 1, "clientCapabilities": {}}}
+        response = await client.post(url, json=v1_init, headers=JSON)
+        result = response.json()["result"]
+        assert result["protocolVersion"] == 1
+        assert result["_meta"]["transport"]["resumable"] == CAPABILITY
 
 
 async def test_without_the_option_no_ids_no_capability_and_the_cursor_is_ignored() -> None:
