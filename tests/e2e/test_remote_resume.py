@@ -8,6 +8,8 @@ resumes the session whole. Without the option a cut ends the connection as befor
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 import anyio
 import pytest
 
@@ -43,8 +45,12 @@ def resumable_app(story: Story, **options: object) -> AgentApp:
     return story_app(story, MemorySessionStore(), remote=remote)
 
 
-async def reference_state(url: str, transport: str, requests: AgentRequests) -> SessionState:
+async def reference_state(
+    url: str, transport: str, requests: AgentRequests, story: Story
+) -> SessionState:
     """The state of one turn by a client that never loses its connection."""
+    assert story.gate is not None
+    story.gate.set()
     async with open_remote(url, v2=requests.v2_client, transport=transport) as conn:  # type: ignore[arg-type]
         await initialized(conn)
         _, live = await connected_turn(conn, requests)
@@ -52,35 +58,59 @@ async def reference_state(url: str, transport: str, requests: AgentRequests) -> 
 
 
 async def turn_cut_midway(
-    conn: ClientConnection, requests: AgentRequests, story: Story, cutter: Relay, gate: anyio.Event
+    conn: ClientConnection,
+    requests: AgentRequests,
+    story: Story,
+    midway: Callable[[], Awaitable[None]],
+    sessions: list[str] | None = None,
 ) -> tuple[str, SessionState]:
-    """A turn whose network drops once its tool call started; the rest of the turn happens
-    while the network is down, which comes back once the turn has ended."""
+    """A new session (its id added to `sessions`) and one turn of it; `midway` runs once,
+    when the turn's tool call has started (the turn waits at the story's gate until `midway`
+    sets it)."""
     await initialized(conn)
     opened = await open_session(conn.v2, cwd=CWD)
+    if sessions is not None:
+        sessions.append(opened.session_id)
     params = v2.PromptRequest(session_id=opened.session_id, prompt=[v2.TextContent(text="go")])
+    ran = False
     async with prompt(conn.v2, requests, params, state=opened.state) as turn:
         async for _ in turn:
-            if story.started.is_set() and not gate.is_set():
-                cutter.cut()
-                gate.set()  # the turn goes on without its client
-                await story.ended.wait()
-                await anyio.sleep(0.05)  # its last messages queued for the client
-                cutter.heal()
+            if story.started.is_set() and not ran:
+                ran = True
+                await midway()
+    assert ran, "the turn ended before its tool call started"
     return opened.session_id, turn.state
+
+
+def cut(cutter: Relay, story: Story, *, down_for: float | None) -> Callable[[], Awaitable[None]]:
+    """The network drops, the turn goes on without its client and ends, and the network
+    comes back `down_for` seconds later (None: never)."""
+
+    async def midway() -> None:
+        cutter.cut()
+        assert story.gate is not None
+        story.gate.set()
+        await story.ended.wait()
+        if down_for is not None:
+            await anyio.sleep(down_for)
+            cutter.heal()
+
+    return midway
+
+
+def next_turn(story: Story) -> None:
+    """Hold the story's next turn at its gate again."""
+    story.gate, story.started, story.ended = anyio.Event(), anyio.Event(), anyio.Event()
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
 async def test_a_turn_cut_midway_is_resumed_as_if_never_cut(transport: str) -> None:
-    gate = anyio.Event()
-    story = Story(gate)
+    story = Story(anyio.Event())
     requests = AgentRequests()
     with anyio.fail_after(15):
         async with served(resumable_app(story)) as url:
-            gate.set()
-            live = await reference_state(url, transport, requests)
-            gate = story.gate = anyio.Event()
-            story.started, story.ended = anyio.Event(), anyio.Event()
+            live = await reference_state(url, transport, requests, story)
+            next_turn(story)
             async with relay(url) as (cutter, through):
                 async with open_remote(
                     through,
@@ -88,8 +118,8 @@ async def test_a_turn_cut_midway_is_resumed_as_if_never_cut(transport: str) -> N
                     transport=transport,
                     resume=PATIENT,  # type: ignore[arg-type]
                 ) as conn:
-                    _, state = await turn_cut_midway(conn, requests, story, cutter, gate)
-                    assert gate.is_set(), "the cut did not happen mid-turn"
+                    midway = cut(cutter, story, down_for=0.05)
+                    _, state = await turn_cut_midway(conn, requests, story, midway)
                     # the connection goes on after the cut
                     assert (await open_session(conn.v2, cwd=CWD)).how == "new"
     assert described(state) == described(live)
@@ -103,15 +133,13 @@ async def test_a_connection_the_server_forgot_fails_and_the_session_is_resumed(
     """The cut outlasts the server's `idle_timeout`: the connection is gone, the client's
     resume is answered 404 and it fails with `ResumeFailed`; `open_remote` again and
     `open_session` resume the session with everything the turn did."""
-    gate = anyio.Event()
-    story = Story(gate)
+    story = Story(anyio.Event())
     requests = AgentRequests()
+    sessions: list[str] = []
     with anyio.fail_after(15):
         async with served(resumable_app(story, idle_timeout=0.5)) as url:
-            gate.set()
-            live = await reference_state(url, transport, requests)
-            gate = story.gate = anyio.Event()
-            story.started, story.ended = anyio.Event(), anyio.Event()
+            live = await reference_state(url, transport, requests, story)
+            next_turn(story)
             async with relay(url) as (cutter, through):
                 with pytest.raises(ResumeFailed) as failed:
                     async with open_remote(
@@ -120,23 +148,12 @@ async def test_a_connection_the_server_forgot_fails_and_the_session_is_resumed(
                         transport=transport,
                         resume=PATIENT,  # type: ignore[arg-type]
                     ) as conn:
-                        await initialized(conn)
-                        opened = await open_session(conn.v2, cwd=CWD)
-                        session_id = opened.session_id
-                        params = v2.PromptRequest(
-                            session_id=session_id, prompt=[v2.TextContent(text="go")]
-                        )
-                        async with prompt(conn.v2, requests, params) as turn:
-                            async for _ in turn:
-                                if story.started.is_set() and not gate.is_set():
-                                    cutter.cut()
-                                    gate.set()
-                                    await story.ended.wait()
-                                    await anyio.sleep(1.5)  # past idle_timeout: reaped
-                                    cutter.heal()
+                        midway = cut(cutter, story, down_for=1.5)  # past idle_timeout: reaped
+                        await turn_cut_midway(conn, requests, story, midway, sessions)
             assert failed.value.url == through
             assert failed.value.status == 404
             assert "open_session" in str(failed.value)
+            [session_id] = sessions
             async with open_remote(url, v2=requests.v2_client, transport=transport) as conn:  # type: ignore[arg-type]
                 await initialized(conn)
                 assert described(await reopened(conn, session_id)) == described(live)
@@ -144,9 +161,9 @@ async def test_a_connection_the_server_forgot_fails_and_the_session_is_resumed(
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
 async def test_a_client_that_gives_up_names_the_url(transport: str) -> None:
-    gate = anyio.Event()
-    story = Story(gate)
+    story = Story(anyio.Event())
     requests = AgentRequests()
+    quick = Reconnect(attempts=3, first_delay=0.01, max_delay=0.02)
     with anyio.fail_after(15):
         async with served(resumable_app(story)) as url:
             async with relay(url) as (cutter, through):
@@ -154,19 +171,11 @@ async def test_a_client_that_gives_up_names_the_url(transport: str) -> None:
                     async with open_remote(
                         through,
                         v2=requests.v2_client,
-                        transport=transport,  # type: ignore[arg-type]
-                        resume=Reconnect(attempts=3, first_delay=0.01, max_delay=0.02),
+                        transport=transport,
+                        resume=quick,  # type: ignore[arg-type]
                     ) as conn:
-                        await initialized(conn)
-                        opened = await open_session(conn.v2, cwd=CWD)
-                        params = v2.PromptRequest(
-                            session_id=opened.session_id, prompt=[v2.TextContent(text="go")]
-                        )
-                        async with prompt(conn.v2, requests, params) as turn:
-                            async for _ in turn:
-                                if story.started.is_set():
-                                    cutter.cut()  # and never healed
-            gate.set()
+                        midway = cut(cutter, story, down_for=None)
+                        await turn_cut_midway(conn, requests, story, midway)
     assert failed.value.url == through
     assert "attempt" in failed.value.what
 
@@ -175,8 +184,7 @@ async def test_a_client_that_gives_up_names_the_url(transport: str) -> None:
 async def test_without_the_option_a_cut_ends_the_connection(transport: str) -> None:
     """A server without `resumable`: the client asked for resumption but the server does not
     offer it, so a cut ends the connection (not `ResumeFailed`: nothing was tried)."""
-    gate = anyio.Event()
-    story = Story(gate)
+    story = Story(anyio.Event())
     requests = AgentRequests()
     with anyio.fail_after(15):
         async with served(story_app(story, MemorySessionStore())) as url:
@@ -188,15 +196,6 @@ async def test_without_the_option_a_cut_ends_the_connection(transport: str) -> N
                         transport=transport,
                         resume=PATIENT,  # type: ignore[arg-type]
                     ) as conn:
-                        await initialized(conn)
-                        opened = await open_session(conn.v2, cwd=CWD)
-                        params = v2.PromptRequest(
-                            session_id=opened.session_id, prompt=[v2.TextContent(text="go")]
-                        )
-                        async with prompt(conn.v2, requests, params) as turn:
-                            async for _ in turn:
-                                if story.started.is_set():
-                                    cutter.cut()
-                                    cutter.heal()
-            gate.set()
+                        midway = cut(cutter, story, down_for=0.0)
+                        await turn_cut_midway(conn, requests, story, midway)
     assert not isinstance(failed.value, ResumeFailed)

@@ -65,15 +65,10 @@ class RetainingMailbox(Mailbox):
         return self._first + len(self._queue) - 1
 
     async def put(self, message: bytes) -> None:
-        if self._size >= self._max_bytes:
-            await self._room()
-        if self.closed:
-            return
-        self._queue.append(message)
-        self._size += len(message)
-        self._kept_bytes += len(message)
-        self._evict()
-        self._filled.set()
+        await super().put(message)
+        if not self.closed:  # it was queued
+            self._kept_bytes += len(message)
+            self._evict()
 
     def _next(self) -> bytes | None:
         if self.taken >= self.last:

@@ -86,13 +86,7 @@ async def _read(
             data = text.encode()
             if len(data) > limit:
                 outlet.open = False
-                await send(
-                    {
-                        "type": "websocket.close",
-                        "code": TOO_BIG,
-                        "reason": f"a message may have at most {limit} bytes",
-                    }
-                )
+                await close_too_big(send, limit)
                 return
             if SESSION_METHOD in data:
                 refusal = session_refusal(connection, data)
@@ -104,6 +98,12 @@ async def _read(
                 return
     finally:
         connection.end()
+
+
+async def close_too_big(send: Send, limit: int) -> None:
+    """Close the socket for a message over `max_message_bytes` (1009)."""
+    reason = f"a message may have at most {limit} bytes"
+    await send({"type": "websocket.close", "code": TOO_BIG, "reason": reason})
 
 
 async def admitted(app: Hub, scope: Scope, receive: Receive, send: Send) -> bool:

@@ -30,8 +30,8 @@ from .connection import RemoteConnection
 from .replay import LAST_EVENT_ID, CursorGone, RetainingMailbox, UnknownCursor, cursor_of
 from .websocket_profile import (
     SESSION_METHOD,
-    TOO_BIG,
     admitted,
+    close_too_big,
     refuse,
     refused_when_full,
     session_refusal,
@@ -162,13 +162,7 @@ async def _read(
             data = text.encode()
             if len(data) > limit:
                 connection.end()  # not resumable: the client would send it again
-                await send(
-                    {
-                        "type": "websocket.close",
-                        "code": TOO_BIG,
-                        "reason": f"a message may have at most {limit} bytes",
-                    }
-                )
+                await close_too_big(send, limit)
                 return
             if connection.received == 1:
                 _expect_initialize(connection, data)
