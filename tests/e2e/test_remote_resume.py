@@ -160,6 +160,49 @@ async def test_a_connection_the_server_forgot_fails_and_the_session_is_resumed(
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_cursor_the_server_no_longer_keeps_fails_with_409(transport: str) -> None:
+    """What the server sends is lost on the way while the turn ends (its writes succeed, so
+    it counts them read and keeps only the newest), then the network drops: the client's
+    cursor is older than what is kept, its resume is answered 409, it fails with
+    `ResumeFailed`, and the session is resumed whole on a new connection."""
+    story = Story(anyio.Event())
+    requests = AgentRequests()
+    sessions: list[str] = []
+    app = story_app(
+        story,
+        MemorySessionStore(),
+        remote=RemoteOptions(resumable=ResumeOptions(max_events=1, max_bytes=1)),
+    )
+    with anyio.fail_after(15):
+        async with served(app) as url:
+            live = await reference_state(url, transport, requests, story)
+            next_turn(story)
+            async with relay(url) as (cutter, through):
+
+                async def lost_then_cut() -> None:
+                    cutter.drop()
+                    assert story.gate is not None
+                    story.gate.set()
+                    await story.ended.wait()
+                    await anyio.sleep(0.2)  # the server wrote the turn's end
+                    cutter.cut()
+                    cutter.heal()
+
+                with pytest.raises(ResumeFailed) as failed:
+                    async with open_remote(
+                        through,
+                        v2=requests.v2_client,
+                        transport=transport,
+                        resume=PATIENT,  # type: ignore[arg-type]
+                    ) as conn:
+                        await turn_cut_midway(conn, requests, story, lost_then_cut, sessions)
+            assert failed.value.status == 409
+            async with open_remote(url, v2=requests.v2_client, transport=transport) as conn:  # type: ignore[arg-type]
+                await initialized(conn)
+                assert described(await reopened(conn, sessions[0])) == described(live)
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
 async def test_a_client_that_gives_up_names_the_url(transport: str) -> None:
     story = Story(anyio.Event())
     requests = AgentRequests()

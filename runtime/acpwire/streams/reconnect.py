@@ -26,8 +26,11 @@ class Reconnect:
     `max_delay`)."""
 
     attempts: int = 6
+    """Attempts after a cut before the connection fails with `ResumeFailed`."""
     first_delay: float = 0.05
+    """Seconds before the first attempt."""
     max_delay: float = 2.0
+    """The longest wait between two attempts, in seconds."""
 
     def __post_init__(self) -> None:
         if self.attempts < 1 or self.first_delay < 0 or self.max_delay < self.first_delay:
