@@ -242,3 +242,33 @@ async def test_without_the_option_a_cut_ends_the_connection(transport: str) -> N
                         midway = cut(cutter, story, down_for=0.0)
                         await turn_cut_midway(conn, requests, story, midway)
     assert not isinstance(failed.value, ResumeFailed)
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_request_sent_while_the_network_is_down_is_answered_once_back(
+    transport: str,
+) -> None:
+    """The client sends while the network is down (a POST that cannot connect, a frame on a
+    lost socket): once it is back the request reaches the agent once (one session made,
+    not two) and its answer comes."""
+    app = resumable_app(Story(anyio.Event()))
+    with anyio.fail_after(15):
+        async with served(app) as url, relay(url) as (cutter, through):
+            async with open_remote(
+                through,
+                v2=requests_client(),
+                transport=transport,
+                resume=PATIENT,  # type: ignore[arg-type]
+            ) as conn:
+                await initialized(conn)
+                cutter.cut()
+
+                async def heal_soon() -> None:
+                    await anyio.sleep(0.3)
+                    cutter.heal()
+
+                async with anyio.create_task_group() as tasks:
+                    tasks.start_soon(heal_soon)
+                    made = await conn.v2.peer.session_new(v2.NewSessionRequest(cwd=CWD))
+                listed = await conn.v2.peer.session_list(v2.ListSessionsRequest())
+    assert [session.session_id for session in listed.sessions] == [made.session_id]
