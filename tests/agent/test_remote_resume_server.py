@@ -74,12 +74,14 @@ async def read_events(
     count: int,
     *,
     then_list: tuple[int, ...] = (),
-    **headers: str,
+    last_event_id: str | None = None,
 ) -> list[tuple[str | None, int]]:
-    """Open the connection-scoped stream (with `headers`), list `then_list` once it is open,
-    read `count` events: each one's `id` (None without) and the id of the answer it
+    """Open the connection-scoped stream (from `last_event_id`), list `then_list` once it is
+    open, read `count` events: each one's `id` (None without) and the id of the answer it
     carries."""
-    request = {"accept": "text/event-stream", "acp-connection-id": connection, **headers}
+    request = {"accept": "text/event-stream", "acp-connection-id": connection}
+    if last_event_id is not None:
+        request["last-event-id"] = last_event_id
     found: list[tuple[str | None, int]] = []
     async with client.stream("GET", url, headers=request) as response:
         assert response.status_code == 200, (await response.aread()).decode()
@@ -132,7 +134,7 @@ async def test_without_the_option_no_ids_no_capability_and_the_cursor_is_ignored
         assert "transport" not in (result.get("_meta") or {})
         await listed(url, client, connection, 1, 2)
         # a cursor means nothing here (a resumable server would answer this one 400)
-        events = await read_events(url, client, connection, 2, **{"last-event-id": "5"})
+        events = await read_events(url, client, connection, 2, last_event_id="5")
         assert events == [(None, 1), (None, 2)]
 
 
@@ -142,7 +144,7 @@ async def test_last_event_id_replays_what_followed_on_that_stream() -> None:
         await listed(url, client, connection, 1, 2, 3)
         await read_events(url, client, connection, 3)  # read, then the stream broke
         await listed(url, client, connection, 4)
-        events = await read_events(url, client, connection, 3, **{"last-event-id": "1"})
+        events = await read_events(url, client, connection, 3, last_event_id="1")
         assert events == [("2", 2), ("3", 3), ("4", 4)]
 
 
@@ -154,7 +156,7 @@ async def test_a_cursor_no_longer_kept_is_409_and_one_never_sent_400() -> None:
         assert await status_of_get(url, client, connection, "2") == 409  # 3 is gone
         for never in ("6", "-1", "x", ""):
             assert await status_of_get(url, client, connection, never) == 400, never
-        events = await read_events(url, client, connection, 2, **{"last-event-id": "3"})
+        events = await read_events(url, client, connection, 2, last_event_id="3")
         assert events == [("4", 4), ("5", 5)]
 
 
@@ -164,9 +166,7 @@ async def test_retention_is_bounded_by_bytes_too() -> None:
         await listed(url, client, connection, 1, 2)
         await read_events(url, client, connection, 2)
         assert await status_of_get(url, client, connection, "1") == 409
-        events = await read_events(
-            url, client, connection, 1, then_list=(3,), **{"last-event-id": "2"}
-        )
+        events = await read_events(url, client, connection, 1, then_list=(3,), last_event_id="2")
         assert events == [("3", 3)]
 
 

@@ -256,7 +256,7 @@ async def test_a_request_sent_while_the_network_is_down_is_answered_once_back(
         async with served(app) as url, relay(url) as (cutter, through):
             async with open_remote(
                 through,
-                v2=requests_client(),
+                v2=AgentRequests().v2_client,
                 transport=transport,
                 resume=PATIENT,  # type: ignore[arg-type]
             ) as conn:
