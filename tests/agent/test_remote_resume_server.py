@@ -223,7 +223,7 @@ async def upgrade_status(url: str, **headers: str) -> int:
 async def test_a_websocket_resumes_with_its_connection_id_and_cursor() -> None:
     with anyio.fail_after(8):
         async with served(resumable(max_events=2)) as url:
-            async with websocket(url) as (socket, headers):
+            async with websocket(url, **{"last-event-id": "0"}) as (socket, headers):
                 connection = headers["acp-connection-id"]
                 await socket.send_text(json.dumps(INIT))
                 answer = json.loads(await socket.receive_text())  # frame 1
@@ -249,16 +249,23 @@ async def test_a_websocket_resumes_with_its_connection_id_and_cursor() -> None:
             assert await upgrade_status(url, **resume, **{"last-event-id": "4"}) == 404
 
 
-async def test_without_the_option_a_websocket_advertises_nothing_and_cannot_resume() -> None:
+@pytest.mark.parametrize("option", [False, True])
+async def test_a_websocket_that_does_not_ask_advertises_nothing_and_cannot_resume(
+    option: bool,
+) -> None:
+    """Without the option, or with it but a client that does not ask (no `Last-Event-ID` on
+    its first upgrade): no capability, and the connection ends with its socket."""
     with anyio.fail_after(8):
-        async with served(agent_app(HelloAgent)) as url:
+        async with served(resumable() if option else agent_app(HelloAgent)) as url:
             async with websocket(url) as (socket, headers):
                 connection = headers["acp-connection-id"]
                 assert "acp-received" not in headers
                 await socket.send_text(json.dumps(INIT))
                 result = json.loads(await socket.receive_text())["result"]
                 assert "transport" not in (result.get("_meta") or {})
-            # the header is not read: this opens a new connection
             resume = {"acp-connection-id": connection, "last-event-id": "1"}
-            async with websocket(url, **resume) as (_, headers):
-                assert headers["acp-connection-id"] != connection
+            if option:
+                assert await upgrade_status(url, **resume) == 404
+            else:  # the headers are not read: this opens a new connection
+                async with websocket(url, **resume) as (_, headers):
+                    assert headers["acp-connection-id"] != connection

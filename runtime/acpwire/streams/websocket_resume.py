@@ -2,7 +2,9 @@
 transport="websocket", resume=True)`): when the socket is cut, a new one resumes the same
 ACP connection, and no message is lost either way.
 
-Both sides count text frames (the cursor, never written on the wire). The resuming upgrade
+Both sides count text frames (the cursor, never written on the wire). The first upgrade
+carries `Last-Event-ID: 0` (this client resumes: the server keeps the connection when the
+socket drops, and says so in its `initialize` result); the resuming upgrade
 carries `Acp-Connection-Id` and `Last-Event-ID` (the frames read so far); the server sends
 again what followed, and its `101` says how many of this client's frames it read
 (`Acp-Received`), so the client sends again the ones the cut lost (it keeps the last
@@ -145,7 +147,7 @@ class ResumableWebSocketStream:
 
     async def _serve_socket(self, first: anyio.abc.TaskStatus[None] | None) -> None:
         """One socket, from the upgrade (resuming unless `first`) until it is lost."""
-        headers: dict[str, str] = {}
+        headers = {LAST_EVENT_ID_HEADER: "0"}  # a first upgrade: "this client resumes"
         if first is None:
             assert self.connection_id is not None
             headers = {

@@ -42,8 +42,8 @@ class RemoteConnection:
         outlet: Outlet | None = None,
         on_session: Callable[[str], None] = lambda session: None,
     ) -> None:
-        """`profile`: "http" (the agent's messages go to mailboxes) or "websocket" (to
-        `outlet`). `on_session(id)`: a session the agent named (the server remembers it)."""
+        """`profile`: "http" (the agent's messages go to mailboxes), "websocket" (to
+        `outlet`) or "resumable websocket" (to the connection-scoped mailbox). `on_session(id)`: a session the agent named (the server remembers it)."""
         self.id = str(uuid.uuid4())
         """The `Acp-Connection-Id`."""
         self.profile = profile

@@ -40,6 +40,11 @@ SESSION_METHOD = b'"session/'
 async def handle(app: Hub, scope: Scope, receive: Receive, send: Send) -> None:
     if not await admitted(app, scope, receive, send) or await refused_when_full(app, scope, send):
         return
+    await serve(app, receive, send)
+
+
+async def serve(app: Hub, receive: Receive, send: Send) -> None:
+    """Serve a new connection over this socket, until the socket ends."""
     outlet = WebSocketOutlet(send)
     connection = app.new_connection("websocket", outlet)
     outlet.sessions = connection.sessions

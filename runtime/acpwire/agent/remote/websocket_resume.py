@@ -2,8 +2,10 @@
 outlives its socket, and a client that lost the socket opens another one that goes on where
 the first stopped.
 
-- A new connection (an upgrade without `Acp-Connection-Id`) runs in the request that opened
-  it until it ends: the client's DELETE, `idle_timeout` seconds without a socket, or the
+- A client asks for resumption with `Last-Event-ID: 0` on its first upgrade; a new
+  connection without it is served as without the option (websocket_profile.py: it ends with
+  its socket, and its `initialize` result does not advertise resumption).
+- A new resumable connection runs in the request that opened it until it ends: the client's DELETE, `idle_timeout` seconds without a socket, or the
   agent's end. Its messages go to one `RetainingMailbox`; the frames are numbered from 1 (the
   cursor, never written: both sides count the text frames), and the socket of the moment
   reads the mailbox.
@@ -34,6 +36,7 @@ from .websocket_profile import (
     close_too_big,
     refuse,
     refused_when_full,
+    serve,
     session_refusal,
 )
 
@@ -42,6 +45,8 @@ if TYPE_CHECKING:
 
 RECEIVED = "acp-received"
 """The `101` header of a resume: how many of the client's text frames the server read."""
+PROFILE = "resumable websocket"
+"""The `RemoteConnection.profile` of a WebSocket connection that outlives its socket."""
 FOREVER = 1e9
 """A socket's wait for the agent's next message (WebSocket keepalives are the server's)."""
 
@@ -56,7 +61,10 @@ async def handle(app: Hub, scope: Scope, receive: Receive, send: Send) -> None:
         return
     if await refused_when_full(app, scope, send):
         return
-    connection = app.new_connection("websocket")
+    if LAST_EVENT_ID not in headers:
+        await serve(app, receive, send)  # a client that does not resume
+        return
+    connection = app.new_connection(PROFILE)
     try:
         async with current_loop().open_nursery() as nursery:
             nursery.start_soon(connection.run)
@@ -82,7 +90,7 @@ async def _resume(
     send: Send,
 ) -> None:
     connection = app.connections.get(connection_id)
-    if connection is None or connection.profile != "websocket" or connection.ended:
+    if connection is None or connection.profile != PROFILE or connection.ended:
         await refuse(scope, send, 404, f"unknown Acp-Connection-Id {connection_id!r}")
         return
     if last_event_id is None:
