@@ -269,9 +269,9 @@ class StreamableHttpStream:
                     error = await refused(self.url, response, f"refused {scope} event stream")
                     return _Ended(error.what, status=response.status_code)
                 opened.set()
-                streamed = True
                 parser = SseParser(self._max_message_bytes)
                 async for chunk in response.aiter_raw():
+                    streamed = True
                     for data in parser.feed(chunk):
                         await self._deliver(data, session)
                     if parser.last_event_id is not None:
@@ -280,7 +280,7 @@ class StreamableHttpStream:
             return _Ended(f"{scope} event stream failed: {exc!r}", opened=streamed)
         except EventTooLarge as exc:
             return _Ended(f"{scope} event stream sent {exc}", final=True)
-        return _Ended(f"the server ended {scope} event stream", opened=True)
+        return _Ended(f"the server ended {scope} event stream", opened=streamed)
 
     def _fail_resuming(self, what: str, status: int | None = None) -> None:
         self._resume_failed = True
@@ -361,8 +361,8 @@ class StreamableHttpStream:
 @dataclass(frozen=True)
 class _Ended:
     """How one GET of an event stream ended: why (`what`), the status of a refusal, whether
-    it had been opened (a resumed stream starts its attempts afresh), and `final` when it
-    must not be opened again."""
+    it had streamed (something came: a resumed stream starts its attempts afresh), and
+    `final` when it must not be opened again."""
 
     what: str
     status: int | None = None

@@ -41,7 +41,9 @@ from .websocket import KEEPALIVE_INTERVAL, KEEPALIVE_TIMEOUT, _BatchingSession, 
 log = logging.getLogger("acpwire")
 
 SENT_KEPT = 4096
-"""The client's last frames kept to be sent again after a cut."""
+"""The client's last frames kept to be sent again after a cut..."""
+SENT_KEPT_BYTES = 8 * 1024 * 1024
+"""... and at most this many bytes of them (a resume that needs an older one fails)."""
 RECEIVED_HEADER = "Acp-Received"
 DELETE_TIMEOUT = 5.0
 """Seconds leaving the block waits for the server to take the DELETE."""
@@ -102,8 +104,10 @@ class ResumableWebSocketStream:
         self._inboxes: collections.deque[_CountingInbox] = collections.deque()
         self._arrived = anyio.Event()  # set: a new socket's inbox was added, or the end
         self._read_before = 0  # frames read on the sockets before the last one
-        self._sent: collections.deque[bytes] = collections.deque(maxlen=SENT_KEPT)
+        self._sent: collections.deque[bytes] = collections.deque()
+        self._sent_bytes = 0  # of _sent
         self._sent_count = 0
+        self._offer_known = False  # the server's initialize answer was read
         self._send_lock = anyio.Lock()
         self._partial = b""
         self._initialize_id: RequestId | None = None
@@ -117,11 +121,13 @@ class ResumableWebSocketStream:
     async def keep(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
         """Open the first socket (errors go to the caller of `start`), then replace each
         socket that is lost until the connection ends."""
+        first: anyio.abc.TaskStatus[None] | None = task_status
         delays: Iterator[float] | None = None
         while True:
             try:
-                await self._serve_socket(task_status if delays is None else None)
-                delays = None  # served, then lost: a later cut has every attempt again
+                served = await self._serve_socket(first)
+                if served:
+                    delays = None  # a later cut has every attempt again
             except httpx_ws.WebSocketUpgradeError as exc:
                 if self._socket is None:
                     refusal = await refused(self.url, exc.response, "refused the WebSocket upgrade")
@@ -132,6 +138,7 @@ class ResumableWebSocketStream:
             except (httpx.HTTPError, OSError) as exc:
                 if self._socket is None:
                     raise RemoteConnectionError(self.url, f"cannot connect: {exc!r}") from None
+            first = None
             if self._closing or self._what is not None:
                 return
             if not self.resumable:
@@ -145,8 +152,9 @@ class ResumableWebSocketStream:
                 )
             await anyio.sleep(delay)
 
-    async def _serve_socket(self, first: anyio.abc.TaskStatus[None] | None) -> None:
-        """One socket, from the upgrade (resuming unless `first`) until it is lost."""
+    async def _serve_socket(self, first: anyio.abc.TaskStatus[None] | None) -> bool:
+        """One socket, from the upgrade (resuming unless `first`) until it is lost; False
+        when it could not take over (the connection failed)."""
         headers = {LAST_EVENT_ID_HEADER: "0"}  # a first upgrade: "this client resumes"
         if first is None:
             assert self.connection_id is not None
@@ -175,12 +183,15 @@ class ResumableWebSocketStream:
                 received = response.headers.get(RECEIVED_HEADER, "") if response else ""
                 async with self._send_lock:
                     if not await self._send_again(socket, received):
-                        return
+                        return False
                     self._socket = socket
                     self._add(inbox)
                 self.resumes += 1
-            await inbox.lost.wait()
-            self._read_before += inbox.count
+            try:
+                await inbox.lost.wait()
+            finally:
+                self._read_before += inbox.count  # the next cursor: every frame received
+        return True
 
     def _add(self, inbox: _CountingInbox) -> None:
         self._inboxes.append(inbox)
@@ -212,8 +223,9 @@ class ResumableWebSocketStream:
             if self._sent_count == 0:
                 self._note_initialize(line)
             async with self._send_lock:
-                self._sent.append(line)
                 self._sent_count += 1
+                if self.resumable or not self._offer_known:
+                    self._keep_sent(line)
                 socket = self._socket
                 assert socket is not None
                 if socket.inbox.ended is not None and self.resumable:
@@ -224,6 +236,13 @@ class ResumableWebSocketStream:
                     if not self.resumable:
                         self._end("sending failed")
                         raise anyio.BrokenResourceError(self._what) from None
+
+    def _keep_sent(self, line: bytes) -> None:
+        sent = self._sent
+        sent.append(line)
+        self._sent_bytes += len(line)
+        while len(sent) > SENT_KEPT or self._sent_bytes > SENT_KEPT_BYTES:
+            self._sent_bytes -= len(sent.popleft())
 
     def _note_initialize(self, line: bytes) -> None:
         with contextlib.suppress(NotAMessage):
@@ -261,7 +280,10 @@ class ResumableWebSocketStream:
                 message = envelope(line)
                 if message.is_response and message.id == self._initialize_id:
                     self._initialize_id = None
+                    self._offer_known = True
                     self.resumable = offers_resumption(line)
+                    if not self.resumable:
+                        self._sent.clear()
                     return
 
     # ------------------------------------------------------------------ ending

@@ -43,7 +43,8 @@ class RemoteConnection:
         on_session: Callable[[str], None] = lambda session: None,
     ) -> None:
         """`profile`: "http" (the agent's messages go to mailboxes), "websocket" (to
-        `outlet`) or "resumable websocket" (to the connection-scoped mailbox). `on_session(id)`: a session the agent named (the server remembers it)."""
+        `outlet`) or "resumable websocket" (to the connection-scoped mailbox).
+        `on_session(id)`: a session the agent named (the server remembers it)."""
         self.id = str(uuid.uuid4())
         """The `Acp-Connection-Id`."""
         self.profile = profile
@@ -217,7 +218,8 @@ class RemoteConnection:
             if message is not None:
                 if self.sessions.watching:
                     self.sessions.outgoing(message)
-                if message.is_response and message.id == self._initialize_id:
+                expected = self._initialize_id
+                if expected is not None and message.is_response and message.id == expected:
                     self._initialize_id = None
                     line = self._advertising(line)
         await self._put(None, line)
