@@ -19,6 +19,7 @@ from acpwire import (
     ClientConnection,
     ConnectionClosed,
     MemorySessionStore,
+    PeerError,
     RemoteOptions,
     ResumeFailed,
     ResumeOptions,
@@ -272,3 +273,22 @@ async def test_a_request_sent_while_the_network_is_down_is_answered_once_back(
                     made = await conn.v2.peer.session_new(v2.NewSessionRequest(cwd=CWD))
                 listed = await conn.v2.peer.session_list(v2.ListSessionsRequest())
     assert [session.session_id for session in listed.sessions] == [made.session_id]
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_the_session_limit_holds_on_resumable_connections(transport: str) -> None:
+    """The server's own answers (here: a session past the limit) go where the agent's would,
+    counted among the stream's messages (a resumable WebSocket numbers every frame)."""
+    app = resumable_app(Story(anyio.Event()), max_sessions_per_connection=1)
+    with anyio.fail_after(15):
+        async with served(app) as url:
+            async with open_remote(
+                url, v2=AgentRequests().v2_client, transport=transport, resume=PATIENT
+            ) as conn:  # type: ignore[arg-type]
+                await initialized(conn)
+                await open_session(conn.v2, cwd=CWD)
+                with pytest.raises(PeerError) as refused:
+                    await open_session(conn.v2, cwd=CWD)
+                assert refused.value.data == {"limit": 1}
+                listed = await conn.v2.peer.session_list(v2.ListSessionsRequest())
+                assert len(listed.sessions) == 1
