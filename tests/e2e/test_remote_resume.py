@@ -83,6 +83,27 @@ async def turn_cut_midway(
     return opened.session_id, turn.state
 
 
+async def client_turn(
+    through: str,
+    transport: str,
+    requests: AgentRequests,
+    story: Story,
+    midway: Callable[[], Awaitable[None]],
+    *,
+    resume: Reconnect = PATIENT,
+    sessions: list[str] | None = None,
+) -> SessionState:
+    """`turn_cut_midway` by a resuming client connected through the relay at `through`."""
+    async with open_remote(
+        through,
+        v2=requests.v2_client,
+        transport=transport,
+        resume=resume,  # type: ignore[arg-type]
+    ) as conn:
+        _, state = await turn_cut_midway(conn, requests, story, midway, sessions)
+    return state
+
+
 def cut(cutter: Relay, story: Story, *, down_for: float | None) -> Callable[[], Awaitable[None]]:
     """The network drops, the turn goes on without its client and ends, and the network
     comes back `down_for` seconds later (None: never)."""
@@ -142,15 +163,11 @@ async def test_a_connection_the_server_forgot_fails_and_the_session_is_resumed(
             live = await reference_state(url, transport, requests, story)
             next_turn(story)
             async with relay(url) as (cutter, through):
+                midway = cut(cutter, story, down_for=1.5)  # past idle_timeout: reaped
                 with pytest.raises(ResumeFailed) as failed:
-                    async with open_remote(
-                        through,
-                        v2=requests.v2_client,
-                        transport=transport,
-                        resume=PATIENT,  # type: ignore[arg-type]
-                    ) as conn:
-                        midway = cut(cutter, story, down_for=1.5)  # past idle_timeout: reaped
-                        await turn_cut_midway(conn, requests, story, midway, sessions)
+                    await client_turn(
+                        through, transport, requests, story, midway, sessions=sessions
+                    )
             assert failed.value.url == through
             assert failed.value.status == 404
             assert "open_session" in str(failed.value)
@@ -190,13 +207,9 @@ async def test_a_cursor_the_server_no_longer_keeps_fails_with_409(transport: str
                     cutter.heal()
 
                 with pytest.raises(ResumeFailed) as failed:
-                    async with open_remote(
-                        through,
-                        v2=requests.v2_client,
-                        transport=transport,
-                        resume=PATIENT,  # type: ignore[arg-type]
-                    ) as conn:
-                        await turn_cut_midway(conn, requests, story, lost_then_cut, sessions)
+                    await client_turn(
+                        through, transport, requests, story, lost_then_cut, sessions=sessions
+                    )
             assert failed.value.status == 409
             async with open_remote(url, v2=requests.v2_client, transport=transport) as conn:  # type: ignore[arg-type]
                 await initialized(conn)
@@ -211,15 +224,9 @@ async def test_a_client_that_gives_up_names_the_url(transport: str) -> None:
     with anyio.fail_after(15):
         async with served(resumable_app(story)) as url:
             async with relay(url) as (cutter, through):
+                midway = cut(cutter, story, down_for=None)
                 with pytest.raises(ResumeFailed) as failed:
-                    async with open_remote(
-                        through,
-                        v2=requests.v2_client,
-                        transport=transport,
-                        resume=quick,  # type: ignore[arg-type]
-                    ) as conn:
-                        midway = cut(cutter, story, down_for=None)
-                        await turn_cut_midway(conn, requests, story, midway)
+                    await client_turn(through, transport, requests, story, midway, resume=quick)
     assert failed.value.url == through
     assert "attempt" in failed.value.what
 
@@ -233,15 +240,9 @@ async def test_without_the_option_a_cut_ends_the_connection(transport: str) -> N
     with anyio.fail_after(15):
         async with served(story_app(story, MemorySessionStore())) as url:
             async with relay(url) as (cutter, through):
+                midway = cut(cutter, story, down_for=0.0)
                 with pytest.raises(ConnectionClosed) as failed:
-                    async with open_remote(
-                        through,
-                        v2=requests.v2_client,
-                        transport=transport,
-                        resume=PATIENT,  # type: ignore[arg-type]
-                    ) as conn:
-                        midway = cut(cutter, story, down_for=0.0)
-                        await turn_cut_midway(conn, requests, story, midway)
+                    await client_turn(through, transport, requests, story, midway)
     assert not isinstance(failed.value, ResumeFailed)
 
 
