@@ -14,7 +14,7 @@ importable from here:
   sessions listed, resumed and loaded from a `MemorySessionStore`, a durable
   `SqliteSessionStore` or your own `SessionStore` of `StoredSession`s; `agent_app` serves the same classes over the network (WebSocket and
   Streamable HTTP, an ASGI app: `serve_remote` runs it under Hypercorn; `RemoteOptions`,
-  `bearer_token`);
+  `bearer_token`, resumable streams with `ResumeOptions`);
 - a client (`acpwire.client`): subclass `acp_schema.v2.ClientBase`,
   `async with open_agent(command, v2=MyClient) as conn` (or `connect(stream, ...)` over any
   byte stream, `open_remote(url, ...)` to a remote agent), then `conn.v2` (a `Negotiated`; `conn.v1` a `V1Negotiated`) calls the agent
@@ -29,7 +29,7 @@ importable from here:
   v1 update of a type these bindings do not know);
 - errors (`acpwire.errors`): `RpcError` (answer a request with a JSON-RPC error), `PeerError`
   (the peer answered one), `InvalidResponse`, `ConnectionClosed` / `PeerExited`,
-  `ProtocolMismatch`, `InitializeTimeout`, `RemoteConnectionError`, `NotInitialized`, `AgentNotFound` /
+  `ProtocolMismatch`, `InitializeTimeout`, `RemoteConnectionError` / `ResumeFailed`, `NotInitialized`, `AgentNotFound` /
   `AgentNotExecutable` / `AgentLaunchError`;
 - the limits and checks of a connection: `ConnectionOptions` (`options=` of `serve_agent`,
   `serve_turns`, `connect` and `open_agent`), its line hook seeing each line as a `WireLine`,
@@ -125,6 +125,7 @@ from .errors import (
     PeerExited,
     ProtocolMismatch,
     RemoteConnectionError,
+    ResumeFailed,
     RpcError,
 )
 from .streams import stdio_stream
@@ -145,6 +146,7 @@ __all__ = [  # noqa: RUF022 (grouped by side, sorted within a group)
     "PermissionChoice",
     "PromptTurns",
     "RemoteOptions",
+    "ResumeOptions",
     "RunState",
     "SessionStore",
     "SqliteSessionStore",
@@ -211,6 +213,7 @@ __all__ = [  # noqa: RUF022 (grouped by side, sorted within a group)
     "PeerExited",
     "ProtocolMismatch",
     "RemoteConnectionError",
+    "ResumeFailed",
     "RpcError",
     # forwarding
     "Verbatim",
@@ -219,6 +222,7 @@ __all__ = [  # noqa: RUF022 (grouped by side, sorted within a group)
 if TYPE_CHECKING:  # imported on first use at run time (`_lazy`); the client's old names
     from .agent import (
         RemoteOptions,
+        ResumeOptions,
         SqliteSessionStore,
         agent_app,
         bearer_token,

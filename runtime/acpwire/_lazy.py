@@ -26,6 +26,7 @@ ON_FIRST_USE: dict[str, str] = {
     "Denied": _REMOTE,
     "RemoteOptions": _REMOTE,
     "Request": _REMOTE,
+    "ResumeOptions": _REMOTE,
     "agent_app": _REMOTE,
     "bearer_token": _REMOTE,
     "serve_remote": _REMOTE,

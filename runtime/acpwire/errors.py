@@ -178,6 +178,14 @@ class RemoteConnectionError(ConnectionClosed):
         """The HTTP status the server answered with, when that was the trouble."""
 
 
+class ResumeFailed(RemoteConnectionError):
+    """A remote connection opened with `open_remote(..., resume=True)` was cut and could not
+    be resumed: the server no longer keeps what the client missed (409), no longer knows the
+    connection (404), or did not answer within the reconnect attempts. Fall back to the
+    session layer: `open_remote` again, then `open_session(conn, session_id=...)` resumes
+    the session from the agent's store (`session/resume` / `session/load`)."""
+
+
 class ProtocolMismatch(Exception):
     """The peer answered `initialize` with a protocol version this side does not speak."""
 

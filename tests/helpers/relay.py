@@ -20,6 +20,8 @@ class Relay:
         self._scopes: set[anyio.CancelScope] = set()
         self.down = False
         """True from `cut` until `heal`: new connections are closed at once."""
+        self.dropping = False
+        """True from `drop`: what the server sends is lost on the way (connections stay up)."""
 
     def url(self, server_url: str) -> str:
         """`server_url` (the server's endpoint) reached through the relay."""
@@ -33,8 +35,14 @@ class Relay:
             scope.cancel()
 
     def heal(self) -> None:
-        """Let new connections through again."""
+        """Let new connections through again (and what the server sends)."""
         self.down = False
+        self.dropping = False
+
+    def drop(self) -> None:
+        """Lose what the server sends from now on, as a network that fails one way; the
+        server's writes still succeed."""
+        self.dropping = True
 
     async def _handle(self, client: SocketStream) -> None:
         if self.down:
@@ -46,17 +54,19 @@ class Relay:
                 async with client, await anyio.connect_tcp("127.0.0.1", self.target_port) as server:
                     async with anyio.create_task_group() as pumps:
                         pumps.start_soon(_pump, client, server)
-                        pumps.start_soon(_pump, server, client)
+                        pumps.start_soon(_pump, server, client, self)
             finally:
                 self._scopes.discard(scope)
 
 
-async def _pump(source: ByteStream, sink: ByteStream) -> None:
+async def _pump(source: ByteStream, sink: ByteStream, lossy: Relay | None = None) -> None:
     with contextlib.suppress(
         anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError
     ):
         while True:
-            await sink.send(await source.receive())
+            data = await source.receive()
+            if lossy is None or not lossy.dropping:
+                await sink.send(data)
 
 
 @contextlib.asynccontextmanager

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from .._groups import SingleException
 from .._wire.options import ConnectionOptions
 from ..streams.extra import remote_module
+from ..streams.reconnect import Reconnect, reconnect_policy
 from .connection import ClientConnection, ClientFactory, V1ClientFactory, _factories
 
 Transport = Literal["websocket", "http"]
@@ -31,6 +32,7 @@ async def open_remote(
     options: ConnectionOptions | None = None,
     http2: bool = True,
     verify: Any = True,
+    resume: bool | Reconnect = False,
 ) -> AsyncIterator[ClientConnection]:
     """Connect to the agent at `url` (its ACP endpoint, e.g. `http://host:8000/acp`;
     `ws://` / `wss://` work too) and serve the connection while the block runs.
@@ -42,6 +44,13 @@ async def open_remote(
     from the agent). `verify`: TLS verification as httpx takes it (True, an
     `ssl.SSLContext`, or a CA bundle path).
 
+    `resume`: resumable streams, when the server offers them (`RemoteOptions(resumable=...)`
+    there; its `initialize` result says so in `_meta.transport.resumable`): after a cut the
+    client reconnects by itself and gets every message it missed, as if nothing happened
+    (True: `Reconnect()`'s attempts and waits; or your own `Reconnect`). When the server no
+    longer keeps what was missed, or no attempt succeeds, calls fail with
+    `acpwire.errors.ResumeFailed`.
+
     Raises `acpwire.errors.RemoteConnectionError` (a `ConnectionClosed`) naming the URL when
     the agent cannot be reached or refuses (401, 403, 503, ...), and calls fail with it when
     the connection is lost. Reconnect by calling `open_remote` again; `open_session` then
@@ -52,7 +61,9 @@ async def open_remote(
     if transport not in ("websocket", "http"):
         raise ValueError(f"transport must be 'websocket' or 'http', not {transport!r}")
     with SingleException() as single:
-        async with _open_stream(url, transport, headers, options, http2, verify) as stream:
+        reconnect = reconnect_policy(resume)
+        opening = _open_stream(url, transport, headers, options, http2, verify, reconnect)
+        async with opening as stream:
             conn = ClientConnection(
                 stream,
                 factories,
@@ -72,8 +83,18 @@ def _open_stream(
     options: ConnectionOptions,
     http2: bool,
     verify: Any,
+    reconnect: Reconnect | None,
 ) -> contextlib.AbstractAsyncContextManager[Any]:
     feature = "open_remote"
+    if transport == "websocket" and reconnect is not None:
+        resumable = remote_module("acpwire.streams.websocket_resume", feature)
+        return resumable.open_resumable_websocket(  # type: ignore[no-any-return]
+            url,
+            reconnect=reconnect,
+            headers=headers,
+            max_message_bytes=options.max_line_bytes,
+            verify=verify,
+        )
     if transport == "websocket":
         websocket = remote_module("acpwire.streams.websocket", feature)
         return websocket.open_websocket(  # type: ignore[no-any-return]
@@ -87,4 +108,5 @@ def _open_stream(
         max_message_bytes=options.max_line_bytes,
         max_buffered_bytes=options.max_buffered_bytes,
         verify=verify,
+        reconnect=reconnect,
     )

@@ -12,7 +12,8 @@ pairs), or an anyio `ByteStream` (`anyio.connect_tcp`, `anyio.connect_unix`,
 
 Stdio and agent subprocesses need none of this: `serve_agent` uses `stdio_stream()` and
 `open_agent` uses `spawn_agent(command)` (an `AgentProcess`: its `Child` process and the
-`PipeStream` of its stdin/stdout).
+`PipeStream` of its stdin/stdout). `Reconnect`: how `open_remote(..., resume=...)` tries
+again after a cut.
 """
 
 from typing import TypeAlias
@@ -22,6 +23,7 @@ from .agent_process import AgentProcess, spawn_agent
 from .byte_stream import ByteStream, HalfCloseable
 from .child import Child
 from .pipes import PipeStream
+from .reconnect import Reconnect
 from .stdio import stdio_stream
 
 AnyByteStream: TypeAlias = _byte_stream.AnyByteStream
@@ -34,6 +36,7 @@ __all__ = [
     "Child",
     "HalfCloseable",
     "PipeStream",
+    "Reconnect",
     "spawn_agent",
     "stdio_stream",
 ]

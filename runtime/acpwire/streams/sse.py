@@ -3,8 +3,9 @@ event's `data`, comments as keepalives. Used by both sides of Streamable HTTP.
 
 The parser follows the HTML standard's event-stream rules where ACP needs them: lines end in
 LF, CRLF or CR; `data:` lines of one event are joined with LF; a blank line ends the event;
-lines starting with `:` are comments; other fields (`event`, `id`, `retry`) are read and
-ignored; a leading BOM is dropped.
+lines starting with `:` are comments; `id` sets the cursor of the event it is part of
+(`last_event_id` once that event is complete: a resumable stream's `Last-Event-ID`); other
+fields (`event`, `retry`) are read and ignored; a leading BOM is dropped.
 """
 
 from __future__ import annotations
@@ -18,6 +19,11 @@ _BOM = b"\xef\xbb\xbf"
 def event(data: bytes) -> bytes:
     """The event carrying `data` (one JSON text, no raw line breaks)."""
     return b"data: " + data + b"\n\n"
+
+
+def identified_event(data: bytes, event_id: int) -> bytes:
+    """The event carrying `data`, with its cursor (a resumable stream's)."""
+    return b"id: %d\ndata: %b\n\n" % (event_id, data)
 
 
 class EventTooLarge(ValueError):
@@ -34,6 +40,9 @@ class SseParser:
         self._size = 0
         self._started = False  # the BOM check is done
         self._after_cr = False  # the last chunk ended in CR: a LF first in the next is its pair
+        self._event_id: bytes | None = None  # the `id` of the event being read
+        self.last_event_id: str | None = None
+        """The `id` of the last complete event that had one."""
 
     def feed(self, chunk: bytes) -> list[bytes]:
         """The data of every event `chunk` completes, in order (events without data are
@@ -62,13 +71,18 @@ class SseParser:
                 if self._data:
                     events.append(b"\n".join(self._data))
                     self._data, self._size = [], 0
+                if self._event_id is not None:
+                    self.last_event_id = self._event_id.decode("utf-8", "replace")
+                    self._event_id = None
                 continue
             if line[:1] == b":":
                 continue
             name, _, value = line.partition(b":")
-            if name != b"data":
-                continue
             value = value[1:] if value[:1] == b" " else value
+            if name != b"data":
+                if name == b"id" and b"\0" not in value:
+                    self._event_id = value
+                continue
             self._size += len(value) + 1
             if self._size > self.max_event_bytes:
                 raise EventTooLarge(f"an event larger than {self.max_event_bytes} bytes")

@@ -13,6 +13,13 @@ their order within each stream. Leaving `open_streamable_http` DELETEs the conne
 A POST the server refuses fails that request with an error response naming the status; a
 401, 403, 404 or 410 (the connection is gone or not ours) and a network error end the
 connection, as does the end of the connection-scoped stream. Needs the `remote` extra.
+
+Resuming (`reconnect`, when the server's `initialize` result offers resumable streams): a
+stream that breaks or ends is opened again with `Last-Event-ID` (the `id` of the last event
+read, 0 before any), and a POST that fails on the network is sent again with the same
+`Acp-Message-Seq` (the server takes it once), each up to `Reconnect.attempts` times with
+growing waits; a 404 or 409 (the connection, or what the stream missed, is gone) or the
+last failed attempt ends the connection with `ResumeFailed`.
 """
 
 from __future__ import annotations
@@ -20,7 +27,8 @@ from __future__ import annotations
 import collections
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
+from dataclasses import dataclass
 
 import anyio
 import httpx
@@ -30,6 +38,7 @@ from msgspec import UnsetType
 from .._loop import Event, Nursery, current_loop
 from ..errors import RemoteConnectionError
 from .envelope import Envelope, NotAMessage, RequestId, envelope, one_line
+from .reconnect import GONE, LAST_EVENT_ID_HEADER, Reconnect, offers_resumption, resume_failed
 from .remote_http import (
     CONNECTION_ID_HEADER,
     SESSION_ID_HEADER,
@@ -52,6 +61,8 @@ PRIOR_KNOWLEDGE_HINT = (
 """Added to the error of an `initialize` POST that failed on cleartext HTTP/2."""
 HTTP_ERROR = -32603
 """The JSON-RPC code of the error a request gets when its POST was refused."""
+MESSAGE_SEQ_HEADER = "Acp-Message-Seq"
+"""A resuming client's POST number (from 1), so that the server takes a retried POST once."""
 
 
 class StreamableHttpStream:
@@ -66,8 +77,15 @@ class StreamableHttpStream:
         max_message_bytes: int,
         max_buffered_bytes: int,
         prior_knowledge: bool = False,
+        reconnect: Reconnect | None = None,
     ) -> None:
         self._client = client
+        self._reconnect = reconnect
+        self.resumable = False
+        """Whether the streams are resumed after a cut (asked for, and the server offers it)."""
+        self._cursors: dict[str | None, str] = {}  # stream (None: connection's) -> last id read
+        self._posts = 0  # POSTs numbered so far (resuming)
+        self._resume_failed = False
         self._prior_knowledge = prior_knowledge
         self.url = url
         self._nursery = nursery
@@ -114,11 +132,17 @@ class StreamableHttpStream:
         headers = {"content-type": "application/json", CONNECTION_ID_HEADER: self.connection_id}
         if session is not None:
             headers[SESSION_ID_HEADER] = session
-        response = await self._request("POST", content=line, headers=headers)
+        if self.resumable:
+            self._posts += 1
+            headers[MESSAGE_SEQ_HEADER] = str(self._posts)
+            response = await self._retried_post(line, headers)
+        else:
+            response = await self._request("POST", content=line, headers=headers)
         if response.is_success:
             return
         error = await refused(self.url, response, "refused a POST")
         if response.status_code in CONNECTION_GONE or not message.is_request:
+            self._resume_failed = self.resumable and response.status_code in GONE
             self._end(error.what, response.status_code)
             raise anyio.BrokenResourceError(error.what)
         self._answer_error(message, response.status_code, error.what)
@@ -140,6 +164,7 @@ class StreamableHttpStream:
         connection_id = response.headers.get(CONNECTION_ID_HEADER)
         if connection_id is not None:
             self.connection_id = connection_id
+            self.resumable = self._reconnect is not None and offers_resumption(body)
             self._nursery.start_soon(self._read_events, None, self._loop.Event())
         elif not _failed(body):  # an initialize that failed opens no connection
             what = f"answered `initialize` without an {CONNECTION_ID_HEADER} header"
@@ -154,6 +179,23 @@ class StreamableHttpStream:
             what = f"{method} failed: {exc!r}{hint}"
             self._end(what)
             raise anyio.BrokenResourceError(what) from exc
+
+    async def _retried_post(self, line: bytes, headers: dict[str, str]) -> httpx.Response:
+        """POST `line`, again after each network failure (the server takes it once)."""
+        assert self._reconnect is not None
+        failure = ""
+        for delay in (0.0, *self._reconnect.delays()):
+            await self._loop.sleep(delay)
+            if self._what is not None:
+                raise anyio.BrokenResourceError(self._what)
+            try:
+                return await self._client.request("POST", self.url, content=line, headers=headers)
+            except httpx.TransportError as exc:
+                failure = f"POST failed: {exc!r}"
+        what = f"{failure} (after {self._reconnect.attempts} more attempts)"
+        self._resume_failed = True
+        self._end(what)
+        raise anyio.BrokenResourceError(what)
 
     def _answer_error(self, message: Envelope, status: int, what: str) -> None:
         """Fail our own request whose POST was refused, as if the server had answered it."""
@@ -174,26 +216,33 @@ class StreamableHttpStream:
         await opened.wait()
 
     async def _read_events(self, session: str | None, opened: Event) -> None:
-        headers = {"accept": "text/event-stream", CONNECTION_ID_HEADER: self.connection_id or ""}
-        if session is not None:
-            headers[SESSION_ID_HEADER] = session
         scope = "the connection's" if session is None else f"session {session}'s"
         what = f"the server ended {scope} event stream"
+        delays: Iterator[float] | None = None  # while resuming: the waits left
         try:
-            async with self._client.stream("GET", self.url, headers=headers) as response:
-                if response.status_code != 200:
-                    error = await refused(self.url, response, f"refused {scope} event stream")
-                    what, self._status = error.what, response.status_code
+            while True:
+                ended = await self._read_stream(session, opened, scope, delays is not None)
+                what, status = ended.what, ended.status
+                if status is not None:
+                    self._status = status
+                if ended.final or not self.resumable or self._what is not None:
                     return
-                opened.set()
-                parser = SseParser(self._max_message_bytes)
-                async for chunk in response.aiter_raw():
-                    for data in parser.feed(chunk):
-                        await self._deliver(data, session)
-        except httpx.HTTPError as exc:
-            what = f"{scope} event stream failed: {exc!r}"
-        except EventTooLarge as exc:
-            what = f"{scope} event stream sent {exc}"
+                if ended.opened:
+                    delays = None  # it was resumed: a later cut has every attempt again
+                elif status is not None and delays is None:
+                    return  # refused at its first opening: as without resumption
+                if status in GONE:
+                    self._fail_resuming(what, status)
+                    return
+                if delays is None:
+                    assert self._reconnect is not None
+                    delays = self._reconnect.delays()
+                delay = next(delays, None)
+                if delay is None:
+                    self._fail_resuming(f"{what} (and every attempt to resume it)", status)
+                    return
+                log.info("%s: %s; opening it again", self.url, what)
+                await self._loop.sleep(delay)
         finally:
             opened.set()
             if session is None:
@@ -203,6 +252,39 @@ class StreamableHttpStream:
                     del self._sessions[session]  # the next message of the session reopens it
                 if self._what is None:
                     log.info("%s: %s", self.url, what)
+
+    async def _read_stream(
+        self, session: str | None, opened: Event, scope: str, resuming: bool
+    ) -> _Ended:
+        """Read one GET of the stream until it ends, and say how it did."""
+        headers = {"accept": "text/event-stream", CONNECTION_ID_HEADER: self.connection_id or ""}
+        if session is not None:
+            headers[SESSION_ID_HEADER] = session
+        if resuming or session in self._cursors:
+            headers[LAST_EVENT_ID_HEADER] = self._cursors.get(session, "0")
+        streamed = False
+        try:
+            async with self._client.stream("GET", self.url, headers=headers) as response:
+                if response.status_code != 200:
+                    error = await refused(self.url, response, f"refused {scope} event stream")
+                    return _Ended(error.what, status=response.status_code)
+                opened.set()
+                parser = SseParser(self._max_message_bytes)
+                async for chunk in response.aiter_raw():
+                    streamed = True
+                    for data in parser.feed(chunk):
+                        await self._deliver(data, session)
+                    if parser.last_event_id is not None:
+                        self._cursors[session] = parser.last_event_id
+        except httpx.HTTPError as exc:
+            return _Ended(f"{scope} event stream failed: {exc!r}", opened=streamed)
+        except EventTooLarge as exc:
+            return _Ended(f"{scope} event stream sent {exc}", final=True)
+        return _Ended(f"the server ended {scope} event stream", opened=streamed)
+
+    def _fail_resuming(self, what: str, status: int | None = None) -> None:
+        self._resume_failed = True
+        self._end(what, status)
 
     async def _deliver(self, data: bytes, session: str | None = None) -> None:
         """One message from the server, to the reader."""
@@ -255,6 +337,8 @@ class StreamableHttpStream:
     async def closed_reason(self) -> RemoteConnectionError:
         """The error calls fail with once the connection ended (`ClientConnection`)."""
         what = self._what or "the connection was closed"
+        if self._resume_failed:
+            return resume_failed(self.url, what, self._status)
         return RemoteConnectionError(self.url, what, status=self._status)
 
     async def send_eof(self) -> None:
@@ -274,6 +358,18 @@ class StreamableHttpStream:
         self._nursery.cancel_scope.cancel()
 
 
+@dataclass(frozen=True)
+class _Ended:
+    """How one GET of an event stream ended: why (`what`), the status of a refusal, whether
+    it had streamed (something came: a resumed stream starts its attempts afresh), and
+    `final` when it must not be opened again."""
+
+    what: str
+    status: int | None = None
+    opened: bool = False
+    final: bool = False
+
+
 def _failed(answer: bytes) -> bool:
     try:
         return envelope(answer).failed
@@ -290,6 +386,7 @@ async def open_streamable_http(
     max_message_bytes: int,
     max_buffered_bytes: int,
     verify: object = True,
+    reconnect: Reconnect | None = None,
 ) -> AsyncIterator[StreamableHttpStream]:
     """A Streamable HTTP connection to the ACP endpoint `url`, open while the block runs
     (nothing is sent until the connection writes `initialize`). `http2` as for
@@ -305,6 +402,7 @@ async def open_streamable_http(
                 max_message_bytes=max_message_bytes,
                 max_buffered_bytes=max_buffered_bytes,
                 prior_knowledge=http2 and url.startswith("http://"),
+                reconnect=reconnect,
             )
             try:
                 yield stream

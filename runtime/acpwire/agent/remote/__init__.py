@@ -1,6 +1,7 @@
 """Serving agents remotely: the RFD's Streamable HTTP and WebSocket transport as an ASGI 3
 application (`agent_app`), run by Hypercorn (`serve_remote`) or any ASGI server, with its
-checks and limits (`RemoteOptions`, `bearer_token`, `Denied`, `Request`).
+checks and limits (`RemoteOptions`, `bearer_token`, `Denied`, `Request`) and resumable
+streams (`ResumeOptions`).
 
 The application itself needs nothing beyond acpwire; `serve_remote` needs the `remote` extra
 (`pip install 'acpwire[remote]'`).
@@ -8,7 +9,7 @@ The application itself needs nothing beyond acpwire; `serve_remote` needs the `r
 
 from .app import AgentApp, agent_app
 from .guard import Authorize, Denied, Request, bearer_token
-from .options import RemoteOptions
+from .options import RemoteOptions, ResumeOptions
 from .serving import serve_remote
 
 __all__ = [
@@ -17,6 +18,7 @@ __all__ = [
     "Denied",
     "RemoteOptions",
     "Request",
+    "ResumeOptions",
     "agent_app",
     "bearer_token",
     "serve_remote",

@@ -19,7 +19,7 @@ from ..._wire.options import ConnectionOptions
 from ..._wire.versions import check_factory
 from ..endpoint import AgentFactory, V1AgentFactory
 from ..sessions import SessionStore
-from . import http_profile, websocket_profile
+from . import http_profile, websocket_profile, websocket_resume
 from .asgi import Receive, Scope, Send
 from .hub import Hub
 from .options import RemoteOptions
@@ -64,7 +64,8 @@ class AgentApp:
         elif kind == "http":
             await http_profile.handle(self._hub, scope, receive, send)
         elif kind == "websocket":
-            await websocket_profile.handle(self._hub, scope, receive, send)
+            profile = websocket_profile if self.remote.resumable is None else websocket_resume
+            await profile.handle(self._hub, scope, receive, send)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         message = await receive()

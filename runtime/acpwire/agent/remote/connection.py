@@ -1,7 +1,9 @@
 """One ACP connection of a remote server: the ordinary agent endpoint (`AgentEndpoint`, as
 `serve_agent` runs it) over an `AgentStream`, plus where the agent's messages go.
 
-- WebSocket: every message goes to the socket, in order (`WebSocketOutlet`).
+- WebSocket: every message goes to the socket, in order (`WebSocketOutlet`); with resumable
+  streams (`RemoteOptions.resumable`) to the connection-scoped `Mailbox` instead, which the
+  socket of the moment reads (see websocket_resume.py).
 - Streamable HTTP: each goes to the `Mailbox` of its event stream, chosen by `Routes` (see
   routes.py): the connection-scoped one (key None) or a session's; the response to the
   `initialize` POST goes to that POST instead.
@@ -21,6 +23,7 @@ from ..endpoint import AgentEndpoint
 from .agent_stream import AgentStream, Outlet
 from .mailbox import Mailbox, Stalled
 from .options import RemoteOptions
+from .replay import RetainingMailbox, advertised
 from .routes import Routes
 from .session_limit import SessionLimit
 
@@ -39,8 +42,9 @@ class RemoteConnection:
         outlet: Outlet | None = None,
         on_session: Callable[[str], None] = lambda session: None,
     ) -> None:
-        """`profile`: "http" (the agent's messages go to mailboxes) or "websocket" (to
-        `outlet`). `on_session(id)`: a session the agent named (the server remembers it)."""
+        """`profile`: "http" (the agent's messages go to mailboxes), "websocket" (to
+        `outlet`) or "resumable websocket" (to the connection-scoped mailbox).
+        `on_session(id)`: a session the agent named (the server remembers it)."""
         self.id = str(uuid.uuid4())
         """The `Acp-Connection-Id`."""
         self.profile = profile
@@ -53,7 +57,9 @@ class RemoteConnection:
         """The sessions open on the connection (`RemoteOptions.max_sessions_per_connection`)."""
         self.mailboxes: dict[str | None, Mailbox] = {}
         max_buffered = endpoint.options.max_buffered_bytes
-        self.stream = AgentStream(outlet or self._route, max_buffered_bytes=max_buffered)
+        if outlet is None:
+            outlet = self._route if profile == "http" else self._retain
+        self.stream = AgentStream(outlet, max_buffered_bytes=max_buffered)
         self._scope = self._loop.CancelScope()
         self.done: Event = self._loop.Event()
         self._initialize_id: RequestId | None = None
@@ -66,6 +72,12 @@ class RemoteConnection:
         self._changed: Event = self._loop.Event()
         self.ended = False
         """True from `end`: new requests and event streams are refused (404)."""
+        self.received = 0
+        """Resumable WebSocket: the client's text frames read so far (a resuming client sends
+        again those after it)."""
+        self.last_post = 0
+        """Resumable Streamable HTTP: the highest `Acp-Message-Seq` of a POST taken (a POST
+        retried after a cut is taken once)."""
 
     def touch(self) -> None:
         """The client did something (a request, a stream opened or closed)."""
@@ -152,11 +164,14 @@ class RemoteConnection:
             name = f"connection {self.id}, " + (
                 "its connection-scoped stream" if session is None else f"session {session}"
             )
-            mailbox = self.mailboxes[session] = Mailbox(
-                self._loop,
-                name,
-                max_bytes=self._remote.max_stream_bytes,
-                stall_timeout=self._remote.stall_timeout,
+            retention = self._remote.resumable
+            most, stall = self._remote.max_stream_bytes, self._remote.stall_timeout
+            mailbox = self.mailboxes[session] = (
+                Mailbox(self._loop, name, max_bytes=most, stall_timeout=stall)
+                if retention is None
+                else RetainingMailbox(
+                    self._loop, name, max_bytes=most, stall_timeout=stall, retention=retention
+                )
             )
             if self.ended:
                 mailbox.close()
@@ -174,7 +189,7 @@ class RemoteConnection:
             and self._initialize_id is not None
             and message.id == self._initialize_id
         ):
-            self._initialize_answer = line
+            self._initialize_answer = self._advertising(line)
             self._initialized.set()
             return
         if self.sessions.watching:
@@ -184,6 +199,30 @@ class RemoteConnection:
             if named is not None:
                 self._on_session(named)
         await self._put(session, line)
+
+    def _advertising(self, answer: bytes) -> bytes:
+        retention = self._remote.resumable
+        return answer if retention is None else advertised(answer, retention)
+
+    def expect_initialize(self, request_id: RequestId) -> None:
+        """A resumable WebSocket's `initialize` request: its answer advertises resumption."""
+        self._initialize_id = request_id
+
+    async def _retain(self, line: bytes) -> None:
+        """A resumable WebSocket's outlet: every message on the connection-scoped stream."""
+        if self.sessions.watching or self._initialize_id is not None:
+            try:
+                message = envelope(line)
+            except NotAMessage:
+                message = None
+            if message is not None:
+                if self.sessions.watching:
+                    self.sessions.outgoing(message)
+                expected = self._initialize_id
+                if expected is not None and message.is_response and message.id == expected:
+                    self._initialize_id = None
+                    line = self._advertising(line)
+        await self._put(None, line)
 
     async def answer(self, message: Envelope, line: bytes) -> None:
         """Send the client an answer of the server's own to its request `message`, where the

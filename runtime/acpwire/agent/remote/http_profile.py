@@ -16,6 +16,13 @@
            ends (the agent reads EOF, as when a stdio client closes its stdin) and 202.
            An ended connection is 404 to every request from then on.
 
+With resumable streams (`RemoteOptions.resumable`, replay.py) every event carries an `id:`
+(its stream's cursor); a GET with `Last-Event-ID` goes on after that cursor: 409 when what
+followed it is no longer kept, 400 for a cursor the stream never sent. A POST may carry
+`Acp-Message-Seq` (a number growing by POST): one at or below the highest taken is a retry
+of a POST the server already has, answered 202 and not handed on again. A DELETE may end a
+resumable WebSocket connection too (its client's goodbye, which a closing socket cannot say).
+
 Any other method is 405. Every request first passes the app's checks (guard.py).
 """
 
@@ -27,13 +34,14 @@ from typing import TYPE_CHECKING
 
 from msgspec import UnsetType
 
-from ..._loop import CancelScope, current_loop
+from ..._loop import CancelScope, Event, current_loop
 from ...streams import sse
 from ...streams.envelope import NotAMessage, envelope, one_line
 from .asgi import Receive, Scope, Send, headers_of, respond
 from .connection import RemoteConnection
-from .mailbox import KEEPALIVE
+from .mailbox import KEEPALIVE, Mailbox
 from .options import RemoteOptions
+from .replay import LAST_EVENT_ID, CursorGone, RetainingMailbox, UnknownCursor, cursor_of
 
 if TYPE_CHECKING:
     from .hub import Hub
@@ -42,6 +50,7 @@ log = logging.getLogger("acpwire")
 
 CONNECTION_ID = "acp-connection-id"
 SESSION_ID = "acp-session-id"
+MESSAGE_SEQ = "acp-message-seq"
 JSON = "application/json"
 RETRY_AFTER = "5"
 PARSE_ERROR = b'{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}'
@@ -133,6 +142,9 @@ async def _post(app: Hub, headers: dict[str, str], body: bytes | None, send: Sen
     if connection is None:
         return
     connection.touch()
+    if app.remote.resumable is not None and _retried(connection, headers.get(MESSAGE_SEQ)):
+        await respond(send, 202)
+        return
     refusal = connection.routes.incoming(
         message, headers.get(SESSION_ID), lambda session: app.knows_session(connection, session)
     )
@@ -151,15 +163,29 @@ async def _post(app: Hub, headers: dict[str, str], body: bytes | None, send: Sen
     await respond(send, 202)
 
 
-async def _connection(app: Hub, headers: dict[str, str], send: Send) -> RemoteConnection | None:
-    """The Streamable HTTP connection the request names; None once it was answered 400 (no
-    `Acp-Connection-Id`) or 404 (unknown, ended, or a WebSocket's)."""
+def _retried(connection: RemoteConnection, seq: str | None) -> bool:
+    """Whether a POST is a retry of one taken already (its `Acp-Message-Seq`)."""
+    if seq is None or not seq.isdigit():
+        return False
+    number = int(seq)
+    if number <= connection.last_post:
+        return True
+    connection.last_post = number
+    return False
+
+
+async def _connection(
+    app: Hub, headers: dict[str, str], send: Send, *, websocket: bool = False
+) -> RemoteConnection | None:
+    """The Streamable HTTP connection the request names (`websocket`: or a WebSocket's);
+    None once it was answered 400 (no `Acp-Connection-Id`) or 404 (unknown, ended, or of
+    the other profile)."""
     connection_id = headers.get(CONNECTION_ID)
     if connection_id is None:
         await respond(send, 400, "missing Acp-Connection-Id header: POST `initialize` first")
         return None
     connection = app.connections.get(connection_id)
-    if connection is None or connection.profile != "http":
+    if connection is None or (connection.profile != "http" and not websocket):
         await respond(send, 404, f"unknown Acp-Connection-Id {connection_id!r}")
         return None
     if connection.ended:
@@ -222,7 +248,9 @@ async def _get(app: Hub, headers: dict[str, str], receive: Receive, send: Send) 
         await respond(send, 404, f"unknown Acp-Session-Id {session!r} for this connection")
         return
     mailbox = connection.mailbox(session)
-    reader = mailbox.attach()
+    reader = await _reader(mailbox, headers.get(LAST_EVENT_ID), send)
+    if reader is None:
+        return
     connection.attach()
     await send(
         {
@@ -236,31 +264,56 @@ async def _get(app: Hub, headers: dict[str, str], receive: Receive, send: Send) 
         }
     )
     loop = current_loop()
+    cursors = mailbox if isinstance(mailbox, RetainingMailbox) else None
     try:
         async with loop.open_nursery() as nursery:
-            nursery.start_soon(_until_disconnected, receive, nursery.cancel_scope)
+            gone = loop.Event()
+            nursery.start_soon(_until_disconnected, receive, nursery.cancel_scope, gone)
             while True:
                 item = await mailbox.take(reader, app.remote.keepalive_interval)
                 if item is None:
                     break
-                data = sse.KEEPALIVE if item is KEEPALIVE else sse.event(item)  # type: ignore[arg-type]
+                if item is KEEPALIVE:
+                    data = sse.KEEPALIVE
+                elif cursors is None:
+                    data = sse.event(item)  # type: ignore[arg-type]
+                else:
+                    data = sse.identified_event(item, cursors.taken)  # type: ignore[arg-type]
                 await send({"type": "http.response.body", "body": data, "more_body": True})
             nursery.cancel_scope.cancel()
-        with contextlib.suppress(Exception):  # the client may be gone
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        if not gone.is_set():  # (Hypercorn's HTTP/2 waits forever to end a stream of a closed
+            # connection: the request would never end, its stream never count as closed)
+            with contextlib.suppress(Exception):  # the client may be gone
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
     finally:
         mailbox.detach(reader)
         connection.detach()
 
 
-async def _until_disconnected(receive: Receive, scope: CancelScope) -> None:
+async def _reader(mailbox: Mailbox, last_event_id: str | None, send: Send) -> int | None:
+    """The stream's new reader: after the client's `Last-Event-ID` on a resumable stream;
+    None once the request was answered 409 (gone) or 400 (unknown)."""
+    if last_event_id is None or not isinstance(mailbox, RetainingMailbox):
+        return mailbox.attach()
+    try:
+        return mailbox.resume(cursor_of(last_event_id.strip()))
+    except CursorGone as exc:
+        await respond(send, 409, f"{mailbox.name}: {exc}")
+    except UnknownCursor as exc:
+        await respond(send, 400, f"{mailbox.name}: {exc}")
+    return None
+
+
+async def _until_disconnected(receive: Receive, scope: CancelScope, gone: Event) -> None:
     while (await receive())["type"] != "http.disconnect":
         pass
+    gone.set()
     scope.cancel()
 
 
 async def _delete(app: Hub, headers: dict[str, str], send: Send) -> None:
-    connection = await _connection(app, headers, send)
+    resumable = app.remote.resumable is not None
+    connection = await _connection(app, headers, send, websocket=resumable)
     if connection is None:
         return
     connection.end()  # counted until its agent is done (its turns may run on: `end`)

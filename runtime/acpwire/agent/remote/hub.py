@@ -41,7 +41,8 @@ class Hub:
         self._checks = BrowserChecks(remote.allowed_origins, remote.allowed_hosts)
 
     def new_connection(self, profile: str, outlet: Outlet | None = None) -> RemoteConnection:
-        """A new ACP connection of `profile` ("http" or "websocket"), counted from now on."""
+        """A new ACP connection of `profile` ("http", "websocket" or "resumable websocket"),
+        counted from now on."""
         connection = RemoteConnection(
             AgentEndpoint(self.factories, options=self.options),
             self.remote,

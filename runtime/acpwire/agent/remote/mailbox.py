@@ -46,6 +46,16 @@ class Mailbox:
     async def put(self, message: bytes) -> None:
         """Queue a message, waiting while the box is full; `Stalled` when no reader took
         anything for the stall timeout. Dropped once the box is closed."""
+        if self._size >= self._max_bytes:
+            await self._room()
+        if self.closed:
+            return
+        self._queue.append(message)
+        self._size += len(message)
+        self._filled.set()
+
+    async def _room(self) -> None:
+        """Wait while the box is full (`Stalled` after the stall timeout)."""
         while self._size >= self._max_bytes and not self.closed:
             self._emptied = self._loop.Event()
             with self._loop.move_on_after(self._stall_timeout):
@@ -55,11 +65,6 @@ class Mailbox:
                     f"{self.name}: the client read nothing for {self._stall_timeout:g} s "
                     f"while {self._size} bytes were queued"
                 )
-        if self.closed:
-            return
-        self._queue.append(message)
-        self._size += len(message)
-        self._filled.set()
 
     def attach(self) -> int:
         """A new reader (the one before is told to stop); its token for `take`."""
@@ -74,9 +79,8 @@ class Mailbox:
             while True:
                 if reader != self._reader:
                     return None
-                if self._queue:
-                    message = self._queue.popleft()
-                    self._size -= len(message)
+                message = self._next()
+                if message is not None:
                     self._emptied.set()
                     return message
                 if self.closed:
@@ -85,6 +89,14 @@ class Mailbox:
                     self._filled = self._loop.Event()
                 await self._filled.wait()
         return KEEPALIVE
+
+    def _next(self) -> bytes | None:
+        """The next message for the reader, taken (None: none queued)."""
+        if not self._queue:
+            return None
+        message = self._queue.popleft()
+        self._size -= len(message)
+        return message
 
     def detach(self, reader: int) -> None:
         """`reader` went away (its client disconnected)."""

@@ -11,6 +11,31 @@ from .guard import Authorize
 
 
 @dataclass(frozen=True)
+class ResumeOptions:
+    """Resumable event streams (`RemoteOptions(resumable=ResumeOptions())`): every message the
+    server sends carries a per-stream cursor (an SSE `id:`; on a WebSocket, the frame's
+    number), and a client that lost its connection reconnects with the last one it read
+    (`Last-Event-ID`) and gets what it missed. Advertised in the `initialize` result as
+    `_meta.transport.resumable`.
+
+    Each stream keeps the messages its reader took, newest first, up to both bounds below
+    (messages not read yet are always kept: `max_stream_bytes` bounds them); a cursor older
+    than what is kept is answered 409 (the client then falls back to `session/resume`). The
+    messages are kept for the connection's life: until DELETE, or `idle_timeout` seconds
+    without a client."""
+
+    max_events: int = 4096
+    """Messages kept per stream after its reader took them."""
+
+    max_bytes: int = 4 * 1024 * 1024
+    """Bytes of messages kept per stream after its reader took them."""
+
+    def __post_init__(self) -> None:
+        if self.max_events < 1 or self.max_bytes < 1:
+            raise ValueError("ResumeOptions.max_events and max_bytes must be positive")
+
+
+@dataclass(frozen=True)
 class RemoteOptions:
     """The checks and limits of `agent_app` (`remote=RemoteOptions(...)`)."""
 
@@ -70,6 +95,10 @@ class RemoteOptions:
     """Session ids this server remembers from its connections (the oldest are forgotten), so
     a client that reconnects may open a session's stream before `session/load`. With a
     session store (`agent_app(store=...)`) the store is asked too: nothing is forgotten."""
+
+    resumable: ResumeOptions | None = None
+    """Resumable event streams (see `ResumeOptions`); None: none (no cursors, nothing kept
+    after it was sent, a WebSocket that drops ends its connection)."""
 
     def __post_init__(self) -> None:
         for name in (

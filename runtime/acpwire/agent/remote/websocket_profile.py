@@ -38,26 +38,13 @@ SESSION_METHOD = b'"session/'
 
 
 async def handle(app: Hub, scope: Scope, receive: Receive, send: Send) -> None:
-    if (await receive())["type"] != "websocket.connect":
+    if not await admitted(app, scope, receive, send) or await refused_when_full(app, scope, send):
         return
-    path = app.remote.path
-    if path is not None and scope.get("path") != path:
-        await _refuse(scope, send, 404, f"not found: the ACP endpoint is {path}")
-        return
-    denied = await app.refusal(scope, websocket=True)
-    if denied is not None:
-        await _refuse(scope, send, denied.status, denied.reason, denied.headers)
-        return
-    if app.full:
-        await _refuse(
-            scope,
-            send,
-            503,
-            f"the server is at its limit of "
-            f"{app.remote.max_connections} connections: try again later",
-            {"retry-after": "5"},
-        )
-        return
+    await serve(app, receive, send)
+
+
+async def serve(app: Hub, receive: Receive, send: Send) -> None:
+    """Serve a new connection over this socket, until the socket ends."""
     outlet = WebSocketOutlet(send)
     connection = app.new_connection("websocket", outlet)
     outlet.sessions = connection.sessions
@@ -104,16 +91,10 @@ async def _read(
             data = text.encode()
             if len(data) > limit:
                 outlet.open = False
-                await send(
-                    {
-                        "type": "websocket.close",
-                        "code": TOO_BIG,
-                        "reason": f"a message may have at most {limit} bytes",
-                    }
-                )
+                await close_too_big(send, limit)
                 return
             if SESSION_METHOD in data:
-                refusal = _session_refusal(connection, data)
+                refusal = session_refusal(connection, data)
                 if refusal is not None:
                     if refusal:
                         await send({"type": "websocket.send", "text": refusal.decode()})
@@ -124,7 +105,42 @@ async def _read(
         connection.end()
 
 
-def _session_refusal(connection: RemoteConnection, data: bytes) -> bytes | None:
+async def close_too_big(send: Send, limit: int) -> None:
+    """Close the socket for a message over `max_message_bytes` (1009)."""
+    reason = f"a message may have at most {limit} bytes"
+    await send({"type": "websocket.close", "code": TOO_BIG, "reason": reason})
+
+
+async def admitted(app: Hub, scope: Scope, receive: Receive, send: Send) -> bool:
+    """Whether the upgrade passes the path and the app's checks (else it was refused)."""
+    if (await receive())["type"] != "websocket.connect":
+        return False
+    path = app.remote.path
+    if path is not None and scope.get("path") != path:
+        await refuse(scope, send, 404, f"not found: the ACP endpoint is {path}")
+        return False
+    denied = await app.refusal(scope, websocket=True)
+    if denied is not None:
+        await refuse(scope, send, denied.status, denied.reason, denied.headers)
+        return False
+    return True
+
+
+async def refused_when_full(app: Hub, scope: Scope, send: Send) -> bool:
+    """Whether a new connection was refused (503) because the server is full."""
+    if not app.full:
+        return False
+    await refuse(
+        scope,
+        send,
+        503,
+        f"the server is at its limit of {app.remote.max_connections} connections: try again later",
+        {"retry-after": "5"},
+    )
+    return True
+
+
+def session_refusal(connection: RemoteConnection, data: bytes) -> bytes | None:
     try:
         message = envelope(data)
     except NotAMessage:
@@ -132,7 +148,7 @@ def _session_refusal(connection: RemoteConnection, data: bytes) -> bytes | None:
     return connection.sessions.refusal(message)
 
 
-async def _refuse(
+async def refuse(
     scope: Scope, send: Send, status: int, reason: str, headers: Mapping[str, str] | None = None
 ) -> None:
     if "websocket.http.response" in scope.get("extensions", {}):
