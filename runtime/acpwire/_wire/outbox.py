@@ -93,6 +93,15 @@ class Outbox:
                 self._has_room = self.loop.Event()
             await self._has_room.wait()
 
+    def offer(self, message: bytes) -> bool:
+        """Queue a message when no sender has to wait (`full` is False): True; else False,
+        and nothing is queued (the sender then does `await room()` and `put_nowait`). One
+        call for the common case of a send (latency); raises once writing failed."""
+        if self._queued >= self.max_buffered_bytes or self._unyielded >= YIELD_BYTES:
+            return False
+        self.put_nowait(message)
+        return True
+
     def put_nowait(self, message: bytes) -> None:
         """Queue a message at once, past the bound (never waits); raises once writing failed.
 
