@@ -14,6 +14,7 @@ from anyio.lowlevel import checkpoint
 
 import acp_schema.v2 as v2
 from acpwire._loop import current_loop
+from acpwire._wire.framing import LineReader
 from acpwire._wire.jsonrpc import Answer, Call, JsonRpcCore
 from helpers.connection import serving
 from helpers.loops import wait_all_tasks_blocked
@@ -109,3 +110,20 @@ async def test_a_single_waiter_event_can_be_waited_for_again_after_a_cancelled_w
         nursery.start_soon(event.wait)
         await checkpoint()
         event.set()
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b'{"a":1}\n', b'{"a":1}\r\n', b"x\n", b" \n", b"\t{}\n", b"\n", b'{"a":1}', b"\xff\n"],
+)
+def test_a_read_of_one_whole_line_is_split_as_any_read_is(data: bytes) -> None:
+    whole, byte_by_byte = LineReader(max_line_bytes=7), LineReader(max_line_bytes=7)
+    split = [line for i in range(len(data)) for line in byte_by_byte.feed(data[i : i + 1])]
+    assert whole.feed(data) == split
+    assert whole.eof() == byte_by_byte.eof()
+
+
+def test_a_whole_line_after_a_held_part_joins_it() -> None:
+    reader = LineReader()
+    assert reader.feed(b'{"a":') == []
+    assert reader.feed(b"1}\n") == [b'{"a":1}']
