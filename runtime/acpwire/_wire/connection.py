@@ -368,6 +368,9 @@ class Connection:
                                 continue
                         elif event.message.method != CANCEL_REQUEST and self._admit_now(event):
                             continue  # a request, queued to start (a slot was free)
+                    elif type(event) is Answer:  # to one of our requests: no coroutine for it
+                        self._deliver(event)
+                        continue
                     await self._handle(event)
 
     def _start_reader(self) -> None:
@@ -435,10 +438,7 @@ class Connection:
                 self._report_unparsable(event.unparsable)
             await self._reply(event.data)
         elif isinstance(event, Answer):
-            waiter = self._waiting.pop(event.id, None)
-            if waiter is not None:
-                waiter.answer = event
-                waiter.done.set()
+            self._deliver(event)
         elif event.method == CANCEL_REQUEST:
             self._cancel_handler(event)
             if event.is_request:  # it is a notification, but a request must still be answered
@@ -448,6 +448,13 @@ class Connection:
                     await self._reply(reply)
         elif event.is_request:
             await self._admit(event)
+
+    def _deliver(self, answer: Answer) -> None:
+        """Wake the call waiting for `answer` (none: it gave up, and the answer is dropped)."""
+        waiter = self._waiting.pop(answer.id, None)
+        if waiter is not None:
+            waiter.answer = answer
+            waiter.done.set()
 
     async def _admit(self, call: Call) -> None:
         """Queue the request to start after the lines read with it (`_read`), or in the
