@@ -5,6 +5,8 @@ or escaped still decodes right; a call's single-waiter event behaves as an Event
 
 from __future__ import annotations
 
+import gc
+import weakref
 from typing import Any
 
 import anyio
@@ -16,9 +18,10 @@ import acp_schema.v2 as v2
 from acpwire._loop import current_loop
 from acpwire._wire.framing import LineReader
 from acpwire._wire.jsonrpc import Answer, Call, JsonRpcCore
+from acpwire.errors import PeerError
 from helpers.connection import serving
 from helpers.loops import wait_all_tasks_blocked
-from helpers.raw import request, response
+from helpers.raw import error_response, request, response
 
 pytestmark = pytest.mark.usefixtures("loop")
 
@@ -127,3 +130,22 @@ def test_a_whole_line_after_a_held_part_joins_it() -> None:
     reader = LineReader()
     assert reader.feed(b'{"a":') == []
     assert reader.feed(b"1}\n") == [b'{"a":1}']
+
+
+async def test_a_call_answered_with_an_error_leaves_nothing_behind() -> None:
+    async with serving() as s:
+        call = s.connection.request_method("_ping", None)
+        async with anyio.create_task_group() as nursery:
+            errors: list[weakref.ref[PeerError]] = []
+
+            async def caller() -> None:
+                try:
+                    await call
+                except PeerError as exc:
+                    errors.append(weakref.ref(exc))
+
+            nursery.start_soon(caller)
+            sent = await s.peer.receive()
+            await s.peer.send(error_response(sent["id"], -32000, "no"))
+    gc.collect()
+    assert len(errors) == 1 and errors[0]() is None  # the answer, its error and traceback

@@ -87,9 +87,10 @@ class Reply:
     unparsable: bytes | None = None
 
 
-class Answer(msgspec.Struct, frozen=True, gc=False):
+class Answer(msgspec.Struct, frozen=True):
     """The response to one of our requests: a result, or the error it carries (a Struct for
-    its C constructor: one is built per answer on the hot path)."""
+    its C constructor: one is built per answer on the hot path). Tracked by the garbage
+    collector: raising its error makes a cycle (error -> traceback -> the frame holding it)."""
 
     id: RequestId
     result: Any = None
