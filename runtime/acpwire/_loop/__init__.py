@@ -116,6 +116,9 @@ _NewTimeout = Callable[[float], CancelScope]
 class Loop:
     name: str
     Event: _NewEvent
+    SingleWaiterEvent: _NewEvent
+    """An Event that at most one task waits for at a time (a call waiting for its answer):
+    trio's Event on trio; on asyncio a bare future, not anyio's Event around asyncio's."""
     CancelScope: _NewCancelScope
     open_nursery: Callable[[], OpenNursery]
     move_on_after: _NewTimeout

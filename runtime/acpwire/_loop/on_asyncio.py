@@ -12,6 +12,38 @@ import anyio.lowlevel
 from . import CancelScope, Loop
 
 
+class _SingleWaiterEvent:
+    """An Event at most one task waits for at a time: the waiter's future, set directly (what
+    anyio's Event costs on top: an asyncio.Event, its deque of waiters, two more calls)."""
+
+    __slots__ = ("_flag", "_waiter")
+
+    def __init__(self) -> None:
+        self._flag = False
+        self._waiter: asyncio.Future[None] | None = None
+
+    def set(self) -> None:
+        self._flag = True
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def is_set(self) -> bool:
+        return self._flag
+
+    async def wait(self) -> None:
+        if self._flag:
+            await anyio.lowlevel.checkpoint()  # as anyio's Event: waiting is a checkpoint
+            return
+        if self._waiter is not None:
+            raise RuntimeError("another task is already waiting for this event")
+        self._waiter = asyncio.get_running_loop().create_future()
+        try:
+            await self._waiter
+        finally:
+            self._waiter = None
+
+
 class _AsyncioFdReader:
     """The fd stays registered with the asyncio loop between reads, and the loop's callback
     reads it: a readiness the selector reported before the task read the data (it runs in the
@@ -126,6 +158,7 @@ def asyncio_loop() -> Loop:
     return Loop(
         name="asyncio",
         Event=backend.create_event,
+        SingleWaiterEvent=_SingleWaiterEvent,
         CancelScope=backend.create_cancel_scope,
         open_nursery=backend.create_task_group,
         move_on_after=move_on_after,

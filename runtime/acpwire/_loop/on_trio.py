@@ -40,6 +40,7 @@ def trio_loop() -> Loop:
     return Loop(
         name="trio",
         Event=trio.Event,
+        SingleWaiterEvent=trio.Event,  # as cheap as it gets: a set of waiters and a flag
         CancelScope=trio.CancelScope,
         open_nursery=trio.open_nursery,
         move_on_after=trio.move_on_after,

@@ -82,7 +82,8 @@ DEFAULT_OPTIONS = ConnectionOptions()
 
 
 class _Waiter:
-    """One of our requests waiting for its answer (an Event: cheaper than a channel)."""
+    """One of our requests waiting for its answer (an Event for its one waiter: cheaper than
+    a channel, and than an Event any number of tasks may wait for on asyncio)."""
 
     __slots__ = ("answer", "done")
 
@@ -345,11 +346,14 @@ class Connection:
         line_hook = self._line_hook
         while True:
             while to_start:
-                handling = to_start.pop(0)
-                waited = await self._start(handling)
-                if waited is not None:
+                started = self._start(to_start.pop(0))
+                if started is None:
+                    continue
+                if isinstance(started, _Waited):
                     self._start_reader()
-                    return waited
+                    return started
+                await self._reply(started)  # answered, but the outbox is full: wait for room
+                self._answered()
             if self._input_ended:
                 return None
             try:
@@ -374,18 +378,27 @@ class Connection:
                     error = RpcError.parse_error(repr(exc))
                     events = [Reply(self.core.unsolicited_error(error))]
                 for event in events:
-                    if type(event) is Call and event.id is UNSET:
-                        spec = event.spec
-                        if spec is None or spec.side != "protocol":
-                            # A notification ($/cancel_request aside), run in order on this
-                            # task; inline, without a coroutine of its own: most of the traffic.
-                            try:
-                                pending = self._dispatch(event)
-                                if pending is not None:
-                                    await pending
-                            except Exception:
-                                log.exception("notification handler for %s failed", event.method)
-                            continue
+                    if type(event) is Call:
+                        if event.id is UNSET:
+                            spec = event.spec
+                            if spec is None or spec.side != "protocol":
+                                # A notification ($/cancel_request aside), run in order on this
+                                # task; inline, without a coroutine of its own: most of the
+                                # traffic.
+                                try:
+                                    pending = self._dispatch(event)
+                                    if pending is not None:
+                                        await pending
+                                except Exception:
+                                    log.exception(
+                                        "notification handler for %s failed", event.method
+                                    )
+                                continue
+                        elif event.message.method != CANCEL_REQUEST and self._admit_now(event):
+                            continue  # a request, queued to start (a slot was free)
+                    elif type(event) is Answer:  # to one of our requests: no coroutine for it
+                        self._deliver(event)
+                        continue
                     await self._handle(event)
 
     def _start_reader(self) -> None:
@@ -453,10 +466,7 @@ class Connection:
                 self._report_unparsable(event.unparsable)
             await self._reply(event.data)
         elif isinstance(event, Answer):
-            waiter = self._waiting.pop(event.id, None)
-            if waiter is not None:
-                waiter.answer = event
-                waiter.done.set()
+            self._deliver(event)
         elif event.method == CANCEL_REQUEST:
             self._cancel_handler(event)
             if event.is_request:  # it is a notification, but a request must still be answered
@@ -467,6 +477,13 @@ class Connection:
         elif event.is_request:
             await self._admit(event)
 
+    def _deliver(self, answer: Answer) -> None:
+        """Wake the call waiting for `answer` (none: it gave up, and the answer is dropped)."""
+        waiter = self._waiting.pop(answer.id, None)
+        if waiter is not None:
+            waiter.answer = answer
+            waiter.done.set()
+
     async def _admit(self, call: Call) -> None:
         """Queue the request to start after the lines read with it (`_read`), or in the
         backlog when all slots are busy.
@@ -474,16 +491,12 @@ class Connection:
         The reader never waits for a slot: handlers may be waiting for answers only it can
         read. Past the backlog bound the request is refused with an error instead.
         """
+        if self._admit_now(call):
+            return
         request_id = call.id
         assert not isinstance(request_id, msgspec.UnsetType)
-        handling = self._handlers[request_id] = _Handling(call)  # cancellable from now on
-        if self._on_request is not None:  # on the reader: in wire order with notifications
-            self._on_request(call)
-        self._unanswered += 1
-        if self._running < self._max_concurrent:
-            self._running += 1
-            self._to_start.append(handling)
-        elif len(self._backlog) < self._max_concurrent or await self._room_soon():
+        handling = self._admitted(call)
+        if len(self._backlog) < self._max_concurrent or await self._room_soon():
             self._backlog.append(handling)
         else:
             del self._handlers[request_id]
@@ -494,6 +507,24 @@ class Connection:
             reply = self.core.respond_error(request_id, error)
             if reply is not None:
                 await self._reply(reply)
+
+    def _admit_now(self, call: Call) -> bool:
+        """`_admit` when a slot is free: the request is queued to start (True); else nothing
+        is done (False). No coroutine: the common case of every request."""
+        if self._running >= self._max_concurrent:
+            return False
+        self._running += 1
+        self._to_start.append(self._admitted(call))
+        return True
+
+    def _admitted(self, call: Call) -> _Handling:
+        """An incoming request is in: cancellable from now on, seen by `on_request` (on the
+        reader: in wire order with the notifications), and awaited by the end of the input."""
+        handling = self._handlers[call.id] = _Handling(call)  # type: ignore[index]
+        if self._on_request is not None:
+            self._on_request(call)
+        self._unanswered += 1
+        return handling
 
     async def _room_soon(self) -> bool:
         """Let running handlers finish before refusing: requests read in one chunk all arrive
@@ -507,11 +538,12 @@ class Connection:
                 return True
         return False
 
-    async def _start(self, handling: _Handling) -> _Waited | None:
+    def _start(self, handling: _Handling) -> _Waited | bytes | None:
         """Run the request's handler on the reader, in a copy of its context, until it
-        finishes (answered at once) or first waits (handed back: see `_read`). One that was
-        cancelled before it started, or whose handler gives an awaitable other than a
-        coroutine, runs in a task of its own."""
+        finishes (answered at once: None) or first waits (handed back: see `_read`). One that
+        was cancelled before it started, or whose handler gives an awaitable other than a
+        coroutine, runs in a task of its own. An answer the full outbox cannot take now is
+        returned, for `_read` to send once there is room (then it is answered)."""
         if handling.cancelled:  # its handler runs until its first checkpoint, as any task
             self._spawn(handling)
             return None
@@ -540,8 +572,8 @@ class Connection:
             self._done(handling)
             raise
         self._done(handling)
-        if reply is not None:
-            await self._reply(reply)
+        if reply is not None and not self._reply_now(reply):
+            return reply
         self._answered()
         return None
 
@@ -682,14 +714,31 @@ class Connection:
         except ConnectionClosed:
             pass
 
+    def _reply_now(self, data: bytes) -> bool:
+        """`_reply` without waiting: False, and nothing is sent, when the outbox is full."""
+        try:
+            return self._send_now(data)
+        except ConnectionClosed:
+            return True
+
     # ------------------------------------------------------------------ sending
 
     async def _send(self, data: bytes) -> None:
-        outbox = self._outbox
-        try:
-            if outbox.full:
+        """Queue `data` for the writer, first waiting for room when the outbox is full."""
+        if not self._send_now(data):
+            outbox = self._outbox
+            try:
                 await outbox.room()
-            outbox.put_nowait(data)  # raises once closed
+                outbox.put_nowait(data)  # raises once closed
+            except ConnectionClosed as exc:
+                self._close(exc)
+                raise
+
+    def _send_now(self, data: bytes) -> bool:
+        """`_send` without waiting: False, and nothing is queued, when the outbox is full.
+        The common case of every send, without a coroutine of its own."""
+        try:
+            return self._outbox.offer(data)  # raises once closed
         except ConnectionClosed as exc:
             self._close(exc)
             raise
@@ -717,9 +766,10 @@ class Connection:
         if self._closed is not None:
             self.core.forget(request_id)
             raise await self._failure()
-        waiter = self._waiting[request_id] = _Waiter(self.loop.Event())
+        waiter = self._waiting[request_id] = _Waiter(self.loop.SingleWaiterEvent())
         try:
-            await self._send(data)
+            if not self._send_now(data):
+                await self._send(data)
             await waiter.done.wait()
         except self.loop.Cancelled:
             self._abandon(request_id)
@@ -775,7 +825,8 @@ class Connection:
 
     async def _notify(self, data: bytes) -> None:
         try:
-            await self._send(data)
+            if not self._send_now(data):
+                await self._send(data)
         except ConnectionClosed:
             raise await self._failure() from None
 

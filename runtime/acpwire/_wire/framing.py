@@ -59,9 +59,19 @@ class LineReader:
         Complete lines are cut straight out of ``data`` with ``bytes.split`` (one copy per
         line); only an unfinished line is buffered, and never more than the limit of it.
         """
-        out: list[bytes | OversizedLine] = []
         if type(data) is not bytes:
             data = bytes(data)
+        last = len(data) - 1
+        if (  # one whole line, nothing held (a request or an answer read alone: latency)
+            data.find(_LF) == last
+            and not self._buf
+            and not self._discarding
+            and 0 < last <= self.max_line_bytes
+            and data[last - 1] != _CR
+            and data[0] > 32
+        ):
+            return [data[:last]]
+        out: list[bytes | OversizedLine] = []
         if self._discarding:
             nl = data.find(_LF)
             if nl == -1:

@@ -87,9 +87,10 @@ class Reply:
     unparsable: bytes | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Answer:
-    """The response to one of our requests: a result, or the error it carries."""
+class Answer(msgspec.Struct, frozen=True):
+    """The response to one of our requests: a result, or the error it carries (a Struct for
+    its C constructor: one is built per answer on the hot path). Tracked by the garbage
+    collector: raising its error makes a cycle (error -> traceback -> the frame holding it)."""
 
     id: RequestId
     result: Any = None
@@ -111,6 +112,8 @@ Python's recursion limit, invalid UTF-8 inside a string."""
 
 
 _ENVELOPE_KEYS = frozenset({b'"id"', b'"method"'})
+_METHOD_KEY = b'"method"'
+_OPEN_BRACE = 0x7B  # b"{"
 
 
 def _too_deep(exc: BaseException) -> bool:
@@ -187,6 +190,8 @@ class JsonRpcCore:
     # ----------------------------------------------------------- incoming
 
     def receive_line(self, line: bytes) -> list[Event]:
+        if line and line[0] == _OPEN_BRACE:  # one message (nearly every line): no batch to look for
+            return self._receive_one(line, None)
         stripped = line.lstrip()
         if stripped[:1] == b"[":
             return self._receive_batch(line)
@@ -213,9 +218,13 @@ class JsonRpcCore:
 
     def _receive_one(self, data: bytes, batch: _Batch | None) -> list[Event]:
         try:
-            try:
-                message: Any = self._decode_fast(data)
-            except msgspec.ValidationError:  # a response, an extension, a fallback rule, or bad
+            if _METHOD_KEY in data:  # maybe a call: the one-pass decoder reads those
+                try:
+                    message: Any = self._decode_fast(data)
+                except msgspec.ValidationError:  # an extension, a fallback rule, a response
+                    # with "method" in its result, or bad
+                    message = self._codec.decode_envelope(data, self._result_method)
+            else:  # not a call (a response, or bad): the fast decoder would only raise
                 message = self._codec.decode_envelope(data, self._result_method)
         except msgspec.ValidationError as exc:  # (a subclass of DecodeError: check it first)
             return self._invalid(data, exc, in_batch=batch is not None)

@@ -62,7 +62,7 @@ class Outbox:
         self.stream = stream
         self.on_failure = on_failure
         self.max_buffered_bytes = max_buffered_bytes
-        self._queue: list[bytes] = []  # messages and their newlines, in order
+        self._queue: list[bytes] = []  # the messages, in order, each without its newline
         self._queued = 0
         self._unyielded = 0  # bytes queued since the last sender yielded to the scheduler
         self._writing = False  # a batch is being written
@@ -93,6 +93,15 @@ class Outbox:
                 self._has_room = self.loop.Event()
             await self._has_room.wait()
 
+    def offer(self, message: bytes) -> bool:
+        """Queue a message when no sender has to wait (`full` is False): True; else False,
+        and nothing is queued (the sender then does `await room()` and `put_nowait`). One
+        call for the common case of a send (latency); raises once writing failed."""
+        if self._queued >= self.max_buffered_bytes or self._unyielded >= YIELD_BYTES:
+            return False
+        self.put_nowait(message)
+        return True
+
     def put_nowait(self, message: bytes) -> None:
         """Queue a message at once, past the bound (never waits); raises once writing failed.
 
@@ -114,11 +123,11 @@ class Outbox:
                 return
             message = message[sent:] if sent < size - 1 else b""  # what the pipe did not take
             size -= sent
-        if message:
-            queue.append(message)  # no `message + b"\n"`: the one copy is the writer's join
-        queue.append(_LF)
+        # No `message + b"\n"`: the one copy is the writer's join, which adds the newlines
+        # (b"" when the newline is all that is left of it).
+        queue.append(message)
         self._queued += size
-        if len(queue) <= 2:  # the first of a batch: the writer is told once per batch
+        if len(queue) == 1:  # the first of a batch: the writer is told once per batch
             self._has_data.set()
 
     def input_arrived(self) -> None:
@@ -175,16 +184,20 @@ WRITE_BYTES = 256 * 1024
 
 
 def _pieces(parts: list[bytes], size: int) -> typing.Iterator[bytes]:
-    """The queued parts joined for writing: at once when small, else in pieces of about
-    WRITE_BYTES, each released as it goes, so a big backlog is never held twice."""
+    """The queued messages joined for writing, each followed by its newline: at once when
+    small, else in pieces of about WRITE_BYTES, each released as it goes, so a big backlog
+    is never held twice."""
     if size <= WRITE_BYTES:
-        yield b"".join(parts)
+        parts.append(b"")  # the last newline, in the same copy
+        yield _LF.join(parts)
         return
     while parts:
         end, taken = 0, 0
         while end < len(parts) and taken < WRITE_BYTES:
-            taken += len(parts[end])
+            taken += len(parts[end]) + 1
             end += 1
-        data = b"".join(parts[:end])
+        piece = parts[:end]
+        piece.append(b"")
         del parts[:end]
+        data = _LF.join(piece)
         yield data

@@ -298,10 +298,11 @@ class ClientConnection:
         view = Negotiated if surface.protocol_version == 2 else V1Negotiated
         self._negotiated = view(self, agent, initialize_response)
         codec = open_session_updates(surface.client_codec, self._peer)  # v1: unknown tags kept
+        handles_updates = implemented(client, surface.client_base, "session_update")
         route = self._router.routing(
             handler_dispatch(client, surface.client_base),
             codec.inbound[SESSION_UPDATE],
-            handles_updates=implemented(client, surface.client_base, "session_update"),
+            on_update=client.session_update if handles_updates else None,
         )
         self._connection.switch_to(codec, route, initialize_response)
 

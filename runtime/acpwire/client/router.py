@@ -20,7 +20,7 @@ import msgspec
 from acp_schema import MethodSpec
 
 from .._loop import Event, current_loop
-from .._wire.dispatch import Dispatch
+from .._wire.dispatch import Dispatch, Handler
 from .._wire.jsonrpc import Call, RequestId
 
 UPDATE_BUFFER = 1024
@@ -203,12 +203,13 @@ class UpdateRouter:
             self._gates[call.id] = gates
 
     def routing(
-        self, dispatch: Dispatch, update_spec: MethodSpec[Any, None], handles_updates: bool
+        self, dispatch: Dispatch, update_spec: MethodSpec[Any, None], on_update: Handler | None
     ) -> Dispatch:
         """The dispatch of a negotiated connection: a `session/update` (`update_spec`) goes to
-        the session's subscribers first, then to `dispatch` when the client `handles_updates`;
-        a request held by `on_request` waits for its gates; every other call goes to
-        `dispatch` at once."""
+        the session's subscribers first, then to `on_update` (the client's `session_update`
+        handler, None when it has none), called directly: the most frequent call skips the
+        generic dispatch; a request held by `on_request` waits for its gates; every other call
+        goes to `dispatch` at once."""
         subscribers, gates = self._subscribers, self._gates
 
         def route(call: Call) -> Awaitable[Any] | None:
@@ -219,10 +220,9 @@ class UpdateRouter:
                     update = notification.update
                     for stream in streams:
                         if not stream._offer(update):
-                            return _publish_waiting(dispatch, streams, stream, update, call)
-                if not handles_updates:
-                    return None
-            elif gates and call.id in gates:
+                            return _publish_waiting(on_update, streams, stream, notification)
+                return None if on_update is None else on_update(notification)
+            if gates and call.id in gates:
                 return _after_gates(dispatch, gates.pop(call.id), call)
             return dispatch(call)
 
@@ -230,17 +230,15 @@ class UpdateRouter:
 
 
 async def _publish_waiting(
-    dispatch: Dispatch,
+    on_update: Handler | None,
     streams: list[UpdateStream[Any]],
     full: UpdateStream[Any],
-    update: Any,
-    call: Call,
+    notification: Any,
 ) -> Any:
     """Back-pressure: wait until `full` and the subscribers after it have room."""
     for stream in streams[streams.index(full) :]:
-        await stream._put(update)
-    pending = dispatch(call)
-    return None if pending is None else await pending
+        await stream._put(notification.update)
+    return None if on_update is None else await on_update(notification)
 
 
 async def _after_gates(dispatch: Dispatch, gates: list[Event], call: Call) -> Any:

@@ -80,9 +80,7 @@ class PipeStream:
         """The next bytes read (at most `max_bytes`), waiting for some; `b""` at EOF."""
         loop = self._loop or self._running_loop
         size = max_bytes or READ_SIZE
-        if self._drained:  # waiting is the checkpoint
-            data = await self._read_when_ready(loop, size)
-        else:
+        if not self._drained:  # try a read first
             if self._burst >= BURST_READS:
                 self._burst = 0
                 await loop.checkpoint()
@@ -93,24 +91,31 @@ class PipeStream:
             try:
                 data = os.read(self.receive_fd, size)
             except BlockingIOError:
-                data = await self._read_when_ready(loop, size)
+                pass  # wait below
             except OSError as exc:
                 raise loop.BrokenResourceError(f"cannot read from the pipe: {exc}") from exc
             else:
                 self._burst += 1
+                self._drained = self._pipe and 0 < len(data) < size
+                return data
+        # Wait until there is data (waiting is the checkpoint), in this coroutine: one frame
+        # less to pass through on every wake-up.
+        self._burst = 0
+        reader = self._reader or self._new_reader(loop)
+        try:
+            data = await reader.read(size)  # raises if closed meanwhile
+        except OSError as exc:
+            raise loop.BrokenResourceError(f"cannot read from the pipe: {exc}") from exc
         self._drained = self._pipe and 0 < len(data) < size
         return data
 
-    async def _read_when_ready(self, loop: Loop, size: int) -> bytes:
-        self._burst = 0
+    def _new_reader(self, loop: Loop) -> FdReader:
+        """The reader of `receive_fd`, made on the first wait (ClosedResourceError once the
+        end is closed: `close_receive` drops the reader)."""
         if self.receive_fd == CLOSED:
             raise loop.ClosedResourceError("the pipe was closed")
-        if self._reader is None:
-            self._reader = loop.fd_reader(self.receive_fd)
-        try:
-            return await self._reader.read(size)  # raises if closed meanwhile
-        except OSError as exc:
-            raise loop.BrokenResourceError(f"cannot read from the pipe: {exc}") from exc
+        self._reader = loop.fd_reader(self.receive_fd)
+        return self._reader
 
     async def send_eof(self) -> None:
         """Close the end we write to (`close_send`)."""
