@@ -4,11 +4,11 @@ and the wire lines that show it."""
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from .check_peer import Incoming, WireLine
-from .check_rules import RULES, Rule, rule
+from .check_rules import RULES, Rule
 
 __all__ = ["Status", "Verdict", "Verdicts"]
 
@@ -46,13 +46,17 @@ def _lines(evidence: Evidence) -> tuple[WireLine, ...]:
 
 class Verdicts:
     """The verdicts so far. A rule checked more than once keeps its strongest verdict: a
-    failure over a pass over not applicable (the first of equals)."""
+    failure over a pass over not applicable (the first of equals). `rules`: the table judged
+    (the agent's rules, or the client's)."""
 
-    def __init__(self) -> None:
+    def __init__(self, rules: Sequence[Rule] = RULES) -> None:
+        self.rules = tuple(rules)
+        self._rule = {r.id: r for r in self.rules}
         self._by_id: dict[str, Verdict] = {}
+        self.peer = "agent" if self.rules == RULES else "client"
 
     def _give(self, rule_id: str, status: Status, reason: str, evidence: Evidence) -> None:
-        verdict = Verdict(rule(rule_id), status, reason, _lines(evidence))
+        verdict = Verdict(self._rule[rule_id], status, reason, _lines(evidence))
         old = self._by_id.get(rule_id)
         if old is None or _RANK[status] > _RANK[old.status]:
             self._by_id[rule_id] = verdict
@@ -79,10 +83,10 @@ class Verdicts:
         """Every rule in the table's order; rules of another protocol version (or never
         reached) not applicable."""
         verdicts = []
-        for r in RULES:
+        for r in self.rules:
             verdict = self._by_id.get(r.id)
             if protocol is not None and protocol not in r.protocols:
-                verdict = Verdict(r, Status.NOT_APPLICABLE, f"a protocol v{protocol} agent")
+                verdict = Verdict(r, Status.NOT_APPLICABLE, f"a protocol v{protocol} {self.peer}")
             elif verdict is None:
                 verdict = Verdict(r, Status.NOT_APPLICABLE, "not reached")
             verdicts.append(verdict)
