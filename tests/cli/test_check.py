@@ -8,7 +8,6 @@ the rules change, see the PR)."""
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -19,7 +18,7 @@ import pytest
 from acpwire.cli.check import CheckExit
 from acpwire.cli.check_rules import RULES, Family
 from helpers.commands import ACPWIRE, ECHO_AGENT, ENV, acpwire
-from helpers.paths import ROOT
+from helpers.schema_quotes import SPEC_SOURCE, normalized, schema_descriptions
 
 BROKEN_AGENT = [sys.executable, str(Path(__file__).with_name("broken_agent.py"))]
 V1_ONLY_NOT_APPLICABLE = {
@@ -244,36 +243,13 @@ def test_help_names_every_rule_and_exit_code() -> None:
     assert "check" in acpwire("--help").stdout
 
 
-def _normalized(text: str) -> str:
-    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)  # markdown links: their text
-    return " ".join(text.split())
-
-
-def _schema_descriptions() -> str:
-    found: list[str] = []
-
-    def walk(node: object) -> None:
-        if isinstance(node, dict):
-            if isinstance(node.get("description"), str):
-                found.append(node["description"])
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
-
-    for version in ("v1", "v2"):
-        walk(json.loads((ROOT / "schema" / version / "schema.json").read_text()))
-    return _normalized("\n".join(found))
-
-
 @pytest.mark.parametrize("rule", RULES, ids=[rule.id for rule in RULES])
 def test_every_schema_quote_is_verbatim_and_every_spec_source_names_page_and_section(
     rule: Any,
 ) -> None:
-    descriptions = _schema_descriptions()
+    descriptions = schema_descriptions()
     for source in rule.sources:
         if source.where.startswith("schema "):
-            assert _normalized(source.quote) in descriptions, source
+            assert normalized(source.quote) in descriptions, source
         else:
-            assert re.fullmatch(r"spec (v1|v2|rfds)/[a-z-]+\.md § .+", source.where), source
+            assert SPEC_SOURCE.fullmatch(source.where), source

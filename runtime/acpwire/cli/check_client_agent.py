@@ -2,11 +2,11 @@
 (initialize, sessions, prompts) and, in the turns the client starts, does what tests the
 client's rules (`check_client_rules`).
 
-The first turn: the agent's requests of unknown methods (an integer, a string and a large
-integer id), an unknown notification, `$/cancel_request` for no pending request and for one
-just sent, the capability-bound methods (v1: fs/read_text_file of a file that does not exist,
-terminal/output of an unknown terminal), a burst of updates then a request, and a permission
-request. Every later turn streams a chunk every 50 ms until the client sends session/cancel;
+The first turn: a burst of updates then a request, the agent's requests of unknown methods
+(an integer, a string and a large integer id), an unknown notification, `$/cancel_request`
+for no pending request and for one just sent, the capability-bound methods (v1:
+fs/read_text_file of a file that does not exist, terminal/output of an unknown terminal), and
+a permission request. Every later turn streams a chunk every 50 ms until the client sends session/cancel;
 then the agent asks one more permission (v2: and cancels it with `$/cancel_request`, as the
 schema has agents do), which the client must answer `cancelled`: it arrives after the client
 cancelled, so from the client's side it is pending at the cancel (it cannot tell a request
@@ -93,6 +93,8 @@ class ScriptedAgent:
         self.unfit: list[Incoming] = []
         self.reused: list[Incoming] = []
         self.unclean: list[Incoming] = []
+        self.stalled = False
+        """Whether the client stopped reading (the run ended there)."""
         self._next_id = 0
         self._scratch = tempfile.mkdtemp(prefix="acpwire-check-")
 
@@ -122,11 +124,11 @@ class ScriptedAgent:
 
     def receive(self, incoming: Incoming, nursery: trio.Nursery) -> None:
         message = incoming.message
-        if self.first is None:
-            self.first = incoming
         if message is None or message.get("jsonrpc") != "2.0":
             self.unclean.append(incoming)
             return
+        if self.first is None:
+            self.first = incoming
         if incoming.is_response:
             pending = self.pending.get(request_key(message.get("id")))
             if pending is None:
@@ -154,8 +156,8 @@ class ScriptedAgent:
     async def notify(self, method: str, params: JsonObject) -> WireLine:
         return await self.wire.send({"jsonrpc": "2.0", "method": method, "params": params})
 
-    async def update(self, session_id: str, **update: Any) -> None:
-        await self.notify("session/update", {"sessionId": session_id, "update": update})
+    async def update(self, session_id: str, **update: Any) -> WireLine:
+        return await self.notify("session/update", {"sessionId": session_id, "update": update})
 
     async def send_request(self, method: str, params: JsonObject,
                            request_id: object = None) -> tuple[object, Pending]:
@@ -265,8 +267,10 @@ class ScriptedAgent:
             await self.update(session_id, sessionUpdate="state_update", state="running")
         try:
             if first:
-                await self.probes(session_id)
                 await self.burst(session_id)
+                if self.stalled:
+                    return
+                await self.probes(session_id)
                 await self.permission(session_id)
                 stop = "cancelled" if session.cancelled.is_set() else "end_turn"
             else:
@@ -368,15 +372,21 @@ class ScriptedAgent:
     async def burst(self, session_id: str) -> None:
         rule_id = "turn.reads-updates"
         text = "acpwire check fills the pipe. " * 5
-        sent_line = None
+        sent: list[WireLine] = []
+        answer = None
         with trio.move_on_after(self.timeout) as scope:
             for _ in range(BURST):
-                await self.update(session_id, **self.chunk(session_id, text))
-            sent_line, answer = await self.ask(UNKNOWN_METHOD, {})
+                sent.append(await self.update(session_id, **self.chunk(session_id, text)))
+            request, answer = await self.ask(UNKNOWN_METHOD, {})
+            sent.append(request)
         if scope.cancelled_caught or answer is None:
             why = (f"{BURST} updates and a request not taken or answered within "
                    f"{self.timeout:g} s: the client stopped reading")
-            self.verdicts.failed(rule_id, why, [sent_line] if sent_line else [])
+            self.verdicts.failed(rule_id, why, [*sent[:1], *sent[-1:]])
+            # Nothing more can be judged of a client that does not read: end the run.
+            self.stalled = True
+            self.pending.clear()
+            self.wire.broken = True
             return
         self.verdicts.passed(rule_id, f"{BURST} updates read, then the request answered")
 
@@ -507,6 +517,8 @@ class ScriptedAgent:
             else "every line a JSON-RPC message",
             self.unclean[:5],
         )
+        if self.stalled:
+            verdicts.unjudged((r.id for r in CLIENT_RULES), "the client stopped reading")
         if self.turns == 0:
             verdicts.unjudged((r.id for r in CLIENT_RULES), "the client sent no session/prompt")
         verdicts.unjudged(("turn.permission-cancelled",),

@@ -73,6 +73,11 @@ CLIENT_RULES: tuple[Rule, ...] = (
                 "**MUST NOT** attempt to call the corresponding filesystem method.",
             ),
             Source(
+                "spec v1/terminals.md § Checking Support",
+                "If `terminal` is `false` or not present, the Agent **MUST NOT** attempt to call "
+                "any terminal methods.",
+            ),
+            Source(
                 "schema ErrorCode -32601",
                 "**Method not found**: The method does not exist or is not available.",
             ),
@@ -151,7 +156,7 @@ CLIENT_RULES: tuple[Rule, ...] = (
             ),
             Source(
                 "spec v2/cancellation.md § `$/cancel_request` Notification",
-                "An error response with code [`-32800` (Request Cancelled)]",
+                "An error response with code `-32800` (Request Cancelled)",
             ),
         ),
     ),
