@@ -131,7 +131,9 @@ def call(method: str, params: dict[str, Any]) -> dict[str, Any]:
 
 def turn(text: str) -> None:
     """Prompt and wait for the turn's end (v2: idle; v1: the prompt's response)."""
-    rid = request("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]})
+    rid = request(
+        "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}
+    )
     if DEFECT == "reads-late":
         time.sleep(3)
     if DEFECT == "reuse-id" and VERSION == 1:
@@ -158,7 +160,10 @@ def main() -> None:
         init = {"protocolVersion": 1, "clientInfo": info, "clientCapabilities": {"fs": fs}}
     if DEFECT == "init-params":
         del init["protocolVersion"]
-    new_session: dict[str, Any] = {"cwd": 42 if DEFECT == "bad-params" else os.getcwd(), "mcpServers": []}
+    new_session: dict[str, Any] = {
+        "cwd": 42 if DEFECT == "bad-params" else os.getcwd(),
+        "mcpServers": [],
+    }
     if DEFECT == "no-initialize":
         call("session/new", new_session)
     call("initialize", init)

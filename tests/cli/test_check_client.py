@@ -87,7 +87,10 @@ def test_without_a_client_command_it_prints_the_agent_command_and_waits() -> Non
         text=True,
     )
     assert checker.stderr is not None
-    assert checker.stderr.readline() == "acpwire check --client: waiting for a client; its agent command:\n"
+    assert (
+        checker.stderr.readline()
+        == "acpwire check --client: waiting for a client; its agent command:\n"
+    )
     agent_command = checker.stderr.readline().strip()
     assert " -m acpwire check --client --serve " in agent_command
     editor = subprocess.run(

@@ -26,7 +26,7 @@ from .check_client_agent import ClientOutcome, ScriptedAgent
 from .check_client_wire import ClientWire
 from .check_peer import AgentNotStarted
 
-__all__ = ["ClientSettings", "PLACEHOLDER", "check_client", "relay", "serve_command"]
+__all__ = ["PLACEHOLDER", "ClientSettings", "check_client", "relay", "serve_command"]
 
 PLACEHOLDER = "{agent}"
 EXIT_GRACE = 5.0
@@ -101,9 +101,9 @@ async def _serve(
         await send.aclose()
 
 
-async def _start(command: Sequence[str], cwd: str, **streams: object) -> trio.Process:
+async def _start(command: Sequence[str], cwd: str, stdin: int, stdout: int) -> trio.Process:
     try:
-        return await trio.lowlevel.open_process(list(command), cwd=cwd, **streams)  # type: ignore[arg-type]
+        return await trio.lowlevel.open_process(list(command), cwd=cwd, stdin=stdin, stdout=stdout)
     except OSError as error:
         raise AgentNotStarted(f"{command[0]}: {error.strerror or error}") from error
 
@@ -118,9 +118,7 @@ async def _finish(process: trio.Process) -> None:
 
 
 async def _over_stdio(settings: ClientSettings, outcome: ClientOutcome) -> None:
-    process = await _start(
-        settings.command, settings.cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE
-    )
+    process = await _start(settings.command, settings.cwd, subprocess.PIPE, subprocess.PIPE)
     assert process.stdin is not None and process.stdout is not None
     try:
         await _serve(settings, outcome, process.stdin, process.stdout)
@@ -135,7 +133,7 @@ async def _spawned_with_relay(
     command: list[str],
 ) -> None:
     # The client's stdout goes to our stderr: ours is the table.
-    process = await _start(command, settings.cwd, stdin=subprocess.DEVNULL, stdout=sys.stderr)
+    process = await _start(command, settings.cwd, subprocess.DEVNULL, sys.stderr.fileno())
     try:
         stream: trio.SocketStream | None = None
         async with trio.open_nursery() as nursery:

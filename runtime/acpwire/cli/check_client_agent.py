@@ -22,6 +22,7 @@ from typing import Any
 
 import trio
 
+import acp_schema
 from acpwire import __version__
 
 from .check_client_rules import CLIENT_RULES
@@ -74,8 +75,9 @@ class Session:
 class ScriptedAgent:
     """Serves one client on `wire`; `run()` returns when the client is done."""
 
-    def __init__(self, wire: ClientWire, outcome: ClientOutcome, protocol: int | None,
-                 timeout: float) -> None:
+    def __init__(
+        self, wire: ClientWire, outcome: ClientOutcome, protocol: int | None, timeout: float
+    ) -> None:
         self.wire = wire
         self.outcome = outcome
         self.verdicts = outcome.verdicts
@@ -159,8 +161,9 @@ class ScriptedAgent:
     async def update(self, session_id: str, **update: Any) -> WireLine:
         return await self.notify("session/update", {"sessionId": session_id, "update": update})
 
-    async def send_request(self, method: str, params: JsonObject,
-                           request_id: object = None) -> tuple[object, Pending]:
+    async def send_request(
+        self, method: str, params: JsonObject, request_id: object = None
+    ) -> tuple[object, Pending]:
         if request_id is None:
             self._next_id += 1
             request_id = self._next_id
@@ -169,8 +172,9 @@ class ScriptedAgent:
         pending.line = await self.wire.send(message)
         return request_id, pending
 
-    async def ask(self, method: str, params: JsonObject,
-                  request_id: object = None) -> tuple[WireLine, Incoming | None]:
+    async def ask(
+        self, method: str, params: JsonObject, request_id: object = None
+    ) -> tuple[WireLine, Incoming | None]:
         """A request's line and its first answer (None after `timeout` seconds)."""
         _, pending = await self.send_request(method, params, request_id)
         with trio.move_on_after(self.timeout):
@@ -210,8 +214,6 @@ class ScriptedAgent:
             await self.respond(request, _error(-32601, f"Method not found: {method}"))
 
     def _agent_methods(self) -> set[str]:
-        import acp_schema
-
         return set(acp_schema.surface(self.version).agent_methods)
 
     async def initialize(self, request: Incoming, params: JsonObject) -> None:
@@ -235,9 +237,13 @@ class ScriptedAgent:
         if self.version >= 2:
             result: JsonObject = {"protocolVersion": 2, "info": me, "capabilities": {"session": {}}}
         else:
-            caps_v1 = {"sessionCapabilities": {"close": {}, "list": {}}}
-            result = {"protocolVersion": 1, "agentInfo": me, "agentCapabilities": caps_v1,
-                      "authMethods": []}
+            caps_v1: JsonObject = {"sessionCapabilities": {"close": {}, "list": {}}}
+            result = {
+                "protocolVersion": 1,
+                "agentInfo": me,
+                "agentCapabilities": caps_v1,
+                "authMethods": [],
+            }
         await self.respond(request, {"result": result})
 
     def notified(self, incoming: Incoming) -> None:
@@ -262,8 +268,12 @@ class ScriptedAgent:
         if self.version >= 2:
             await self.respond(request, {"result": {"messageId": message_id}})
             content = (request.message or {}).get("params", {}).get("prompt")
-            await self.update(session_id, sessionUpdate="user_message", messageId=message_id,
-                              content=content if isinstance(content, list) else [])
+            await self.update(
+                session_id,
+                sessionUpdate="user_message",
+                messageId=message_id,
+                content=content if isinstance(content, list) else [],
+            )
             await self.update(session_id, sessionUpdate="state_update", state="running")
         try:
             if first:
@@ -278,15 +288,19 @@ class ScriptedAgent:
         finally:
             session.running = False
         if self.version >= 2:
-            await self.update(session_id, sessionUpdate="state_update", state="idle",
-                              stopReason=stop)
+            await self.update(
+                session_id, sessionUpdate="state_update", state="idle", stopReason=stop
+            )
         else:
             await self.respond(request, {"result": {"stopReason": stop}})
 
     def chunk(self, session_id: str, text: str) -> JsonObject:
         message_id = {"messageId": f"agent_acpwire_check_{self.turns}"} if self.version >= 2 else {}
-        return {"sessionUpdate": "agent_message_chunk", **message_id,
-                "content": {"type": "text", "text": text}}
+        return {
+            "sessionUpdate": "agent_message_chunk",
+            **message_id,
+            "content": {"type": "text", "text": text},
+        }
 
     async def slow(self, session_id: str, session: Session) -> str:
         for _ in range(SLOW_CHUNKS):
@@ -329,8 +343,9 @@ class ScriptedAgent:
         rule_id = "turn.permission-answer"
         result = (answer.message or {}).get("result") if answer else None
         if not isinstance(result, dict):
-            self.verdicts.failed(rule_id, f"the permission request got {describe(answer)}",
-                                 [sent, answer])
+            self.verdicts.failed(
+                rule_id, f"the permission request got {describe(answer)}", [sent, answer]
+            )
             return
         problem = fits(self.version, "client", "session/request_permission", "result", result)
         outcome = result.get("outcome")
@@ -380,8 +395,10 @@ class ScriptedAgent:
             request, answer = await self.ask(UNKNOWN_METHOD, {})
             sent.append(request)
         if scope.cancelled_caught or answer is None:
-            why = (f"{BURST} updates and a request not taken or answered within "
-                   f"{self.timeout:g} s: the client stopped reading")
+            why = (
+                f"{BURST} updates and a request not taken or answered within "
+                f"{self.timeout:g} s: the client stopped reading"
+            )
             self.verdicts.failed(rule_id, why, [*sent[:1], *sent[-1:]])
             # Nothing more can be judged of a client that does not read: end the run.
             self.stalled = True
@@ -404,7 +421,7 @@ class ScriptedAgent:
         for request_id in (STRING_ID, LARGE_ID):
             sent, answer = await self.ask(UNKNOWN_METHOD, {}, request_id)
             stray = [i for i in self.stray if i.line.seq > sent.seq]
-            got = (answer or (stray[0] if stray else None))
+            got = answer or (stray[0] if stray else None)
             verdicts.judge(
                 "rpc.id-echoed",
                 answer is not None,
@@ -421,15 +438,20 @@ class ScriptedAgent:
             sent, answer = await self.ask(UNKNOWN_METHOD, {})
             answered = self.stray[before:]
             if answer is None:
-                verdicts.failed(what, f"after {method}, the next request got no answer",
-                                [notified, sent])
+                verdicts.failed(
+                    what, f"after {method}, the next request got no answer", [notified, sent]
+                )
             else:
-                verdicts.judge(what, not answered,
-                               f"{method} was answered" if answered
-                               else f"{method}: no response; the next request answered",
-                               [notified, *answered])
-        request_id, pending = await self.send_request(UNKNOWN_METHOD, {})
-        cancel = await self.notify("$/cancel_request", {"requestId": request_id})
+                verdicts.judge(
+                    what,
+                    not answered,
+                    f"{method} was answered"
+                    if answered
+                    else f"{method}: no response; the next request answered",
+                    [notified, *answered],
+                )
+        cancelled_id, pending = await self.send_request(UNKNOWN_METHOD, {})
+        cancel = await self.notify("$/cancel_request", {"requestId": cancelled_id})
         with trio.move_on_after(self.timeout):
             await pending.answered.wait()
         await trio.sleep(0.2)  # a second answer would come now
@@ -490,30 +512,38 @@ class ScriptedAgent:
             "turn.requests-fit",
             not self.unfit,
             f"{len(self.unfit)} request(s) whose params do not fit (answered -32602)"
-            if self.unfit else "every request fits its params",
+            if self.unfit
+            else "every request fits its params",
             self.unfit,
         )
         missing = [p.line for p in self.pending.values() if not p.answers and p.line]
         twice = [a for p in self.pending.values() for a in p.answers[1:]]
-        problems = [f"{len(missing)} unanswered" if missing else "",
-                    f"{len(twice)} answered twice" if twice else "",
-                    f"{len(self.stray)} response(s) to no request sent" if self.stray else ""]
+        problems = [
+            f"{len(missing)} unanswered" if missing else "",
+            f"{len(twice)} answered twice" if twice else "",
+            f"{len(self.stray)} response(s) to no request sent" if self.stray else "",
+        ]
         said = ", ".join(p for p in problems if p)
         if self.pending:
-            verdicts.judge("rpc.answered-once", not said,
-                           said or f"{len(self.pending)} requests, each answered once",
-                           [*missing, *twice, *self.stray])
+            verdicts.judge(
+                "rpc.answered-once",
+                not said,
+                said or f"{len(self.pending)} requests, each answered once",
+                [*missing, *twice, *self.stray],
+            )
         verdicts.judge(
             "rpc.ids-unique",
             not self.reused,
-            f"{len(self.reused)} request(s) reusing a pending id" if self.reused
+            f"{len(self.reused)} request(s) reusing a pending id"
+            if self.reused
             else "no id reused while pending",
             self.reused,
         )
         verdicts.judge(
             "input.lines-clean",
             not self.unclean,
-            f"{len(self.unclean)} line(s) that are no JSON-RPC message" if self.unclean
+            f"{len(self.unclean)} line(s) that are no JSON-RPC message"
+            if self.unclean
             else "every line a JSON-RPC message",
             self.unclean[:5],
         )
@@ -521,8 +551,10 @@ class ScriptedAgent:
             verdicts.unjudged((r.id for r in CLIENT_RULES), "the client stopped reading")
         if self.turns == 0:
             verdicts.unjudged((r.id for r in CLIENT_RULES), "the client sent no session/prompt")
-        verdicts.unjudged(("turn.permission-cancelled",),
-                          "the client cancelled no turn (with session/cancel) after the first")
+        verdicts.unjudged(
+            ("turn.permission-cancelled",),
+            "the client cancelled no turn (with session/cancel) after the first",
+        )
 
 
 def _error(code: int, message: str) -> JsonObject:

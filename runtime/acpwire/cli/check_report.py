@@ -36,7 +36,10 @@ def render_text(
     "agent" or "client")."""
     spoken = f"protocol v{protocol}" if protocol else "no protocol agreed"
     named = agent or f"{'an' if peer == 'agent' else 'a'} {peer} without info"
-    out = [f"acpwire check{' --client' if peer == 'client' else ''}: {' '.join(command)} ({named}, {spoken})", ""]
+    out = [
+        f"acpwire check{' --client' if peer == 'client' else ''}: {' '.join(command)} ({named}, {spoken})",
+        "",
+    ]
     width = max(len(v.rule.id) for v in verdicts)
     family = None
     for verdict in verdicts:
