@@ -95,7 +95,7 @@ def test_the_text_table_rule_by_rule_with_the_failures_evidence() -> None:
         '  -> {"jsonrpc":"2.0","id":2,"method":"acpwire_check/no_such_method","params":{}}',
         '  <- {"jsonrpc": "2.0", "id": 2, "error": {"code": -32603, "message": "Internal error"}}',
     ]
-    assert lines[-1].startswith("24 passed, 2 failed, 0 not applicable")
+    assert lines[-1].startswith("25 passed, 2 failed, 0 not applicable")
 
 
 def test_the_broken_agent_without_its_defect_passes_every_rule() -> None:
@@ -133,6 +133,8 @@ DEFECTS = {
         '"id": null',
     ),
     "invalid-params": ({"rpc.invalid-params"}, '"code": -32603'),
+    "proceeds": ({"turn.permission-refused"}, '"status": "in_progress"'),
+    "unknown-approves": ({"turn.permission-refused"}, '"optionId":"acpwire-check-no-such-option"'),
 }
 
 
@@ -146,6 +148,25 @@ def test_each_defect_of_the_broken_agent_is_caught(defect: str) -> None:
     assert any(evidence in line["line"] for line in result_of(document, first)["evidence"]), (
         result_of(document, first)
     )
+
+
+def test_a_custom_stop_reason_beginning_with_an_underscore_passes_in_v2() -> None:
+    code, document = check("--", *BROKEN_AGENT, "custom-stop-reason")
+    assert code == 0, document
+    assert result_of(document, "turn.stop-reason-known")["reason"] == (
+        "stop reason '_paused' (a custom one: v2 allows `_`)"
+    )
+
+
+def test_each_refusal_is_answered_in_its_own_turn_and_named() -> None:
+    _, document = check("--", *BROKEN_AGENT, "unknown-approves")
+    found = result_of(document, "turn.permission-refused")
+    assert found["reason"] == (
+        "answered an optionId not offered, it reported the tool call 'in_progress'; answered "
+        "the custom outcome `_acpwire_check_deferred`, it reported the tool call 'in_progress'"
+    )
+    answers = [e["line"] for e in found["evidence"] if e["toAgent"]]
+    assert '"outcome":{"outcome":"_acpwire_check_deferred"}' in answers[1], answers
 
 
 def test_the_close_order_failure_shows_the_close_response_before_the_idle() -> None:
@@ -169,6 +190,7 @@ def test_an_agent_without_credentials_makes_the_turn_rules_not_applicable() -> N
         "turn.idle-stop-reason",
         "turn.requires-action",
         "turn.stop-reason-known",
+        "turn.permission-refused",
         "turn.updates-fit",
         "turn.cancelled",
         "turn.nothing-after-cancelled",

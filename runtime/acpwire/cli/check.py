@@ -56,8 +56,10 @@ Scenarios: initialize (the version requested, then 65535 and 0 in their own proc
 unknown methods and notifications, string and large ids, $/cancel_request; every method
 the capabilities bind, probed with params it rejects (or read-only) to compare served with
 advertised; session/new with wrong params, a prompt of an unknown session; a turn (its
-permission requests allowed), a turn cancelled by session/cancel, a turn closed by
-session/close (v2); a malformed line and a request without a method.
+permission requests allowed); a turn per refusal (its permission request answered with the
+reject option, `cancelled`, v2: an option not offered, a custom outcome), whose tool call
+must not run; a turn cancelled by session/cancel, a turn closed by session/close (v2); a
+malformed line and a request without a method.
 
 An agent without credentials may refuse sessions or prompts: the rules that need them are
 then not applicable (with its answer as the reason), never passed. The prompts contain the

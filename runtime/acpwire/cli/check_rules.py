@@ -262,7 +262,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "turn.stop-reason-known",
         Family.LIFECYCLE,
-        "every stop reason is one of the protocol's or a custom one beginning with `_`",
+        "every stop reason is one of the protocol's, or (v2) a custom one beginning with `_`",
         "MUST",
         BOTH,
         (
@@ -270,6 +270,42 @@ RULES: tuple[Rule, ...] = (
                 "spec v2/prompt-lifecycle.md § Stop Reasons",
                 "Custom stop reasons **MUST** begin with `_`; unknown non-underscore stop "
                 "reasons are reserved for future ACP variants.",
+            ),
+            Source(
+                "schema v2 IdleStateUpdate (other)",
+                "Values beginning with `_` are reserved for implementation-specific extensions. "
+                "Unknown values that do not begin with `_` are reserved for future ACP variants.",
+            ),
+            Source(
+                "schema v1 StopReason",
+                "Reasons why an agent stops processing a prompt turn.",
+            ),
+        ),
+    ),
+    Rule(
+        "turn.permission-refused",
+        Family.LIFECYCLE,
+        "a permission answer that does not approve (a reject option, `cancelled`; v2: an option "
+        "not offered, a custom outcome) does not run the tool call",
+        "MUST",
+        BOTH,
+        (
+            Source(
+                "schema v2 RequestPermissionOutcome",
+                "Agents MUST NOT proceed with the operation.",
+            ),
+            Source(
+                "schema v2 RequestPermissionOutcome",
+                "If `optionId` doesn't match an offered option, the agent MUST treat the request "
+                "as not approved.",
+            ),
+            Source(
+                "schema v2 RequestPermissionOutcome (other)",
+                "Agents that do not understand this outcome MUST NOT treat it as approval.",
+            ),
+            Source(
+                "schema v1 PermissionOptionKind",
+                "Reject this operation only this time.",
             ),
         ),
     ),

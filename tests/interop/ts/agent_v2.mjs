@@ -119,13 +119,31 @@ export function agentV2() {
       return {
         protocolVersion: acp.PROTOCOL_VERSION,
         info: { name: "interop-ts-agent-v2", version: "2.4.0" },
-        capabilities: {},
+        // `session: {}` advertises the baseline session methods: new, list, resume, close,
+        // prompt, cancel (and session/update); all are served below.
+        capabilities: { session: {} },
       };
     })
-    .onRequest(A.session.new, () => {
+    .onRequest(A.session.new, ({ params }) => {
       const sessionId = `sess_ts_v2_${++nextSession}`;
-      sessions.set(sessionId, { turn: null, idle: Promise.resolve() });
+      sessions.set(sessionId, { cwd: params.cwd, turn: null, idle: Promise.resolve() });
       return { sessionId };
+    })
+    .onRequest(A.session.list, ({ params }) => ({
+      sessions: [...sessions]
+        .filter(([, s]) => params.cwd == null || s.cwd === params.cwd)
+        .map(([sessionId, s]) => ({ sessionId, cwd: s.cwd })),
+    }))
+    .onRequest(A.session.resume, async ({ params, client }) => {
+      const session = sessions.get(params.sessionId);
+      if (!session) throw acp.RequestError.sessionNotFound(params.sessionId);
+      // No history is kept to replay; the current-state snapshot comes before the response.
+      const update = session.turn ? { state: "running" } : { state: "idle" };
+      await client.notify(C.session.update, {
+        sessionId: params.sessionId,
+        update: { sessionUpdate: "state_update", ...update },
+      });
+      return {};
     })
     .onRequest(A.session.prompt, onPrompt)
     .onNotification(A.session.cancel, ({ params }) => {
