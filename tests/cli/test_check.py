@@ -18,7 +18,7 @@ import pytest
 from acpwire.cli.check import CheckExit
 from acpwire.cli.check_rules import RULES, Family
 from helpers.commands import ACPWIRE, ECHO_AGENT, ENV, acpwire
-from helpers.schema_quotes import SPEC_SOURCE, normalized, schema_descriptions
+from helpers.schema_quotes import assert_sources_quoted
 
 BROKEN_AGENT = [sys.executable, str(Path(__file__).with_name("broken_agent.py"))]
 V1_ONLY_NOT_APPLICABLE = {
@@ -269,9 +269,4 @@ def test_help_names_every_rule_and_exit_code() -> None:
 def test_every_schema_quote_is_verbatim_and_every_spec_source_names_page_and_section(
     rule: Any,
 ) -> None:
-    descriptions = schema_descriptions()
-    for source in rule.sources:
-        if source.where.startswith("schema "):
-            assert normalized(source.quote) in descriptions, source
-        else:
-            assert SPEC_SOURCE.fullmatch(source.where), source
+    assert_sources_quoted(rule)

@@ -18,7 +18,7 @@ from acpwire.cli.check import CheckExit
 from acpwire.cli.check_client_rules import CLIENT_RULES
 from acpwire.cli.check_rules import Family
 from helpers.commands import ACPWIRE, ENV, acpwire
-from helpers.schema_quotes import SPEC_SOURCE, normalized, schema_descriptions
+from helpers.schema_quotes import assert_sources_quoted
 
 BROKEN_CLIENT = [sys.executable, str(Path(__file__).with_name("broken_client.py"))]
 V1_ONLY = {"caps.advertised-served", "caps.served-advertised"}
@@ -219,9 +219,4 @@ def test_help_names_every_client_rule() -> None:
 
 @pytest.mark.parametrize("rule", CLIENT_RULES, ids=[rule.id for rule in CLIENT_RULES])
 def test_every_client_rule_quotes_the_schema_verbatim(rule: Any) -> None:
-    descriptions = schema_descriptions()
-    for source in rule.sources:
-        if source.where.startswith("schema "):
-            assert normalized(source.quote) in descriptions, source
-        else:
-            assert SPEC_SOURCE.fullmatch(source.where), source
+    assert_sources_quoted(rule)

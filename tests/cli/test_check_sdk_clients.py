@@ -7,29 +7,20 @@ missing: `nox -s tests` installs them."""
 
 from __future__ import annotations
 
-import importlib.util
-import json
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from helpers.commands import ACPWIRE, ENV
-from helpers.paths import INTEROP, ROOT
-from helpers.readme_tables import STATUS, console_sessions, readme_section, results_table
+from helpers.readme_tables import (
+    assert_column_found,
+    console_sessions,
+    fail_without_interop_peers,
+    readme_section,
+    results_table,
+)
 
-MISSING = [
-    *(
-        []
-        if shutil.which("node") and (INTEROP / "ts/node_modules/@agentclientprotocol/sdk").is_dir()
-        else ["node or tests/interop/ts/node_modules"]
-    ),
-    *([] if importlib.util.find_spec("acp") else ["the Python SDK (`import acp`)"]),
-]
-if MISSING:
-    pytest.fail(f"missing: {' and '.join(MISSING)}; run `nox -s tests`", pytrace=False)
+fail_without_interop_peers()
 
 SECTION = readme_section("acpwire check --client")
 COLUMNS = {
@@ -47,18 +38,7 @@ COLUMNS = {
 @pytest.mark.parametrize("column", COLUMNS)
 def test_the_readme_table_is_what_the_checker_finds(column: str) -> None:
     shown = results_table(SECTION)[column]
-    done = subprocess.run(
-        [*ACPWIRE, "check", "--client", "--format", "json", "--", *COLUMNS[column]],
-        cwd=ROOT,
-        env=ENV,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    document = json.loads(done.stdout)
-    found = {r["rule"]: r["status"] for r in document["results"]}
-    assert found == {rule: STATUS[cell] for rule, cell in shown.items() if rule != "exit code"}
-    assert done.returncode == int(shown["exit code"])
+    assert_column_found(shown, ["--client", "--", *COLUMNS[column]])
 
 
 def test_the_readme_sessions_print_what_it_shows(tmp_path: Path) -> None:

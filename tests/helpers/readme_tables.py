@@ -3,15 +3,28 @@ check them against the checker."""
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-from helpers.commands import ENV
-from helpers.paths import ROOT
+import pytest
 
-__all__ = ["SHOWN_ROOT", "STATUS", "console_sessions", "readme_section", "results_table"]
+from helpers.commands import ACPWIRE, ENV
+from helpers.paths import INTEROP, ROOT
+
+__all__ = [
+    "SHOWN_ROOT",
+    "STATUS",
+    "assert_column_found",
+    "console_sessions",
+    "fail_without_interop_peers",
+    "readme_section",
+    "results_table",
+]
 
 STATUS = {"pass": "pass", "**FAIL**": "fail", "n/a": "n/a"}
 """A table's cell -> the status in `--format json`."""
@@ -63,3 +76,36 @@ def console_sessions(section: str, bin_folder: Path) -> list[tuple[str, str, str
             )
             found.append((command, shown, done.stdout.replace(str(ROOT), SHOWN_ROOT)))
     return found
+
+
+def assert_column_found(shown: dict[str, str], check_arguments: list[str]) -> None:
+    """`acpwire check --format json ARGUMENTS`, run from the repository's root, finds what a
+    table's column `shown` says: each rule's status and the exit code."""
+    done = subprocess.run(
+        [*ACPWIRE, "check", "--format", "json", *check_arguments],
+        cwd=ROOT,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    document = json.loads(done.stdout)
+    found = {r["rule"]: r["status"] for r in document["results"]}
+    assert found == {rule: STATUS[cell] for rule, cell in shown.items() if rule != "exit code"}
+    assert done.returncode == int(shown["exit code"])
+
+
+def fail_without_interop_peers() -> None:
+    """Fail (never skip) the module when node + tests/interop/ts/node_modules or the Python SDK
+    are missing: `nox -s tests` installs them."""
+    missing = [
+        *(
+            []
+            if shutil.which("node")
+            and (INTEROP / "ts/node_modules/@agentclientprotocol/sdk").is_dir()
+            else ["node or tests/interop/ts/node_modules"]
+        ),
+        *([] if importlib.util.find_spec("acp") else ["the Python SDK (`import acp`)"]),
+    ]
+    if missing:
+        pytest.fail(f"missing: {' and '.join(missing)}; run `nox -s tests`", pytrace=False)

@@ -6,10 +6,11 @@ from __future__ import annotations
 import functools
 import json
 import re
+from typing import Any
 
 from helpers.paths import ROOT
 
-__all__ = ["SPEC_SOURCE", "normalized", "schema_descriptions"]
+__all__ = ["SPEC_SOURCE", "assert_sources_quoted", "normalized", "schema_descriptions"]
 
 SPEC_SOURCE = re.compile(r"spec (v1|v2|rfds)/[a-z-]+\.md § .+")
 """How a rule names a spec page and section."""
@@ -39,3 +40,14 @@ def schema_descriptions() -> str:
     for version in ("v1", "v2"):
         walk(json.loads((ROOT / "schema" / version / "schema.json").read_text()))
     return normalized("\n".join(found))
+
+
+def assert_sources_quoted(rule: Any) -> None:
+    """Each of a check rule's schema quotes is verbatim in a description of schema/; each spec
+    source names its page and section (the pages are not in the repository)."""
+    descriptions = schema_descriptions()
+    for source in rule.sources:
+        if source.where.startswith("schema "):
+            assert normalized(source.quote) in descriptions, source
+        else:
+            assert SPEC_SOURCE.fullmatch(source.where), source

@@ -168,12 +168,7 @@ def check_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
         return _check_client(args, parser)
     if not args.command:
         parser.error("the agent command is missing: acpwire check [options] -- <agent command>")
-    if args.timeout <= 0:
-        parser.error("--timeout must be a positive number of seconds")
-    cwd = os.path.abspath(args.cwd or os.getcwd())
-    if not os.path.isdir(cwd):
-        parser.error(f"--cwd {args.cwd}: not a directory")
-    settings = Settings(args.command, args.protocol, args.timeout, cwd)
+    settings = Settings(args.command, args.protocol, args.timeout, _checked_cwd(args, parser))
     try:
         outcome = trio.run(run_scenarios, settings)
     except AgentNotStarted as error:
@@ -182,13 +177,18 @@ def check_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
     return _report(args, outcome.protocol, outcome.agent, outcome.verdicts.table(outcome.protocol))
 
 
-def _check_client(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+def _checked_cwd(args: argparse.Namespace, parser: argparse.ArgumentParser) -> str:
+    """The working directory (`--cwd`, absolute), once `--timeout` and it are checked."""
     if args.timeout <= 0:
         parser.error("--timeout must be a positive number of seconds")
     cwd = os.path.abspath(args.cwd or os.getcwd())
     if not os.path.isdir(cwd):
         parser.error(f"--cwd {args.cwd}: not a directory")
-    settings = ClientSettings(args.command, args.protocol, args.timeout, cwd)
+    return cwd
+
+
+def _check_client(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    settings = ClientSettings(args.command, args.protocol, args.timeout, _checked_cwd(args, parser))
     try:
         outcome = trio.run(check_client, settings)
     except AgentNotStarted as error:

@@ -16,7 +16,9 @@ connection, or after `timeout` seconds of silence with no turn running.
 
 from __future__ import annotations
 
+import os
 import tempfile
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,7 +31,7 @@ from .check_client_rules import CLIENT_RULES
 from .check_client_wire import ClientWire, request_key
 from .check_peer import Incoming, JsonObject, Transcript, WireLine
 from .check_turns import describe, fits
-from .check_verdicts import Verdicts
+from .check_verdicts import CapabilityProbes, Verdicts
 
 __all__ = ["ClientOutcome", "ScriptedAgent"]
 
@@ -98,7 +100,8 @@ class ScriptedAgent:
         self.stalled = False
         """Whether the client stopped reading (the run ended there)."""
         self._next_id = 0
-        self._scratch = tempfile.mkdtemp(prefix="acpwire-check-")
+        # A folder that is never created: the file fs/read_text_file is asked for cannot exist.
+        self._missing = os.path.join(tempfile.gettempdir(), f"acpwire-check-{uuid.uuid4().hex}")
 
     # the wire
 
@@ -218,8 +221,8 @@ class ScriptedAgent:
 
     async def initialize(self, request: Incoming, params: JsonObject) -> None:
         asked = params.get("protocolVersion")
-        if isinstance(asked, int) and asked >= 1:
-            self.version = 1 if asked == 1 else (self.protocol or 2)
+        if self.protocol is None and asked == 1:
+            self.version = 1  # otherwise 2, or --protocol whatever was asked (the agent's only)
         self.outcome.protocol = self.version
         problem = fits(self.version, "agent", "initialize", "params", params)
         self.verdicts.judge(
@@ -470,30 +473,18 @@ class ScriptedAgent:
         probes = {
             "fs/read_text_file": (
                 isinstance(fs, dict) and fs.get("readTextFile") is True,
-                {"sessionId": session_id, "path": f"{self._scratch}/no-such-file.txt"},
+                {"sessionId": session_id, "path": os.path.join(self._missing, "no-such-file.txt")},
             ),
             "terminal/output": (
                 self.capabilities.get("terminal") is True,
                 {"sessionId": session_id, "terminalId": "term_acpwire_check_unknown"},
             ),
         }
-        wrong: dict[str, list[str]] = {"caps.advertised-served": [], "caps.served-advertised": []}
-        evidence: dict[str, list[Incoming | WireLine | None]] = {k: [] for k in wrong}
+        found = CapabilityProbes()
         for method, (advertised, params) in probes.items():
             sent, answer = await self.ask(method, params)
-            served = answer is not None and answer.error_code != -32601
-            if advertised != served:
-                rule_id = "caps.advertised-served" if advertised else "caps.served-advertised"
-                how = "advertised but not served" if advertised else "served but not advertised"
-                wrong[rule_id].append(f"{method} {how} ({describe(answer)})")
-                evidence[rule_id] += [sent, answer]
-        for rule_id, problems in wrong.items():
-            self.verdicts.judge(
-                rule_id,
-                not problems,
-                "; ".join(problems) or f"probed {', '.join(probes)}: served as advertised",
-                evidence[rule_id],
-            )
+            found.record(method, advertised, answer, describe(answer), sent)
+        found.judge(self.verdicts)
 
     # at the end
 

@@ -3,11 +3,24 @@ text it rests on (quotes verbatim, as in `check_rules`)."""
 
 from __future__ import annotations
 
-from .check_rules import BOTH, Family, Rule, Source
+from .check_rules import (
+    BOTH,
+    METHOD_NOT_FOUND,
+    NO_REPLY_TO_NOTIFICATIONS,
+    SAME_ID,
+    Family,
+    Rule,
+    Source,
+    rule,
+)
 
 __all__ = ["CLIENT_RULES"]
 
 V1 = frozenset({1})
+ONE_RESPONSE = Source(
+    "spec v2/cancellation.md § `$/cancel_request` Notification",
+    "**MUST** send one of these responses for the original request",
+)
 
 CLIENT_RULES: tuple[Rule, ...] = (
     Rule(
@@ -77,10 +90,7 @@ CLIENT_RULES: tuple[Rule, ...] = (
                 "If `terminal` is `false` or not present, the Agent **MUST NOT** attempt to call "
                 "any terminal methods.",
             ),
-            Source(
-                "schema ErrorCode -32601",
-                "**Method not found**: The method does not exist or is not available.",
-            ),
+            METHOD_NOT_FOUND,
         ),
     ),
     Rule(
@@ -166,26 +176,9 @@ CLIENT_RULES: tuple[Rule, ...] = (
         "an agent request of an unknown method is answered -32601 with the request's id",
         "MUST",
         BOTH,
-        (
-            Source(
-                "schema ErrorCode -32601",
-                "**Method not found**: The method does not exist or is not available.",
-            ),
-        ),
+        (METHOD_NOT_FOUND,),
     ),
-    Rule(
-        "rpc.id-echoed",
-        Family.JSONRPC,
-        "a string id and a large integer id come back as sent",
-        "MUST",
-        BOTH,
-        (
-            Source(
-                "schema RequestId",
-                "The receiver MUST reply with the same value in the response.",
-            ),
-        ),
-    ),
+    rule("rpc.id-echoed"),
     Rule(
         "rpc.answered-once",
         Family.JSONRPC,
@@ -193,14 +186,8 @@ CLIENT_RULES: tuple[Rule, ...] = (
         "MUST",
         BOTH,
         (
-            Source(
-                "spec v2/cancellation.md § `$/cancel_request` Notification",
-                "**MUST** send one of these responses for the original request",
-            ),
-            Source(
-                "schema RequestId",
-                "The receiver MUST reply with the same value in the response.",
-            ),
+            ONE_RESPONSE,
+            SAME_ID,
         ),
     ),
     Rule(
@@ -209,12 +196,7 @@ CLIENT_RULES: tuple[Rule, ...] = (
         "an unknown notification gets no response and the client keeps serving",
         "MUST",
         BOTH,
-        (
-            Source(
-                "spec v2/transports.md § JSON-RPC Batch Messages",
-                "The receiver **MUST NOT** reply to a Notification",
-            ),
-        ),
+        (NO_REPLY_TO_NOTIFICATIONS,),
     ),
     Rule(
         "rpc.cancel-request",
@@ -224,14 +206,8 @@ CLIENT_RULES: tuple[Rule, ...] = (
         "MUST",
         BOTH,
         (
-            Source(
-                "spec v2/cancellation.md § `$/cancel_request` Notification",
-                "**MUST** send one of these responses for the original request",
-            ),
-            Source(
-                "spec v2/transports.md § JSON-RPC Batch Messages",
-                "The receiver **MUST NOT** reply to a Notification",
-            ),
+            ONE_RESPONSE,
+            NO_REPLY_TO_NOTIFICATIONS,
         ),
     ),
     Rule(

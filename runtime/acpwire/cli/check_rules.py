@@ -11,7 +11,18 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-__all__ = ["FAMILIES", "RULES", "Family", "Rule", "Source", "rule"]
+__all__ = [
+    "BOTH",
+    "FAMILIES",
+    "METHOD_NOT_FOUND",
+    "NO_REPLY_TO_NOTIFICATIONS",
+    "RULES",
+    "SAME_ID",
+    "Family",
+    "Rule",
+    "Source",
+    "rule",
+]
 
 
 class Family(enum.Enum):
@@ -51,6 +62,16 @@ class Rule:
 
 BOTH = frozenset({1, 2})
 V2 = frozenset({2})
+
+METHOD_NOT_FOUND = Source(
+    "schema ErrorCode -32601",
+    "**Method not found**: The method does not exist or is not available.",
+)
+SAME_ID = Source("schema RequestId", "The receiver MUST reply with the same value in the response.")
+NO_REPLY_TO_NOTIFICATIONS = Source(
+    "spec v2/transports.md § JSON-RPC Batch Messages",
+    "The receiver **MUST NOT** reply to a Notification",
+)
 
 RULES: tuple[Rule, ...] = (
     Rule(
@@ -396,12 +417,7 @@ RULES: tuple[Rule, ...] = (
         "an unknown method is answered -32601 with the request's id",
         "MUST",
         BOTH,
-        (
-            Source(
-                "schema ErrorCode -32601",
-                "**Method not found**: The method does not exist or is not available.",
-            ),
-        ),
+        (METHOD_NOT_FOUND,),
     ),
     Rule(
         "rpc.id-echoed",
@@ -409,12 +425,7 @@ RULES: tuple[Rule, ...] = (
         "a string id and a large integer id come back as sent",
         "MUST",
         BOTH,
-        (
-            Source(
-                "schema RequestId",
-                "The receiver MUST reply with the same value in the response.",
-            ),
-        ),
+        (SAME_ID,),
     ),
     Rule(
         "rpc.notification-unanswered",
@@ -422,12 +433,7 @@ RULES: tuple[Rule, ...] = (
         "an unknown notification gets no response and the agent keeps serving",
         "MUST",
         BOTH,
-        (
-            Source(
-                "spec v2/transports.md § JSON-RPC Batch Messages",
-                "The receiver **MUST NOT** reply to a Notification",
-            ),
-        ),
+        (NO_REPLY_TO_NOTIFICATIONS,),
     ),
     Rule(
         "rpc.cancel-request",

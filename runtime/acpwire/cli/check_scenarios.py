@@ -25,11 +25,10 @@ from .check_peer import (
     JsonObject,
     Peer,
     Transcript,
-    WireLine,
     open_peer,
 )
 from .check_turns import CANCEL_RULES, TURN_RULES, TurnJudge, describe, fits, follow_turn
-from .check_verdicts import Verdicts
+from .check_verdicts import CapabilityProbes, Verdicts
 
 __all__ = ["Outcome", "Settings", "run_scenarios"]
 
@@ -346,34 +345,18 @@ class Scenarios:
 
     async def capabilities(self, peer: Peer) -> None:
         """Probe each capability-bound method: served (any answer but -32601) or not."""
-        wrong: dict[str, list[str]] = {"caps.advertised-served": [], "caps.served-advertised": []}
-        evidence: dict[str, list[Incoming | WireLine | None]] = {rule_id: [] for rule_id in wrong}
-        probed = []
+        found = CapabilityProbes()
         for method, advertised in self.advertised().items():
             if method in NOT_PROBED:
                 continue
             _, response = await peer.call(method, self.probe_params(method))
-            sent = peer.last_request
-            if response is None:
-                if advertised:
-                    wrong["caps.advertised-served"].append(f"{method} advertised, not answered")
-                    evidence["caps.advertised-served"].append(sent)
-                continue
-            served = response.error_code != -32601
-            self.served[method] = served
-            probed.append(method)
-            if advertised != served:
-                rule_id = "caps.advertised-served" if advertised else "caps.served-advertised"
-                how = "advertised but not served" if advertised else "served but not advertised"
-                wrong[rule_id].append(f"{method} {how} ({describe(response)})")
-                evidence[rule_id] += [sent, response]
-        for rule_id, problems in wrong.items():
-            self.verdicts.judge(
-                rule_id,
-                not problems,
-                "; ".join(problems) or f"probed {', '.join(probed)}: served as advertised",
-                evidence[rule_id],
+            assert peer.last_request is not None
+            served = found.record(
+                method, advertised, response, describe(response), peer.last_request
             )
+            if served is not None:
+                self.served[method] = served
+        found.judge(self.verdicts)
 
     # sessions and turns
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from .check_peer import Incoming, WireLine
 from .check_rules import RULES, Rule
 
-__all__ = ["Status", "Verdict", "Verdicts"]
+__all__ = ["CapabilityProbes", "Status", "Verdict", "Verdicts"]
 
 
 class Status(enum.Enum):
@@ -91,3 +91,45 @@ class Verdicts:
                 verdict = Verdict(r, Status.NOT_APPLICABLE, "not reached")
             verdicts.append(verdict)
         return verdicts
+
+
+class CapabilityProbes:
+    """Capability-bound methods probed one by one, then judged together: one advertised but
+    not served breaks `caps.advertised-served`, one served but not advertised
+    `caps.served-advertised` (agents and clients alike)."""
+
+    def __init__(self) -> None:
+        self.probed: list[str] = []
+        self.wrong: dict[str, list[str]] = {
+            "caps.advertised-served": [],
+            "caps.served-advertised": [],
+        }
+        self.evidence: dict[str, list[WireLine | Incoming | None]] = {k: [] for k in self.wrong}
+
+    def record(
+        self, method: str, advertised: bool, answer: Incoming | None, said: str, sent: WireLine
+    ) -> bool | None:
+        """One probe: `answer` (None: none came) described as `said`; whether it is served
+        (anything but -32601), None without an answer."""
+        if answer is None:
+            if advertised:
+                self.wrong["caps.advertised-served"].append(f"{method} advertised, not answered")
+                self.evidence["caps.advertised-served"].append(sent)
+            return None
+        served = answer.error_code != -32601
+        self.probed.append(method)
+        if advertised != served:
+            rule_id = "caps.advertised-served" if advertised else "caps.served-advertised"
+            how = "advertised but not served" if advertised else "served but not advertised"
+            self.wrong[rule_id].append(f"{method} {how} ({said})")
+            self.evidence[rule_id] += [sent, answer]
+        return served
+
+    def judge(self, verdicts: Verdicts) -> None:
+        for rule_id, problems in self.wrong.items():
+            verdicts.judge(
+                rule_id,
+                not problems,
+                "; ".join(problems) or f"probed {', '.join(self.probed)}: served as advertised",
+                self.evidence[rule_id],
+            )
