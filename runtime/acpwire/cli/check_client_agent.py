@@ -5,9 +5,9 @@ client's rules (`check_client_rules`).
 The first turn: a burst of updates then a request, the agent's requests of unknown methods
 (an integer, a string and a large integer id), an unknown notification, `$/cancel_request`
 for no pending request and for one just sent, the capability-bound methods (v1:
-fs/read_text_file of a file that does not exist, terminal/output of an unknown terminal), and
-a permission request. Every later turn streams a chunk every 50 ms until the client sends session/cancel;
-then the agent asks one more permission (v2: and cancels it with `$/cancel_request`, as the
+fs/read_text_file of a file that does not exist, terminal/output of an unknown terminal): the
+probes of `check_client_probes`; then a tool call asking permission. Every later turn streams
+a chunk every 50 ms until the client sends session/cancel; then the agent asks one more permission (v2: and cancels it with `$/cancel_request`, as the
 schema has agents do), which the client must answer `cancelled`: it arrives after the client
 cancelled, so from the client's side it is pending at the cancel (it cannot tell a request
 that crossed its session/cancel on the wire). The run ends when the client closes the
@@ -27,21 +27,15 @@ import trio
 import acp_schema
 from acpwire import __version__
 
+from .check_client_probes import burst, jsonrpc_probes
 from .check_client_rules import CLIENT_RULES
 from .check_client_wire import ClientWire, request_key
 from .check_peer import Incoming, JsonObject, Transcript, WireLine
 from .check_turns import describe, fits
-from .check_verdicts import CapabilityProbes, Verdicts
+from .check_verdicts import Verdicts
 
 __all__ = ["ClientOutcome", "ScriptedAgent"]
 
-UNKNOWN_METHOD = "acpwire_check/no_such_method"
-UNKNOWN_NOTIFICATION = "acpwire_check/no_such_notification"
-STRING_ID = "acpwire-check-ü-1"
-LARGE_ID = 2**32 + 1
-NEVER_SENT_ID = 987654321
-BURST = 3000
-"""Updates in the burst (about 500 KB: more than any pipe or socket buffer holds)."""
 SLOW_CHUNKS, SLOW_DELAY = 100, 0.05
 TOOL_CALL = "call_acpwire_check_1"
 OPTIONS = [
@@ -101,7 +95,9 @@ class ScriptedAgent:
         """Whether the client stopped reading (the run ended there)."""
         self._next_id = 0
         # A folder that is never created: the file fs/read_text_file is asked for cannot exist.
-        self._missing = os.path.join(tempfile.gettempdir(), f"acpwire-check-{uuid.uuid4().hex}")
+        self.missing_folder = os.path.join(
+            tempfile.gettempdir(), f"acpwire-check-{uuid.uuid4().hex}"
+        )
 
     # the wire
 
@@ -280,10 +276,10 @@ class ScriptedAgent:
             await self.update(session_id, sessionUpdate="state_update", state="running")
         try:
             if first:
-                await self.burst(session_id)
+                await burst(self, session_id)
                 if self.stalled:
                     return
-                await self.probes(session_id)
+                await jsonrpc_probes(self, session_id)
                 await self.permission(session_id)
                 stop = "cancelled" if session.cancelled.is_set() else "end_turn"
             else:
@@ -386,105 +382,6 @@ class ScriptedAgent:
         else:
             why = f"the permission request after session/cancel got {describe(answer)}"
             self.verdicts.failed(rule_id, why, evidence)
-
-    async def burst(self, session_id: str) -> None:
-        rule_id = "turn.reads-updates"
-        text = "acpwire check fills the pipe. " * 5
-        sent: list[WireLine] = []
-        answer = None
-        with trio.move_on_after(self.timeout) as scope:
-            for _ in range(BURST):
-                sent.append(await self.update(session_id, **self.chunk(session_id, text)))
-            request, answer = await self.ask(UNKNOWN_METHOD, {})
-            sent.append(request)
-        if scope.cancelled_caught or answer is None:
-            why = (
-                f"{BURST} updates and a request not taken or answered within "
-                f"{self.timeout:g} s: the client stopped reading"
-            )
-            self.verdicts.failed(rule_id, why, [*sent[:1], *sent[-1:]])
-            # Nothing more can be judged of a client that does not read: end the run.
-            self.stalled = True
-            self.pending.clear()
-            self.wire.broken = True
-            return
-        self.verdicts.passed(rule_id, f"{BURST} updates read, then the request answered")
-
-    # the probes of the first turn
-
-    async def probes(self, session_id: str) -> None:
-        verdicts = self.verdicts
-        sent, answer = await self.ask(UNKNOWN_METHOD, {})
-        verdicts.judge(
-            "rpc.unknown-method",
-            answer is not None and answer.error_code == -32601,
-            f"{UNKNOWN_METHOD} got {describe(answer)}",
-            [sent, answer],
-        )
-        for request_id in (STRING_ID, LARGE_ID):
-            sent, answer = await self.ask(UNKNOWN_METHOD, {}, request_id)
-            stray = [i for i in self.stray if i.line.seq > sent.seq]
-            got = answer or (stray[0] if stray else None)
-            verdicts.judge(
-                "rpc.id-echoed",
-                answer is not None,
-                f"sent id {request_id!r}, the response has id "
-                + (repr((got.message or {}).get("id")) if got else "(no response)"),
-                [sent, got],
-            )
-        for what, method, params in (
-            ("rpc.notification-unanswered", UNKNOWN_NOTIFICATION, {}),
-            ("rpc.cancel-request", "$/cancel_request", {"requestId": NEVER_SENT_ID}),
-        ):
-            before = len(self.stray)
-            notified = await self.notify(method, params)
-            sent, answer = await self.ask(UNKNOWN_METHOD, {})
-            answered = self.stray[before:]
-            if answer is None:
-                verdicts.failed(
-                    what, f"after {method}, the next request got no answer", [notified, sent]
-                )
-            else:
-                verdicts.judge(
-                    what,
-                    not answered,
-                    f"{method} was answered"
-                    if answered
-                    else f"{method}: no response; the next request answered",
-                    [notified, *answered],
-                )
-        cancelled_id, pending = await self.send_request(UNKNOWN_METHOD, {})
-        cancel = await self.notify("$/cancel_request", {"requestId": cancelled_id})
-        with trio.move_on_after(self.timeout):
-            await pending.answered.wait()
-        await trio.sleep(0.2)  # a second answer would come now
-        count = len(pending.answers)
-        verdicts.judge(
-            "rpc.cancel-request",
-            count == 1,
-            f"a request then $/cancel_request for it: {count} response(s)",
-            [pending.line, cancel, *pending.answers],
-        )
-        if self.version < 2:
-            await self.capability_probes(session_id)
-
-    async def capability_probes(self, session_id: str) -> None:
-        fs = self.capabilities.get("fs")
-        probes = {
-            "fs/read_text_file": (
-                isinstance(fs, dict) and fs.get("readTextFile") is True,
-                {"sessionId": session_id, "path": os.path.join(self._missing, "no-such-file.txt")},
-            ),
-            "terminal/output": (
-                self.capabilities.get("terminal") is True,
-                {"sessionId": session_id, "terminalId": "term_acpwire_check_unknown"},
-            ),
-        }
-        found = CapabilityProbes()
-        for method, (advertised, params) in probes.items():
-            sent, answer = await self.ask(method, params)
-            found.record(method, advertised, answer, describe(answer), sent)
-        found.judge(self.verdicts)
 
     # at the end
 
