@@ -68,19 +68,22 @@ word "slow" (the SDK example agents stream slowly then, so they can be cancelled
 --client checks a client instead: acpwire plays a scripted agent. Clients spawn their agent,
 so write `{agent}` where the client command takes the agent command: it is replaced by
 `acpwire check --client --serve SOCKET`, a relay from its stdio to this checker (an argument
-that only contains `{agent}` gets the command quoted for a shell). Without `{agent}` the client
-command is spawned with its own stdin/stdout as the agent's connection (a client that speaks
-ACP on its stdio, as an agent's parent would). Without a client command the checker prints the
-agent command to give an editor, and waits for it. The scripted agent answers initialize with
-the version asked for (2, or 1; --protocol 2 answers 2 to a higher one), serves session/new,
-session/prompt, session/close and session/list, and in the client's turns: the first one
-sends requests of unknown methods (with a string and a large integer id), an unknown
-notification, $/cancel_request (for no request, for one just sent), v1: fs/read_text_file of a
-file that does not exist and terminal/output of an unknown terminal, 3000 updates then a
-request, and a permission request; a later turn streams chunks until the client sends
-session/cancel, then asks one more permission (v2: cancelled with $/cancel_request), which
-must be answered `cancelled`. The run ends when the client closes the connection, or after
---timeout seconds of silence with no turn running.
+that only contains `{agent}` gets the command quoted for a shell). Without `{agent}` the
+client command is spawned with its own stdin/stdout as the agent's connection (a client that
+speaks ACP on its stdio, as an agent's parent would). Without a client command the checker
+prints the agent command to give an editor, and waits for it (prompt twice, cancel the
+second turn; give a long --timeout: the run ends after that much silence between turns).
+
+The scripted agent answers initialize with the version asked for (2, or 1; with --protocol,
+that one), serves session/new, session/prompt, session/close and session/list. In the
+client's first turn it sends 3000 updates then a request, requests of unknown methods (with a
+string and a large integer id), an unknown notification, $/cancel_request (for no request,
+for one just sent), v1: fs/read_text_file of a file that does not exist and terminal/output
+of an unknown terminal, and a permission request; a later turn streams chunks until the
+client sends session/cancel, then asks one more permission (v2: cancelled with
+$/cancel_request), which must be answered `cancelled`. The run ends when the client closes
+the connection, or after --timeout seconds of silence with no turn running. The client's
+stdout goes to stderr (stdout is the table).
 """
 
 
