@@ -1,5 +1,5 @@
 // ACP v2 (draft) agent built on the official TypeScript SDK's experimental v2 API.
-// Usage: node agent_v2.mjs [--stream N]      (stdout = protocol, stderr = logs)
+// Usage: node agent_v2.mjs [--stream N] [--no-session-capability]   (stdout = protocol, stderr = logs)
 //
 // v2 lifecycle: session/prompt is answered as soon as the prompt is accepted
 // ({ messageId }); the turn itself is reported with session/update
@@ -120,8 +120,9 @@ export function agentV2() {
         protocolVersion: acp.PROTOCOL_VERSION,
         info: { name: "interop-ts-agent-v2", version: "2.4.0" },
         // `session: {}` advertises the baseline session methods: new, list, resume, close,
-        // prompt, cancel (and session/update); all are served below.
-        capabilities: { session: {} },
+        // prompt, cancel (and session/update); all are served below. With
+        // --no-session-capability it advertises none (for a client's fallback to session/new).
+        capabilities: process.argv.includes("--no-session-capability") ? {} : { session: {} },
       };
     })
     .onRequest(A.session.new, ({ params }) => {
