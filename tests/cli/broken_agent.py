@@ -37,6 +37,9 @@ DEFECTS = {
     "invalid-params": "answers session/new with a wrong cwd -32603",
     "no-credentials": "not a defect: answers session/prompt -32000 (Authentication required), "
     "as an agent without an API key does",
+    "proceeds": "runs the tool call whatever the permission answer",
+    "unknown-approves": "takes an option not offered, or an outcome it does not know, as approval",
+    "custom-stop-reason": "not a defect: ends its turns with the custom stop reason `_paused`",
 }
 DEFECT = sys.argv[1] if len(sys.argv) > 1 else "none"
 assert DEFECT in DEFECTS, f"unknown defect {DEFECT!r}: one of {', '.join(DEFECTS)}"
@@ -81,6 +84,8 @@ class Turn:
     def end(self, stop_reason: str) -> None:
         if DEFECT == "stop-reason" and stop_reason == "end_turn":
             stop_reason = "done"
+        if DEFECT == "custom-stop-reason" and stop_reason == "end_turn":
+            stop_reason = "_paused"
         reason = {} if DEFECT == "no-stop-reason" else {"stopReason": stop_reason}
         update(self.session_id, sessionUpdate="state_update", state="idle", **reason)
         if DEFECT == "after-cancel" and stop_reason == "cancelled":
@@ -110,7 +115,10 @@ def start_turn(request_id: Any, session_id: str, text: str) -> None:
         {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
         {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
     ]
-    params = {"sessionId": session_id, "title": "Say hello", "options": options}
+    call = {"toolCallId": f"call_{request_id}", "title": "Say hello", "status": "pending"}
+    update(session_id, sessionUpdate="tool_call_update", **call)
+    subject = {"type": "tool_call", "toolCall": call}
+    params = {"sessionId": session_id, "title": "Say hello", "subject": subject, "options": options}
     send({"id": turn.waiting, "method": "session/request_permission", "params": params})
     if DEFECT not in ("no-requires-action", "no-running"):
         update(session_id, sessionUpdate="state_update", state="requires_action")
@@ -125,13 +133,29 @@ def step(turn: Turn) -> None:
             turn.end("end_turn")
 
 
-def permission_answered(request_id: Any) -> None:
+def approved(result: Any) -> bool:
+    outcome = result.get("outcome") if isinstance(result, dict) else None
+    if not isinstance(outcome, dict):
+        return False
+    kind, option = outcome.get("outcome"), outcome.get("optionId")
+    unknown = kind not in ("selected", "cancelled") or (
+        kind == "selected" and option not in ("allow", "reject")
+    )
+    if DEFECT == "proceeds" or (DEFECT == "unknown-approves" and unknown):
+        return True
+    return kind == "selected" and option == "allow"
+
+
+def permission_answered(request_id: Any, result: Any) -> None:
     turn = permissions.pop(request_id, None)
     if turn is None or turn.session_id not in turns:
         return
     turn.waiting = None
     if DEFECT != "no-running":
         update(turn.session_id, sessionUpdate="state_update", state="running")
+    call_id = f"call_{request_id.removeprefix('permission_')}"
+    for status in ("in_progress", "completed") if approved(result) else ("failed",):
+        update(turn.session_id, sessionUpdate="tool_call_update", toolCallId=call_id, status=status)
     turn.say("hello")
     turn.end("end_turn")
 
@@ -211,7 +235,7 @@ def receive(line: bytes) -> None:
         return
     method = message.get("method")
     if "method" not in message and ("result" in message or "error" in message):
-        permission_answered(message.get("id"))
+        permission_answered(message.get("id"), message.get("result"))
     elif not isinstance(method, str):
         fail(message.get("id"), -32600, "Invalid request")
     elif "id" in message:

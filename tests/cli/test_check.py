@@ -8,7 +8,6 @@ the rules change, see the PR)."""
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -19,7 +18,7 @@ import pytest
 from acpwire.cli.check import CheckExit
 from acpwire.cli.check_rules import RULES, Family
 from helpers.commands import ACPWIRE, ECHO_AGENT, ENV, acpwire
-from helpers.paths import ROOT
+from helpers.schema_quotes import assert_sources_quoted
 
 BROKEN_AGENT = [sys.executable, str(Path(__file__).with_name("broken_agent.py"))]
 V1_ONLY_NOT_APPLICABLE = {
@@ -96,7 +95,7 @@ def test_the_text_table_rule_by_rule_with_the_failures_evidence() -> None:
         '  -> {"jsonrpc":"2.0","id":2,"method":"acpwire_check/no_such_method","params":{}}',
         '  <- {"jsonrpc": "2.0", "id": 2, "error": {"code": -32603, "message": "Internal error"}}',
     ]
-    assert lines[-1].startswith("24 passed, 2 failed, 0 not applicable")
+    assert lines[-1].startswith("25 passed, 2 failed, 0 not applicable")
 
 
 def test_the_broken_agent_without_its_defect_passes_every_rule() -> None:
@@ -134,6 +133,8 @@ DEFECTS = {
         '"id": null',
     ),
     "invalid-params": ({"rpc.invalid-params"}, '"code": -32603'),
+    "proceeds": ({"turn.permission-refused"}, '"status": "in_progress"'),
+    "unknown-approves": ({"turn.permission-refused"}, '"optionId":"acpwire-check-no-such-option"'),
 }
 
 
@@ -147,6 +148,25 @@ def test_each_defect_of_the_broken_agent_is_caught(defect: str) -> None:
     assert any(evidence in line["line"] for line in result_of(document, first)["evidence"]), (
         result_of(document, first)
     )
+
+
+def test_a_custom_stop_reason_beginning_with_an_underscore_passes_in_v2() -> None:
+    code, document = check("--", *BROKEN_AGENT, "custom-stop-reason")
+    assert code == 0, document
+    assert result_of(document, "turn.stop-reason-known")["reason"] == (
+        "stop reason '_paused' (a custom one: v2 allows `_`)"
+    )
+
+
+def test_each_refusal_is_answered_in_its_own_turn_and_named() -> None:
+    _, document = check("--", *BROKEN_AGENT, "unknown-approves")
+    found = result_of(document, "turn.permission-refused")
+    assert found["reason"] == (
+        "answered an optionId not offered, it reported the tool call 'in_progress'; answered "
+        "the custom outcome `_acpwire_check_deferred`, it reported the tool call 'in_progress'"
+    )
+    answers = [e["line"] for e in found["evidence"] if e["toAgent"]]
+    assert '"outcome":{"outcome":"_acpwire_check_deferred"}' in answers[1], answers
 
 
 def test_the_close_order_failure_shows_the_close_response_before_the_idle() -> None:
@@ -170,6 +190,7 @@ def test_an_agent_without_credentials_makes_the_turn_rules_not_applicable() -> N
         "turn.idle-stop-reason",
         "turn.requires-action",
         "turn.stop-reason-known",
+        "turn.permission-refused",
         "turn.updates-fit",
         "turn.cancelled",
         "turn.nothing-after-cancelled",
@@ -244,36 +265,8 @@ def test_help_names_every_rule_and_exit_code() -> None:
     assert "check" in acpwire("--help").stdout
 
 
-def _normalized(text: str) -> str:
-    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)  # markdown links: their text
-    return " ".join(text.split())
-
-
-def _schema_descriptions() -> str:
-    found: list[str] = []
-
-    def walk(node: object) -> None:
-        if isinstance(node, dict):
-            if isinstance(node.get("description"), str):
-                found.append(node["description"])
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
-
-    for version in ("v1", "v2"):
-        walk(json.loads((ROOT / "schema" / version / "schema.json").read_text()))
-    return _normalized("\n".join(found))
-
-
 @pytest.mark.parametrize("rule", RULES, ids=[rule.id for rule in RULES])
 def test_every_schema_quote_is_verbatim_and_every_spec_source_names_page_and_section(
     rule: Any,
 ) -> None:
-    descriptions = _schema_descriptions()
-    for source in rule.sources:
-        if source.where.startswith("schema "):
-            assert _normalized(source.quote) in descriptions, source
-        else:
-            assert re.fullmatch(r"spec (v1|v2|rfds)/[a-z-]+\.md § .+", source.where), source
+    assert_sources_quoted(rule)

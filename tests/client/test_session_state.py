@@ -622,7 +622,7 @@ async def test_authenticated_retries_after_authentication_required() -> None:
 
 
 async def test_the_typescript_v2_agent_without_session_support_gets_a_new_session() -> None:
-    command = ["node", "ts/agent_v2.mjs"]
+    command = ["node", "ts/agent_v2.mjs", "--no-session-capability"]
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
     async with open_agent(command, v2=TurnClientV2, cwd=str(INTEROP), env=env) as conn:
         await conn.initialize(INIT_V2)

@@ -1,7 +1,8 @@
 """`acpwire check -- <agent command>`: a conformance checker for agents. Runs scripted
 scenarios against the agent (`check_scenarios`), judges its answers rule by rule
 (`check_rules`, each with the schema or spec text it checks) and prints the table
-(`check_report`)."""
+(`check_report`). `acpwire check --client -- <client command>` checks a client against a
+scripted agent (`check_client`, `check_client_agent`, `check_client_rules`)."""
 
 from __future__ import annotations
 
@@ -13,11 +14,13 @@ from typing import Any
 
 import trio
 
+from .check_client import ClientSettings, check_client, relay
+from .check_client_rules import CLIENT_RULES
 from .check_peer import AgentNotStarted
 from .check_report import render_json, render_text
 from .check_rules import RULES
 from .check_scenarios import Settings, run_scenarios
-from .check_verdicts import Status
+from .check_verdicts import Status, Verdict
 
 __all__ = ["CheckExit", "add_parser"]
 
@@ -38,8 +41,9 @@ MEANING = {
     CheckExit.PASSED: "no rule failed (some may be not applicable)",
     CheckExit.FAILED: "acpwire itself failed (a bug: please report the traceback)",
     CheckExit.USAGE: "the command line is wrong",
-    CheckExit.RULE_FAILED: "the agent broke at least one rule",
-    CheckExit.AGENT_NOT_STARTED: "the agent could not be started, or exited before answering initialize",
+    CheckExit.RULE_FAILED: "the agent (--client: the client) broke at least one rule",
+    CheckExit.AGENT_NOT_STARTED: "the agent could not be started, or exited before answering "
+    "initialize (--client: the client could not be started, or exited without starting its agent)",
 }
 
 DESCRIPTION = """\
@@ -52,22 +56,48 @@ Scenarios: initialize (the version requested, then 65535 and 0 in their own proc
 unknown methods and notifications, string and large ids, $/cancel_request; every method
 the capabilities bind, probed with params it rejects (or read-only) to compare served with
 advertised; session/new with wrong params, a prompt of an unknown session; a turn (its
-permission requests allowed), a turn cancelled by session/cancel, a turn closed by
-session/close (v2); a malformed line and a request without a method.
+permission requests allowed); a turn per refusal (its permission request answered with the
+reject option, `cancelled`, v2: an option not offered, a custom outcome), whose tool call
+must not run; a turn cancelled by session/cancel, a turn closed by session/close (v2); a
+malformed line and a request without a method.
 
 An agent without credentials may refuse sessions or prompts: the rules that need them are
 then not applicable (with its answer as the reason), never passed. The prompts contain the
 word "slow" (the SDK example agents stream slowly then, so they can be cancelled).
+
+--client checks a client instead: acpwire plays a scripted agent. Clients spawn their agent,
+so write `{agent}` where the client command takes the agent command: it is replaced by
+`acpwire check --client --serve SOCKET`, a relay from its stdio to this checker (an argument
+that only contains `{agent}` gets the command quoted for a shell). Without `{agent}` the
+client command is spawned with its own stdin/stdout as the agent's connection (a client that
+speaks ACP on its stdio, as an agent's parent would). Without a client command the checker
+prints the agent command to give an editor, and waits for it (prompt twice, cancel the
+second turn; give a long --timeout: the run ends after that much silence between turns).
+
+The scripted agent answers initialize with the version asked for (2, or 1; with --protocol,
+that one), serves session/new, session/prompt, session/close and session/list. In the
+client's first turn it sends 3000 updates then a request, requests of unknown methods (with a
+string and a large integer id), an unknown notification, $/cancel_request (for no request,
+for one just sent), v1: fs/read_text_file of a file that does not exist and terminal/output
+of an unknown terminal, and a permission request; a later turn streams chunks until the
+client sends session/cancel, then asks one more permission (v2: cancelled with
+$/cancel_request), which must be answered `cancelled`. The run ends when the client closes
+the connection, or after --timeout seconds of silence with no turn running. The client's
+stdout goes to stderr (stdout is the table).
 """
 
 
 def _epilog() -> str:
     rules = "\n".join(f"  {r.id:<29} {r.title}" for r in RULES)
+    client_rules = "\n".join(f"  {r.id:<29} {r.title}" for r in CLIENT_RULES)
     codes = "\n".join(f"  {int(code):>3}  {MEANING[code]}" for code in CheckExit)
     return f"""\
 rules (`--format json` has each one's sources: schema type or spec page and section, and the
 sentence it checks):
 {rules}
+
+rules of --client:
+{client_rules}
 
 exit codes:
 {codes}
@@ -75,6 +105,8 @@ exit codes:
 examples:
   acpwire check -- python -m acpwire.fixtures.echo_agent
   acpwire check --protocol 1 --format json -- node agent.mjs
+  acpwire check --client -- node client.mjs -- {{agent}}
+  acpwire check --client          (prints the agent command for an editor, then waits)
 """
 
 
@@ -86,8 +118,20 @@ def add_parser(subcommands: Any) -> None:
         description=DESCRIPTION,
         epilog=_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        usage="acpwire check [--protocol 1|2] [--format text|json] [--timeout S] "
-        "-- <agent command...>",
+        usage="acpwire check [--protocol 1|2] [--format text|json] [--timeout S] [--cwd DIR] "
+        "-- <agent command...>\n       acpwire check --client [options] [-- <client command "
+        "with {agent}...>]",
+    )
+    parser.add_argument(
+        "--client",
+        action="store_true",
+        help="check a client (the command after --) against a scripted agent, not an agent",
+    )
+    parser.add_argument(
+        "--serve",
+        metavar="SOCKET",
+        help="with --client: the agent command the client runs (acpwire writes it for you): "
+        "relay this process's stdio to the checker listening at SOCKET",
     )
     parser.add_argument(
         "--protocol",
@@ -118,26 +162,59 @@ def add_parser(subcommands: Any) -> None:
 
 def check_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """`acpwire check`: check the arguments, run the scenarios on trio, print the table."""
+    if args.serve is not None:
+        if not args.client or args.command:
+            parser.error("--serve SOCKET goes with --client and no command")
+        trio.run(relay, args.serve)
+        return CheckExit.PASSED
+    if args.client:
+        return _check_client(args, parser)
     if not args.command:
         parser.error("the agent command is missing: acpwire check [options] -- <agent command>")
-    if args.timeout <= 0:
-        parser.error("--timeout must be a positive number of seconds")
-    cwd = os.path.abspath(args.cwd or os.getcwd())
-    if not os.path.isdir(cwd):
-        parser.error(f"--cwd {args.cwd}: not a directory")
-    settings = Settings(args.command, args.protocol, args.timeout, cwd)
+    settings = Settings(args.command, args.protocol, args.timeout, _checked_cwd(args, parser))
     try:
         outcome = trio.run(run_scenarios, settings)
     except AgentNotStarted as error:
         print(f"acpwire check: the agent could not be started: {error}", file=sys.stderr)
         return CheckExit.AGENT_NOT_STARTED
+    return _report(args, outcome.protocol, outcome.agent, outcome.verdicts.table(outcome.protocol))
+
+
+def _checked_cwd(args: argparse.Namespace, parser: argparse.ArgumentParser) -> str:
+    """The working directory (`--cwd`, absolute), once `--timeout` and it are checked."""
+    if args.timeout <= 0:
+        parser.error("--timeout must be a positive number of seconds")
+    cwd = os.path.abspath(args.cwd or os.getcwd())
+    if not os.path.isdir(cwd):
+        parser.error(f"--cwd {args.cwd}: not a directory")
+    return cwd
+
+
+def _check_client(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    settings = ClientSettings(args.command, args.protocol, args.timeout, _checked_cwd(args, parser))
+    try:
+        outcome = trio.run(check_client, settings)
+    except AgentNotStarted as error:
+        print(f"acpwire check --client: the client could not be started: {error}", file=sys.stderr)
+        return CheckExit.AGENT_NOT_STARTED
     verdicts = outcome.verdicts.table(outcome.protocol)
+    return _report(args, outcome.protocol, outcome.client, verdicts, "client")
+
+
+def _report(
+    args: argparse.Namespace,
+    protocol: int | None,
+    name: str | None,
+    verdicts: list[Verdict],
+    peer: str = "agent",
+) -> int:
+    """Print the table (or the JSON document); the exit code of the verdicts."""
     failed = any(v.status is Status.FAIL for v in verdicts)
     code = CheckExit.RULE_FAILED if failed else CheckExit.PASSED
     if args.format == "json":
-        text = render_json(args.command, outcome.protocol, outcome.agent, verdicts, code)
+        text = render_json(args.command, protocol, name, verdicts, code, peer)
     else:
-        text = render_text(args.command, outcome.protocol, outcome.agent, verdicts)
+        text = render_text(args.command, protocol, name, verdicts, peer)
     try:
         sys.stdout.write(text)
         sys.stdout.flush()

@@ -26,11 +26,20 @@ def _clip(text: str) -> str:
 
 
 def render_text(
-    command: Sequence[str], protocol: int | None, agent: str | None, verdicts: Sequence[Verdict]
+    command: Sequence[str],
+    protocol: int | None,
+    agent: str | None,
+    verdicts: Sequence[Verdict],
+    peer: str = "agent",
 ) -> str:
-    """The table, then each failure with its sources and wire lines."""
+    """The table, then each failure with its sources and wire lines (`peer`: what was checked,
+    "agent" or "client")."""
     spoken = f"protocol v{protocol}" if protocol else "no protocol agreed"
-    out = [f"acpwire check: {' '.join(command)} ({agent or 'an agent without info'}, {spoken})", ""]
+    named = agent or f"{'an' if peer == 'agent' else 'a'} {peer} without info"
+    out = [
+        f"acpwire check{' --client' if peer == 'client' else ''}: {' '.join(command)} ({named}, {spoken})",
+        "",
+    ]
     width = max(len(v.rule.id) for v in verdicts)
     family = None
     for verdict in verdicts:
@@ -59,12 +68,16 @@ def render_json(
     agent: str | None,
     verdicts: Sequence[Verdict],
     exit_code: int,
+    peer: str = "agent",
 ) -> str:
-    """One JSON document: the agent, each rule's verdict with its sources and evidence."""
+    """One JSON document: the peer checked (`peer`: "agent" or "client", the key its name is
+    under), each rule's verdict with its sources and evidence (`toAgent` / `toClient`: the
+    line was sent by the checker)."""
+    sent = "toAgent" if peer == "agent" else "toClient"
     document: dict[str, Any] = {
         "command": list(command),
         "protocolVersion": protocol,
-        "agent": agent,
+        peer: agent,
         "results": [
             {
                 "rule": v.rule.id,
@@ -75,7 +88,7 @@ def render_json(
                 "reason": v.reason,
                 "sources": [{"where": s.where, "quote": s.quote} for s in v.rule.sources],
                 "evidence": [
-                    {"process": line.process, "toAgent": line.to_agent, "line": line.text}
+                    {"process": line.process, sent: line.to_agent, "line": line.text}
                     for line in v.evidence
                 ],
             }

@@ -11,7 +11,18 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-__all__ = ["FAMILIES", "RULES", "Family", "Rule", "Source", "rule"]
+__all__ = [
+    "BOTH",
+    "FAMILIES",
+    "METHOD_NOT_FOUND",
+    "NO_REPLY_TO_NOTIFICATIONS",
+    "RULES",
+    "SAME_ID",
+    "Family",
+    "Rule",
+    "Source",
+    "rule",
+]
 
 
 class Family(enum.Enum):
@@ -51,6 +62,16 @@ class Rule:
 
 BOTH = frozenset({1, 2})
 V2 = frozenset({2})
+
+METHOD_NOT_FOUND = Source(
+    "schema ErrorCode -32601",
+    "**Method not found**: The method does not exist or is not available.",
+)
+SAME_ID = Source("schema RequestId", "The receiver MUST reply with the same value in the response.")
+NO_REPLY_TO_NOTIFICATIONS = Source(
+    "spec v2/transports.md § JSON-RPC Batch Messages",
+    "The receiver **MUST NOT** reply to a Notification",
+)
 
 RULES: tuple[Rule, ...] = (
     Rule(
@@ -262,7 +283,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "turn.stop-reason-known",
         Family.LIFECYCLE,
-        "every stop reason is one of the protocol's or a custom one beginning with `_`",
+        "every stop reason is one of the protocol's, or (v2) a custom one beginning with `_`",
         "MUST",
         BOTH,
         (
@@ -270,6 +291,42 @@ RULES: tuple[Rule, ...] = (
                 "spec v2/prompt-lifecycle.md § Stop Reasons",
                 "Custom stop reasons **MUST** begin with `_`; unknown non-underscore stop "
                 "reasons are reserved for future ACP variants.",
+            ),
+            Source(
+                "schema v2 IdleStateUpdate (other)",
+                "Values beginning with `_` are reserved for implementation-specific extensions. "
+                "Unknown values that do not begin with `_` are reserved for future ACP variants.",
+            ),
+            Source(
+                "schema v1 StopReason",
+                "Reasons why an agent stops processing a prompt turn.",
+            ),
+        ),
+    ),
+    Rule(
+        "turn.permission-refused",
+        Family.LIFECYCLE,
+        "a permission answer that does not approve (a reject option, `cancelled`; v2: an option "
+        "not offered, a custom outcome) does not run the tool call",
+        "MUST",
+        BOTH,
+        (
+            Source(
+                "schema v2 RequestPermissionOutcome",
+                "Agents MUST NOT proceed with the operation.",
+            ),
+            Source(
+                "schema v2 RequestPermissionOutcome",
+                "If `optionId` doesn't match an offered option, the agent MUST treat the request "
+                "as not approved.",
+            ),
+            Source(
+                "schema v2 RequestPermissionOutcome (other)",
+                "Agents that do not understand this outcome MUST NOT treat it as approval.",
+            ),
+            Source(
+                "schema v1 PermissionOptionKind",
+                "Reject this operation only this time.",
             ),
         ),
     ),
@@ -360,12 +417,7 @@ RULES: tuple[Rule, ...] = (
         "an unknown method is answered -32601 with the request's id",
         "MUST",
         BOTH,
-        (
-            Source(
-                "schema ErrorCode -32601",
-                "**Method not found**: The method does not exist or is not available.",
-            ),
-        ),
+        (METHOD_NOT_FOUND,),
     ),
     Rule(
         "rpc.id-echoed",
@@ -373,12 +425,7 @@ RULES: tuple[Rule, ...] = (
         "a string id and a large integer id come back as sent",
         "MUST",
         BOTH,
-        (
-            Source(
-                "schema RequestId",
-                "The receiver MUST reply with the same value in the response.",
-            ),
-        ),
+        (SAME_ID,),
     ),
     Rule(
         "rpc.notification-unanswered",
@@ -386,12 +433,7 @@ RULES: tuple[Rule, ...] = (
         "an unknown notification gets no response and the agent keeps serving",
         "MUST",
         BOTH,
-        (
-            Source(
-                "spec v2/transports.md § JSON-RPC Batch Messages",
-                "The receiver **MUST NOT** reply to a Notification",
-            ),
-        ),
+        (NO_REPLY_TO_NOTIFICATIONS,),
     ),
     Rule(
         "rpc.cancel-request",

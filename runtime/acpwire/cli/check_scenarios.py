@@ -2,7 +2,7 @@
 judged against the rules (`check_rules`).
 
 Four agent processes: the main one (initialize, JSON-RPC rules, capability probes, sessions,
-a turn, a cancelled turn, a closed turn), and once it is initialized, alongside it: one
+a turn, a turn per refused permission, a cancelled turn, a closed turn), and once it is initialized, alongside it: one
 asking for a newer protocol version then one for an older one, and one fed bad lines. An
 agent that cannot do what a rule needs (no session without credentials, a prompt answered
 with an error) makes the rule not applicable, with the reason, never a pass.
@@ -25,11 +25,10 @@ from .check_peer import (
     JsonObject,
     Peer,
     Transcript,
-    WireLine,
     open_peer,
 )
 from .check_turns import CANCEL_RULES, TURN_RULES, TurnJudge, describe, fits, follow_turn
-from .check_verdicts import Verdicts
+from .check_verdicts import CapabilityProbes, Verdicts
 
 __all__ = ["Outcome", "Settings", "run_scenarios"]
 
@@ -47,6 +46,7 @@ NOT_PROBED = {"auth/logout", "logout"}
 
 SESSION_RULES = (
     *TURN_RULES,
+    "turn.permission-refused",
     *CANCEL_RULES,
     "turn.close-order",
     "rpc.invalid-params",
@@ -74,15 +74,35 @@ class Outcome:
     agent: str | None = None
 
 
-def answer_agent_request(incoming: Incoming) -> JsonObject:
+REFUSALS = {
+    # how the checker answers a permission request in a turn where it does not approve
+    "reject": "the reject option",
+    "cancelled": "`cancelled`",
+    "unknown-option": "an optionId not offered",
+    "custom-outcome": "the custom outcome `_acpwire_check_deferred`",
+}
+V1_REFUSALS = ("reject", "cancelled")
+"""The refusals v1 has (its outcomes are `selected` and `cancelled` only, and it says nothing
+of an option not offered)."""
+
+
+def answer_agent_request(incoming: Incoming, answer: str = "allow") -> JsonObject:
     """The checker's client side: a permission request gets its first allowing option (the
-    turn goes on); anything else is a method this client does not serve."""
+    turn goes on), or the refusal `answer` names (`REFUSALS`); anything else is a method this
+    client does not serve."""
     params = _dict((incoming.message or {}).get("params"))
     if incoming.method == "session/request_permission":
         options = [_dict(o) for o in params.get("options") or [] if isinstance(o, dict)]
-        allowing = [o for o in options if str(o.get("kind", "")).startswith("allow")]
-        chosen = (allowing or options or [{}])[0]
-        outcome = {"outcome": "selected", "optionId": chosen.get("optionId")}
+        wanted = "reject" if answer == "reject" else "allow"
+        fitting = [o for o in options if str(o.get("kind", "")).startswith(wanted)]
+        chosen = (fitting or options or [{}])[0]
+        outcome: JsonObject = {"outcome": "selected", "optionId": chosen.get("optionId")}
+        if answer == "cancelled":
+            outcome = {"outcome": "cancelled"}
+        elif answer == "unknown-option":
+            outcome = {"outcome": "selected", "optionId": "acpwire-check-no-such-option"}
+        elif answer == "custom-outcome":
+            outcome = {"outcome": "_acpwire_check_deferred"}
         return {"result": {"outcome": outcome}}
     return {"error": {"code": -32601, "message": f"Method not found: {incoming.method}"}}
 
@@ -109,6 +129,8 @@ class Scenarios:
         self.latest: int | None = None
         """The latest version the agent supports (its answer to a request of 65535)."""
         self.served: dict[str, bool] = {}
+        self.permission_answer = "allow"
+        """How the checker answers permission requests now (`REFUSALS`, or "allow")."""
 
     def peer(self) -> open_peer:
         settings = self.settings
@@ -116,7 +138,7 @@ class Scenarios:
             settings.command,
             self.outcome.transcript,
             settings.timeout,
-            answer_agent_request,
+            lambda incoming: answer_agent_request(incoming, self.permission_answer),
             settings.cwd,
         )
 
@@ -323,34 +345,18 @@ class Scenarios:
 
     async def capabilities(self, peer: Peer) -> None:
         """Probe each capability-bound method: served (any answer but -32601) or not."""
-        wrong: dict[str, list[str]] = {"caps.advertised-served": [], "caps.served-advertised": []}
-        evidence: dict[str, list[Incoming | WireLine | None]] = {rule_id: [] for rule_id in wrong}
-        probed = []
+        found = CapabilityProbes()
         for method, advertised in self.advertised().items():
             if method in NOT_PROBED:
                 continue
             _, response = await peer.call(method, self.probe_params(method))
-            sent = peer.last_request
-            if response is None:
-                if advertised:
-                    wrong["caps.advertised-served"].append(f"{method} advertised, not answered")
-                    evidence["caps.advertised-served"].append(sent)
-                continue
-            served = response.error_code != -32601
-            self.served[method] = served
-            probed.append(method)
-            if advertised != served:
-                rule_id = "caps.advertised-served" if advertised else "caps.served-advertised"
-                how = "advertised but not served" if advertised else "served but not advertised"
-                wrong[rule_id].append(f"{method} {how} ({describe(response)})")
-                evidence[rule_id] += [sent, response]
-        for rule_id, problems in wrong.items():
-            self.verdicts.judge(
-                rule_id,
-                not problems,
-                "; ".join(problems) or f"probed {', '.join(probed)}: served as advertised",
-                evidence[rule_id],
+            assert peer.last_request is not None
+            served = found.record(
+                method, advertised, response, describe(response), peer.last_request
             )
+            if served is not None:
+                self.served[method] = served
+        found.judge(self.verdicts)
 
     # sessions and turns
 
@@ -374,6 +380,7 @@ class Scenarios:
         await self.bad_session_requests(peer)
         judge = TurnJudge(self.verdicts, self.version)
         judge.turn(await follow_turn(peer, self.version, session_id, HELLO))
+        await self.refused_turns(peer, session_id, judge)
 
         async def cancel(peer: Peer, session_id: str) -> None:
             await peer.notify("session/cancel", {"sessionId": session_id})
@@ -381,6 +388,20 @@ class Scenarios:
         judge.cancelled(await follow_turn(peer, self.version, session_id, SLOW, cancel))
         if self.version >= 2:
             await self.closed_turn(peer, judge)
+
+    async def refused_turns(self, peer: Peer, session_id: str, judge: TurnJudge) -> None:
+        """A turn per refusal the version has: the permission request answered so, the tool
+        call it names must not run."""
+        turns = []
+        for refusal in REFUSALS if self.version >= 2 else V1_REFUSALS:
+            self.permission_answer = refusal
+            try:
+                turns.append(
+                    (REFUSALS[refusal], await follow_turn(peer, self.version, session_id, HELLO))
+                )
+            finally:
+                self.permission_answer = "allow"
+        judge.refused(turns, self.outcome.transcript)
 
     async def closed_turn(self, peer: Peer, judge: TurnJudge) -> None:
         if self.served.get("session/close") is False:

@@ -3,6 +3,7 @@ judged against the lifecycle rules (`TurnJudge`)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -10,7 +11,7 @@ import msgspec
 
 import acp_schema
 
-from .check_peer import Incoming, JsonObject, Peer, WireLine
+from .check_peer import Incoming, JsonObject, Peer, Transcript, WireLine
 from .check_verdicts import Verdicts
 
 __all__ = [
@@ -102,6 +103,34 @@ def stop_reason_of(incoming: Incoming, version: int, session_id: str) -> object:
 
 def _dict(value: object) -> JsonObject:
     return value if isinstance(value, dict) else {}
+
+
+def _permission_of(incoming: Incoming, session_id: str) -> bool:
+    """Whether `incoming` is a permission request of `session_id`."""
+    params = _dict((incoming.message or {}).get("params"))
+    return (
+        incoming.is_request
+        and incoming.method == "session/request_permission"
+        and params.get("sessionId") == session_id
+    )
+
+
+def _tool_call_of(request: Incoming) -> str | None:
+    """The tool call a permission request names (v1 `toolCall`, v2 `subject.toolCall`)."""
+    params = _dict((request.message or {}).get("params"))
+    call = _dict(params.get("toolCall") or _dict(params.get("subject")).get("toolCall"))
+    call_id = call.get("toolCallId")
+    return call_id if isinstance(call_id, str) else None
+
+
+def _answer_to(request: Incoming, transcript: Transcript) -> WireLine | None:
+    """The checker's response to the agent's `request` (its line in the transcript)."""
+    request_id = (request.message or {}).get("id")
+    wanted = json.dumps({"jsonrpc": "2.0", "id": request_id}, separators=(",", ":"))[:-1]
+    for line in transcript.lines[request.line.seq + 1 :]:
+        if line.to_agent and line.process == request.line.process and line.text.startswith(wanted):
+            return line
+    return None
 
 
 @dataclass
@@ -218,10 +247,17 @@ class TurnJudge:
                 )
         reason = turn.stop_reason
         if isinstance(reason, str):
-            known = reason in STOP_REASONS[self.version] or reason.startswith("_")
-            self.verdicts.judge(
-                "turn.stop-reason-known", known, f"stop reason {reason!r}", [turn.end]
-            )
+            custom = self.version >= 2 and reason.startswith("_")
+            known = reason in STOP_REASONS[self.version] or custom
+            if custom:
+                why = f"stop reason {reason!r} (a custom one: v2 allows `_`)"
+            elif known:
+                why = f"stop reason {reason!r}"
+            else:
+                why = f"stop reason {reason!r}, not one of v{self.version}'s" + (
+                    " nor beginning with `_`" if self.version >= 2 else " (v1 has no custom ones)"
+                )
+            self.verdicts.judge("turn.stop-reason-known", known, why, [turn.end])
 
     def unusable(self, turn: Turn, rule_ids: Sequence[str]) -> bool:
         """When the prompt was answered with an error (or its turn ended `error`): its rules
@@ -317,6 +353,44 @@ class TurnJudge:
             then = "running or idle" if resumed else "neither running nor idle"
             why = f"requires_action with the permission request, then {then}"
         verdicts.judge("turn.requires-action", reported and resumed, why, [asks[0], *state_lines])
+
+    def refused(self, turns: Sequence[tuple[str, Turn]], transcript: Transcript) -> None:
+        """turn.permission-refused, for turns whose permission requests were answered with a
+        refusal (`answered`, the turn): the tool call they name reports no progress after it."""
+        rule_id = "turn.permission-refused"
+        ran: list[tuple[str, Incoming, WireLine | None, Incoming]] = []
+        watched: list[str] = []
+        for answered, turn in turns:
+            self.wire(turn)
+            if self.unusable(turn, (rule_id,)):
+                return
+            ask = next((i for i in turn.lines if _permission_of(i, turn.session_id)), None)
+            call_id = _tool_call_of(ask) if ask is not None else None
+            if ask is None or call_id is None:
+                continue
+            watched.append(answered)
+            ran += [
+                (answered, ask, _answer_to(ask, transcript), i)
+                for i in [*turn.lines, *turn.after_end]
+                if i.line.seq > ask.line.seq
+                and (u := session_update(i, turn.session_id)) is not None
+                and u.get("toolCallId") == call_id
+                and u.get("status") in ("in_progress", "completed")
+            ][:1]
+        if ran:
+            why = "; ".join(
+                f"answered {answered}, it reported the tool call "
+                f"{_dict(_dict(_dict(i.message).get('params')).get('update')).get('status')!r}"
+                for answered, _, _, i in ran
+            )
+            evidence = [line for item in ran for line in item[1:]]
+            self.verdicts.failed(rule_id, why, evidence)
+        elif watched:
+            why = f"answered {', '.join(watched)}: the tool call not run"
+            self.verdicts.passed(rule_id, why)
+        else:
+            why = "the agent asked no permission naming a tool call in the refused turns"
+            self.verdicts.not_applicable(rule_id, why)
 
     def cancelled(self, turn: Turn) -> None:
         """turn.cancelled and turn.nothing-after-cancelled, for a turn sent session/cancel."""

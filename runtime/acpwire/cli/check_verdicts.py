@@ -4,13 +4,13 @@ and the wire lines that show it."""
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from .check_peer import Incoming, WireLine
-from .check_rules import RULES, Rule, rule
+from .check_rules import RULES, Rule
 
-__all__ = ["Status", "Verdict", "Verdicts"]
+__all__ = ["CapabilityProbes", "Status", "Verdict", "Verdicts"]
 
 
 class Status(enum.Enum):
@@ -46,13 +46,17 @@ def _lines(evidence: Evidence) -> tuple[WireLine, ...]:
 
 class Verdicts:
     """The verdicts so far. A rule checked more than once keeps its strongest verdict: a
-    failure over a pass over not applicable (the first of equals)."""
+    failure over a pass over not applicable (the first of equals). `rules`: the table judged
+    (the agent's rules, or the client's)."""
 
-    def __init__(self) -> None:
+    def __init__(self, rules: Sequence[Rule] = RULES) -> None:
+        self.rules = tuple(rules)
+        self._rule = {r.id: r for r in self.rules}
         self._by_id: dict[str, Verdict] = {}
+        self.peer = "agent" if self.rules == RULES else "client"
 
     def _give(self, rule_id: str, status: Status, reason: str, evidence: Evidence) -> None:
-        verdict = Verdict(rule(rule_id), status, reason, _lines(evidence))
+        verdict = Verdict(self._rule[rule_id], status, reason, _lines(evidence))
         old = self._by_id.get(rule_id)
         if old is None or _RANK[status] > _RANK[old.status]:
             self._by_id[rule_id] = verdict
@@ -79,11 +83,53 @@ class Verdicts:
         """Every rule in the table's order; rules of another protocol version (or never
         reached) not applicable."""
         verdicts = []
-        for r in RULES:
+        for r in self.rules:
             verdict = self._by_id.get(r.id)
             if protocol is not None and protocol not in r.protocols:
-                verdict = Verdict(r, Status.NOT_APPLICABLE, f"a protocol v{protocol} agent")
+                verdict = Verdict(r, Status.NOT_APPLICABLE, f"a protocol v{protocol} {self.peer}")
             elif verdict is None:
                 verdict = Verdict(r, Status.NOT_APPLICABLE, "not reached")
             verdicts.append(verdict)
         return verdicts
+
+
+class CapabilityProbes:
+    """Capability-bound methods probed one by one, then judged together: one advertised but
+    not served breaks `caps.advertised-served`, one served but not advertised
+    `caps.served-advertised` (agents and clients alike)."""
+
+    def __init__(self) -> None:
+        self.probed: list[str] = []
+        self.wrong: dict[str, list[str]] = {
+            "caps.advertised-served": [],
+            "caps.served-advertised": [],
+        }
+        self.evidence: dict[str, list[WireLine | Incoming | None]] = {k: [] for k in self.wrong}
+
+    def record(
+        self, method: str, advertised: bool, answer: Incoming | None, said: str, sent: WireLine
+    ) -> bool | None:
+        """One probe: `answer` (None: none came) described as `said`; whether it is served
+        (anything but -32601), None without an answer."""
+        if answer is None:
+            if advertised:
+                self.wrong["caps.advertised-served"].append(f"{method} advertised, not answered")
+                self.evidence["caps.advertised-served"].append(sent)
+            return None
+        served = answer.error_code != -32601
+        self.probed.append(method)
+        if advertised != served:
+            rule_id = "caps.advertised-served" if advertised else "caps.served-advertised"
+            how = "advertised but not served" if advertised else "served but not advertised"
+            self.wrong[rule_id].append(f"{method} {how} ({said})")
+            self.evidence[rule_id] += [sent, answer]
+        return served
+
+    def judge(self, verdicts: Verdicts) -> None:
+        for rule_id, problems in self.wrong.items():
+            verdicts.judge(
+                rule_id,
+                not problems,
+                "; ".join(problems) or f"probed {', '.join(self.probed)}: served as advertised",
+                self.evidence[rule_id],
+            )

@@ -1,5 +1,5 @@
 // ACP v2 (draft) agent built on the official TypeScript SDK's experimental v2 API.
-// Usage: node agent_v2.mjs [--stream N]      (stdout = protocol, stderr = logs)
+// Usage: node agent_v2.mjs [--stream N] [--no-session-capability]   (stdout = protocol, stderr = logs)
 //
 // v2 lifecycle: session/prompt is answered as soon as the prompt is accepted
 // ({ messageId }); the turn itself is reported with session/update
@@ -119,13 +119,32 @@ export function agentV2() {
       return {
         protocolVersion: acp.PROTOCOL_VERSION,
         info: { name: "interop-ts-agent-v2", version: "2.4.0" },
-        capabilities: {},
+        // `session: {}` advertises the baseline session methods: new, list, resume, close,
+        // prompt, cancel (and session/update); all are served below. With
+        // --no-session-capability it advertises none (for a client's fallback to session/new).
+        capabilities: process.argv.includes("--no-session-capability") ? {} : { session: {} },
       };
     })
-    .onRequest(A.session.new, () => {
+    .onRequest(A.session.new, ({ params }) => {
       const sessionId = `sess_ts_v2_${++nextSession}`;
-      sessions.set(sessionId, { turn: null, idle: Promise.resolve() });
+      sessions.set(sessionId, { cwd: params.cwd, turn: null, idle: Promise.resolve() });
       return { sessionId };
+    })
+    .onRequest(A.session.list, ({ params }) => ({
+      sessions: [...sessions]
+        .filter(([, s]) => params.cwd == null || s.cwd === params.cwd)
+        .map(([sessionId, s]) => ({ sessionId, cwd: s.cwd })),
+    }))
+    .onRequest(A.session.resume, async ({ params, client }) => {
+      const session = sessions.get(params.sessionId);
+      if (!session) throw acp.RequestError.sessionNotFound(params.sessionId);
+      // No history is kept to replay; the current-state snapshot comes before the response.
+      const update = session.turn ? { state: "running" } : { state: "idle" };
+      await client.notify(C.session.update, {
+        sessionId: params.sessionId,
+        update: { sessionUpdate: "state_update", ...update },
+      });
+      return {};
     })
     .onRequest(A.session.prompt, onPrompt)
     .onNotification(A.session.cancel, ({ params }) => {
