@@ -32,7 +32,6 @@ from ...streams import sse
 from ...streams.envelope import NotAMessage, envelope, one_line
 from .asgi import Receive, Scope, Send, headers_of, respond
 from .connection import RemoteConnection
-from .mailbox import KEEPALIVE
 from .options import RemoteOptions
 
 if TYPE_CHECKING:
@@ -243,7 +242,10 @@ async def _get(app: Hub, headers: dict[str, str], receive: Receive, send: Send) 
                 item = await mailbox.take(reader, app.remote.keepalive_interval)
                 if item is None:
                     break
-                data = sse.KEEPALIVE if item is KEEPALIVE else sse.event(item)  # type: ignore[arg-type]
+                if isinstance(item, bytes):  # with those queued meanwhile: one write a burst
+                    data = b"".join(map(sse.event, [item, *mailbox.take_queued(reader)]))
+                else:
+                    data = sse.KEEPALIVE
                 await send({"type": "http.response.body", "body": data, "more_body": True})
             nursery.cancel_scope.cancel()
         with contextlib.suppress(Exception):  # the client may be gone

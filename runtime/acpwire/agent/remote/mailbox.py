@@ -86,6 +86,17 @@ class Mailbox:
                 await self._filled.wait()
         return KEEPALIVE
 
+    def take_queued(self, reader: int) -> list[bytes]:
+        """Every message queued now for `reader` (none once another reader replaced it),
+        without waiting: what arrived while the last one was being sent goes out together."""
+        if reader != self._reader or not self._queue:
+            return []
+        messages = list(self._queue)
+        self._queue.clear()
+        self._size = 0
+        self._emptied.set()
+        return messages
+
     def detach(self, reader: int) -> None:
         """`reader` went away (its client disconnected)."""
         if reader == self._reader:
