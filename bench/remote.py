@@ -296,6 +296,7 @@ def memory_rows(connections: int) -> list[str]:
         row = remote_memory.Memory(label, failures=[])
         for name, mode in (
             ("per_idle_connection", "idle"),
+            ("per_deflating_connection", "idle-deflate"),
             ("slow_websocket", "slow-websocket"),
             ("slow_http", "slow-http"),
         ):
@@ -305,9 +306,12 @@ def memory_rows(connections: int) -> list[str]:
                 row.failures.append(f"{name}: {exc}")  # type: ignore[union-attr]
                 continue
             try:
-                if mode == "idle":
-                    row.per_idle_connection = remote_memory.idle_connections(
-                        server.pid, url, connections
+                if mode.startswith("idle"):
+                    deflate = mode == "idle-deflate"
+                    setattr(
+                        row,
+                        name,
+                        remote_memory.idle_connections(server.pid, url, connections, deflate),
                     )
                 else:
                     setattr(row, name, remote_memory.slow_reader(server.pid, url, mode))

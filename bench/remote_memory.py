@@ -3,7 +3,9 @@
     python bench/remote_memory.py [--connections N]
 
 - idle connections: the server's RSS before and after N WebSocket clients connected and
-  initialized (each then holds its connection open and sends nothing), per connection;
+  initialized (each then holds its connection open and sends nothing), per connection: clients
+  that offer no extension (as acpwire's client), and clients that offer permessage-deflate
+  (as browsers do: Hypercorn accepts it, and each connection then holds zlib's state);
 - the ceiling per slow stream: a client that prompts a turn streaming without end and then
   stops reading (a WebSocket whose client reads nothing; a Streamable HTTP session stream that
   was opened and is never read). The server's bounded outgoing queue (back-pressure on the
@@ -56,13 +58,17 @@ def _request(id_: int, method: str, params: dict[str, object]) -> str:
 # ------------------------------------------------------------------ the clients (own process)
 
 
-async def idle_clients(url: str, count: int) -> None:
-    """`count` WebSocket connections, each initialized, then held open; prints "ready"."""
+async def idle_clients(url: str, count: int, deflate: int = 0) -> None:
+    """`count` WebSocket connections, each initialized, then held open; prints "ready".
+    `deflate`: 1 to offer permessage-deflate."""
     from websockets.asyncio.client import connect
 
     sockets = []
     for _ in range(count):
-        socket = await connect(url.replace("http://", "ws://"), max_size=None)
+        compression = "deflate" if deflate else None
+        socket = await connect(
+            url.replace("http://", "ws://"), max_size=None, compression=compression
+        )
         await socket.send(json.dumps(INIT))
         await socket.recv()
         sockets.append(socket)
@@ -143,6 +149,7 @@ class Memory:
 
     label: str
     per_idle_connection: float | None = None
+    per_deflating_connection: float | None = None
     slow_websocket: tuple[int, int] | None = None
     slow_http: tuple[int, int] | None = None
     failures: list[str] | None = None
@@ -181,9 +188,9 @@ def _settled_rss(pid: int) -> int:
     return last
 
 
-def idle_connections(server_pid: int, url: str, count: int) -> float:
+def idle_connections(server_pid: int, url: str, count: int, deflate: bool = False) -> float:
     before = _settled_rss(server_pid)
-    client = _client("idle", url, str(count))
+    client = _client("idle", url, str(count), str(int(deflate)))
     try:
         _wait_ready(client, 300)
         after = _settled_rss(server_pid)
@@ -221,18 +228,23 @@ def report(rows: list[Memory], count: int, max_stream_bytes: int) -> list[str]:
         return f"{value[0] / 1e6:7.2f} {value[1] / 1e6:7.2f}"
 
     half = SLOW_SECONDS / 2
-    header = f"{'server':30} {'KB/idle conn':>12} {'slow ws MB':>15} {'slow sse MB':>15}"
+    header = f"{'server':30} {'KB/idle conn':>12} {'+deflate':>8} {'slow ws MB':>15}"
+    header += f" {'slow sse MB':>15}"
     lines = [
         f"memory: server RSS per idle WebSocket connection ({count:,} connected and "
-        f"initialized at once); its peak growth after {half:g} s and {SLOW_SECONDS:g} s while "
-        "one slow reader's turn streams without end (a WebSocket not read; a Streamable HTTP "
-        "session stream not read; the same two figures: bounded)",
+        "initialized at once; +deflate: clients offering permessage-deflate); its peak "
+        f"growth after {half:g} s and {SLOW_SECONDS:g} s while one slow reader's turn "
+        "streams without end (a WebSocket not read; a Streamable HTTP session stream not "
+        "read; the same two figures: bounded)",
         header,
         "-" * len(header),
     ]
     for row in rows:
-        per = f"{row.per_idle_connection / 1024:12.1f}" if row.per_idle_connection else f"{'-':>12}"
-        lines.append(f"{row.label:30} {per} {mb(row.slow_websocket)} {mb(row.slow_http)}")
+        idle = row.per_idle_connection
+        per = f"{idle / 1024:12.1f}" if idle else f"{'-':>12}"
+        deflating = row.per_deflating_connection
+        zlib = f"{deflating / 1024:8.1f}" if deflating else f"{'-':>8}"
+        lines.append(f"{row.label:30} {per} {zlib} {mb(row.slow_websocket)} {mb(row.slow_http)}")
         for failure in row.failures or []:
             lines.append(f"  {row.label}: {failure}")
     lines.append(
