@@ -38,6 +38,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
+import remote_memory
 from stdio import (
     ENV,
     HAVE_NODE,
@@ -53,6 +54,8 @@ from stdio import (
     spread,
     version,
 )
+
+from acpwire import RemoteOptions  # after stdio: it puts the checkout on sys.path
 
 RESULTS = ROOT / "bench" / "results" / "remote.txt"
 TIMEOUT = 600.0
@@ -280,18 +283,69 @@ def report(pairs: list[RemotePair], chunks: int, count: int, rounds: int) -> str
     return "\n".join(lines)
 
 
+def memory_rows(connections: int) -> list[str]:
+    """bench/remote_memory.py's table: each server fresh for each measurement."""
+    servers = [
+        pair
+        for pair in pairs()
+        if pair.profile == "websocket" and pair.protocol == 2 and pair.missing is None
+    ]
+    rows = []
+    for pair in servers:
+        label = f"{pair.name} {pair.loop}".rstrip()
+        row = remote_memory.Memory(label, failures=[])
+        for name, mode in (
+            ("per_idle_connection", "idle"),
+            ("per_deflating_connection", "idle-deflate"),
+            ("slow_websocket", "slow-websocket"),
+            ("slow_http", "slow-http"),
+        ):
+            try:
+                server, url = serve(pair)
+            except ValueError as exc:
+                row.failures.append(f"{name}: {exc}")  # type: ignore[union-attr]
+                continue
+            try:
+                if mode.startswith("idle"):
+                    deflate = mode == "idle-deflate"
+                    setattr(
+                        row,
+                        name,
+                        remote_memory.idle_connections(server.pid, url, connections, deflate),
+                    )
+                else:
+                    setattr(row, name, remote_memory.slow_reader(server.pid, url, mode))
+            except (ValueError, OSError, subprocess.SubprocessError) as exc:
+                row.failures.append(f"{name}: {exc}")  # type: ignore[union-attr]
+            finally:
+                stop(server)
+            print(f"  {label} {name}: {getattr(row, name)}", file=sys.stderr)
+        rows.append(row)
+    return remote_memory.report(rows, connections, RemoteOptions().max_stream_bytes)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_run_options(parser, chunks=20_000, roundtrips=1_000)
+    parser.add_argument(
+        "--connections",
+        type=int,
+        default=remote_memory.CONNECTIONS,
+        help="idle WebSocket connections of the memory measurement (0: no memory table)",
+    )
     args = parser.parse_args()
     if args.quick:
         args.chunks, args.roundtrips, args.rounds = 2_000, 200, 1
+        args.connections = min(args.connections, 100)
     runnable = pairs()
     if args.only:
         runnable = [pair for pair in runnable if pair.label.startswith(tuple(args.only))]
     active = [pair for pair in runnable if pair.missing is None]
     interleaved(active, args.rounds, lambda pair: measure(pair, args.chunks, args.roundtrips))
-    publish(report(runnable, args.chunks, args.roundtrips, args.rounds), RESULTS)
+    text = report(runnable, args.chunks, args.roundtrips, args.rounds)
+    if args.connections:
+        text += "\n\n" + "\n".join(memory_rows(args.connections))
+    publish(text, RESULTS)
 
 
 if __name__ == "__main__":

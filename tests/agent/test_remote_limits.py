@@ -9,6 +9,7 @@ import contextlib
 import gc
 import logging
 import os
+import tracemalloc
 
 import anyio
 import pytest
@@ -144,6 +145,10 @@ connections through the relay)."""
 PER_CLIENT = 400
 """Objects a vanished client may leave on the server: its session in the store (about 130
 measured); its connection, agent and tasks would be thousands."""
+BYTES_PER_CLIENT = 12 * 1024
+"""Memory (tracemalloc) a vanished client may leave on the server: its session in the store
+(about 5 KB measured, on either loop); one leaked `AgentStream` (a connection's byte stream)
+adds about 20 KB, a whole connection with its agent and tasks far more."""
 
 
 def _open_fds() -> int:
@@ -181,9 +186,10 @@ def _tasks(loop: str) -> int:
 async def test_nothing_leaks_when_clients_vanish_mid_turn(transport: str, loop: str) -> None:
     """Many clients vanish mid-turn (the network cut while the turn waits): once
     `idle_timeout` passed their connections, tasks and file descriptors are gone, and the
-    objects they held are given back. (WebSocket only: over Streamable HTTP, Hypercorn keeps
-    a dropped HTTP/1.1 socket's task until its keep-alive timeout, and many HTTP/2 clients
-    meet the httpcore hang above; the HTTP connections' own end is tested above.)"""
+    objects and memory they held are given back. (WebSocket only: over Streamable HTTP,
+    Hypercorn keeps a dropped HTTP/1.1 socket's task until its keep-alive timeout, and many
+    HTTP/2 clients meet the httpcore hang above; the HTTP connections' own end is tested
+    above.)"""
     gate = anyio.Event()  # never set: every turn waits until its connection ends
     story = Story(gate)
     app = story_app(story, MemorySessionStore(), remote=RemoteOptions(idle_timeout=0.3))
@@ -214,22 +220,31 @@ async def test_nothing_leaks_when_clients_vanish_mid_turn(transport: str, loop: 
                 cutter.cut()
         await _until_no_connections(app, within=5)
 
-    with anyio.fail_after(9):
+    with anyio.fail_after(15):
         # Hypercorn's ping task of a dropped socket ends at its next ping: soon, here
         async with served(app, websocket_ping_interval=0.1) as url:
             await wave(url, 3)  # warm up: imports, caches, the first connections' pools
             fds, tasks = _open_fds(), _tasks(loop)
             gc.collect()
             objects = len(gc.get_objects())
-            await wave(url, CLIENTS)
-            assert app.open_connections == 0
-            with anyio.move_on_after(3):  # the server's own tasks end soon after (load)
-                while _tasks(loop) > tasks or _open_fds() > fds:
-                    await anyio.sleep(0.1)
-            gc.collect()
+            tracemalloc.start()  # traces what is allocated from here on, and still held
+            try:
+                await wave(url, CLIENTS)
+                assert app.open_connections == 0
+                with anyio.move_on_after(3):  # the server's own tasks end soon after (load)
+                    while _tasks(loop) > tasks or _open_fds() > fds:
+                        await anyio.sleep(0.1)
+                gc.collect()
+                held, peak = tracemalloc.get_traced_memory()
+            finally:
+                tracemalloc.stop()
             grown = len(gc.get_objects()) - objects
             assert _tasks(loop) <= tasks, f"tasks were left behind: {_task_names(loop)}"
             assert _open_fds() <= fds, "file descriptors were left open"
             assert grown < CLIENTS * PER_CLIENT, (
                 f"{grown} objects kept by {CLIENTS} vanished clients"
+            )
+            assert peak > CLIENTS * BYTES_PER_CLIENT  # the clients were there: not vacuous
+            assert held < CLIENTS * BYTES_PER_CLIENT, (
+                f"{held} bytes (of {peak} at the peak) kept by {CLIENTS} vanished clients"
             )

@@ -275,10 +275,17 @@ async def _get(app: Hub, headers: dict[str, str], receive: Receive, send: Send) 
                     break
                 if item is KEEPALIVE:
                     data = sse.KEEPALIVE
-                elif cursors is None:
-                    data = sse.event(item)  # type: ignore[arg-type]
-                else:
-                    data = sse.identified_event(item, cursors.taken)  # type: ignore[arg-type]
+                else:  # with those queued meanwhile: one write a burst
+                    assert isinstance(item, bytes)
+                    burst = [item, *mailbox.take_queued(reader)]
+                    if cursors is None:
+                        data = b"".join(map(sse.event, burst))
+                    else:
+                        first = cursors.taken - len(burst) + 1
+                        data = b"".join(
+                            sse.identified_event(message, first + i)
+                            for i, message in enumerate(burst)
+                        )
                 await send({"type": "http.response.body", "body": data, "more_body": True})
             nursery.cancel_scope.cancel()
         if not gone.is_set():  # (Hypercorn's HTTP/2 waits forever to end a stream of a closed

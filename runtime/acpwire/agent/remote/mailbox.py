@@ -98,6 +98,18 @@ class Mailbox:
         self._size -= len(message)
         return message
 
+    def take_queued(self, reader: int) -> list[bytes]:
+        """Every message queued now for `reader` (none once another reader replaced it),
+        without waiting: what arrived while the last one was being sent goes out together."""
+        if reader != self._reader:
+            return []
+        messages = []
+        while (message := self._next()) is not None:
+            messages.append(message)
+        if messages:
+            self._emptied.set()
+        return messages
+
     def detach(self, reader: int) -> None:
         """`reader` went away (its client disconnected)."""
         if reader == self._reader:
