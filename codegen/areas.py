@@ -5,7 +5,8 @@ that area refers to), so a program pays for the types it uses. A definition goes
 methods that use it (whose params or result reach it) are:
 
 - used by one method that uses at least MIN_AREA definitions no other method uses: that
-  method's own area (`session/update` -> `session_update`);
+  method's own area (`session/update` -> `session_update`); `Error`, in every error response,
+  counts as used by a method `$/error`;
 - otherwise, used only by methods of one family (the method name before its `/`, e.g. `session`,
   `terminal`; `initialize` is its own family): that family's area;
 - used across families, or by no method: `common`;
@@ -26,6 +27,9 @@ from .classify import type_refs
 MIN_AREA = 8
 """The fewest definitions an area holds (a smaller one costs more in module loading than
 importing its few definitions with `common` does)."""
+ERROR_RESPONSES = ("$/error", ("Error",))
+"""The `error` of every JSON-RPC error response is the schema's `Error` (the method tables'
+`ERROR_CODEC`): used as if by a method of the `protocol` family."""
 COMMON = "common"
 """The area of the definitions several method families share."""
 
@@ -70,9 +74,10 @@ def assign(module: ir.Module) -> dict[str, str]:
     """Definition name -> area name, for every definition of `module`."""
     defs = module.by_name()
     users: dict[str, set[str]] = defaultdict(set)
-    for m in module.methods:
-        for name in _closure((n for n in (m.params, m.result) if n is not None), defs):
-            users[name].add(m.name)
+    roots = [(m.name, (m.params, m.result)) for m in module.methods] + [ERROR_RESPONSES]
+    for method, types in roots:
+        for name in _closure((n for n in types if n is not None), defs):
+            users[name].add(method)
     own: dict[str, int] = defaultdict(int)
     for names in users.values():
         if len(names) == 1:

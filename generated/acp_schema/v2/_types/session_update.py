@@ -24,7 +24,7 @@ from acp_schema._runtime.schema import (
 
 from . import Metadata
 from .common import (
-    ProtocolVersion,
+    Error,
     SessionId,
     TerminalId,
     ToolCallId,
@@ -57,10 +57,6 @@ __all__ = [
     "CompactionUpdate",
     "ConfigOptionUpdate",
     "Cost",
-    "Error",
-    "ErrorCode",
-    "ErrorCodeValues",
-    "ErrorData",
     "Notice",
     "NoticeSeverity",
     "PlanEntry",
@@ -71,7 +67,6 @@ __all__ = [
     "PlanUpdate",
     "PlanUpdateContent",
     "SessionInfoUpdate",
-    "SessionNotFoundErrorData",
     "SessionStateUpdate",
     "SessionUpdate",
     "TerminalCancelCapabilities",
@@ -86,7 +81,6 @@ __all__ = [
     "UnknownBackgroundWork",
     "UnknownPlanUpdateContent",
     "UnknownSessionUpdate",
-    "UnsupportedProtocolVersionErrorData",
     "UpdateSessionNotification",
     "UsageUpdate",
     "UserMessage",
@@ -431,159 +425,6 @@ class Cost(msgspec.Struct, kw_only=True, gc=False):
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-
-ErrorCode: TypeAlias = OpenIntLiteral[
-    Literal[-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002, -32022]
-]
-"""
-Predefined error codes for common JSON-RPC and ACP-specific errors.
-
-Standard errors use the JSON-RPC 2.0 codes. ACP-specific errors use the JSON-RPC
-server-error range (-32000 to -32099), and request cancellation uses -32800 from the
-range LSP reserves (-32899 to -32800).
-
-- `-32700`: **Parse error**: Invalid JSON was received by the server.
-An error occurred on the server while parsing the JSON text.
-
-- `-32600`: **Invalid request**: The JSON sent is not a valid Request object.
-
-- `-32601`: **Method not found**: The method does not exist or is not available.
-
-- `-32602`: **Invalid params**: Invalid method parameter(s).
-
-- `-32603`: **Internal error**: Internal JSON-RPC error.
-
-- `-32800`: **Request cancelled**: Execution of the method was aborted either due to a cancellation request from the caller or
-because of resource constraints or shutdown.
-
-- `-32000`: **Authentication required**: Authentication is required before this operation can be performed.
-
-- `-32002`: **Resource not found**: A given resource, such as a session, was not found.
-
-- `-32022`: **Unsupported protocol version**: No protocol version supported by the Agent is at or below the requested version.
-The error data is an [`UnsupportedProtocolVersionErrorData`].
-"""
-
-
-class ErrorCodeValues:
-    """Named values of `ErrorCode`."""
-
-    PARSE_ERROR: Final = -32700
-    """
-    `-32700`: **Parse error**: Invalid JSON was received by the server.
-    An error occurred on the server while parsing the JSON text.
-    """
-    INVALID_REQUEST: Final = -32600
-    """`-32600`: **Invalid request**: The JSON sent is not a valid Request object."""
-    METHOD_NOT_FOUND: Final = -32601
-    """`-32601`: **Method not found**: The method does not exist or is not available."""
-    INVALID_PARAMS: Final = -32602
-    """`-32602`: **Invalid params**: Invalid method parameter(s)."""
-    INTERNAL_ERROR: Final = -32603
-    """`-32603`: **Internal error**: Internal JSON-RPC error."""
-    REQUEST_CANCELLED: Final = -32800
-    """
-    `-32800`: **Request cancelled**: Execution of the method was aborted either due to a cancellation request from the caller or
-    because of resource constraints or shutdown.
-    """
-    AUTHENTICATION_REQUIRED: Final = -32000
-    """`-32000`: **Authentication required**: Authentication is required before this operation can be performed."""
-    RESOURCE_NOT_FOUND: Final = -32002
-    """`-32002`: **Resource not found**: A given resource, such as a session, was not found."""
-    UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
-    """
-    `-32022`: **Unsupported protocol version**: No protocol version supported by the Agent is at or below the requested version.
-    The error data is an [`UnsupportedProtocolVersionErrorData`].
-    """
-
-
-class UnsupportedProtocolVersionErrorData(msgspec.Struct, kw_only=True, gc=False):
-    """
-    Data for the `-32022` (Unsupported protocol version) error.
-
-    See protocol docs: [Version Negotiation](https://agentclientprotocol.com/protocol/v2/initialization#version-negotiation)
-    """
-
-    requested: ProtocolVersion
-    """The protocol version the Client requested."""
-
-    supported: list[ProtocolVersion]
-    """The protocol versions the Agent supports."""
-
-    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """The `_meta` object (see `Metadata`)."""
-
-
-class SessionNotFoundErrorData(msgspec.Struct, kw_only=True, gc=False):
-    """
-    Data for the `-32002` (Resource not found) error when a session-scoped request names a
-    session that does not exist or is not active.
-
-    See protocol docs: [Unknown Sessions](https://agentclientprotocol.com/protocol/v2/error#unknown-sessions)
-    """
-
-    session_id: SessionId = msgspec.field(name="sessionId")
-    """The session ID from the request."""
-
-    meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
-    """The `_meta` object (see `Metadata`)."""
-
-
-if TYPE_CHECKING:
-    ErrorData: TypeAlias = Union[UnsupportedProtocolVersionErrorData, SessionNotFoundErrorData, Any]
-else:
-    ErrorData = Annotated[
-        UnsupportedProtocolVersionErrorData,
-        UnionInfo(
-            "ErrorData",
-            None,
-            (
-                UnsupportedProtocolVersionErrorData,
-                SessionNotFoundErrorData,
-                Any,
-            ),
-            None,
-        ),
-    ]
-"""Schema for [`Error::data`]: the shapes ACP defines, or any other value."""
-
-
-class Error(msgspec.Struct, kw_only=True, gc=False):
-    """
-    JSON-RPC error object.
-
-    Represents an error that occurred during method execution, following the
-    JSON-RPC 2.0 error object specification with optional additional data.
-
-    See protocol docs: [JSON-RPC Error Object](https://www.jsonrpc.org/specification#error_object)
-    """
-
-    code: ErrorCode
-    """
-    A number indicating the error type that occurred.
-    This must be an integer as defined in the JSON-RPC specification.
-    """
-
-    message: str
-    """
-    A string providing a short description of the error.
-    The message should be limited to a concise single sentence.
-    """
-
-    data: ErrorData | None | UnsetType = UNSET
-    """
-    Optional primitive or structured value that contains additional information about the error.
-    This may include debugging information or context-specific details.
-
-    Omitted and `null` are equivalent and mean no additional data is provided. Some codes
-    define a shape: [`UnsupportedProtocolVersionErrorData`] for `-32022`, and
-    [`SessionNotFoundErrorData`] for `-32002` when a session is not found.
-    """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "data": ON_ERROR,
-    }
 
 
 NoticeSeverity: TypeAlias = OpenLiteral[Literal["info", "warning", "error"]]

@@ -24,6 +24,7 @@ from acp_schema._runtime.schema import (
 
 from . import Metadata
 from .common import (
+    Error,
     SessionId,
     ToolCallId,
 )
@@ -51,9 +52,6 @@ __all__ = [
     "ConfigOptionUpdate",
     "Cost",
     "CurrentModeUpdate",
-    "Error",
-    "ErrorCode",
-    "ErrorCodeValues",
     "IdleStateUpdate",
     "MessageId",
     "Notice",
@@ -329,96 +327,6 @@ class CurrentModeUpdate(
 
     meta: Metadata | None | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """The `_meta` object (see `Metadata`)."""
-
-
-ErrorCode: TypeAlias = OpenIntLiteral[
-    Literal[-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002]
-]
-"""
-Predefined error codes for common JSON-RPC and ACP-specific errors.
-
-Standard errors use the JSON-RPC 2.0 codes. ACP-specific errors use the JSON-RPC
-server-error range (-32000 to -32099), and request cancellation uses -32800 from the
-range LSP reserves (-32899 to -32800).
-
-- `-32700`: **Parse error**: Invalid JSON was received by the server.
-An error occurred on the server while parsing the JSON text.
-
-- `-32600`: **Invalid request**: The JSON sent is not a valid Request object.
-
-- `-32601`: **Method not found**: The method does not exist or is not available.
-
-- `-32602`: **Invalid params**: Invalid method parameter(s).
-
-- `-32603`: **Internal error**: Internal JSON-RPC error.
-
-- `-32800`: **Request cancelled**: Execution of the method was aborted either due to a cancellation request from the caller or
-because of resource constraints or shutdown.
-
-- `-32000`: **Authentication required**: Authentication is required before this operation can be performed.
-
-- `-32002`: **Resource not found**: A given resource, such as a session or file, was not found.
-"""
-
-
-class ErrorCodeValues:
-    """Named values of `ErrorCode`."""
-
-    PARSE_ERROR: Final = -32700
-    """
-    `-32700`: **Parse error**: Invalid JSON was received by the server.
-    An error occurred on the server while parsing the JSON text.
-    """
-    INVALID_REQUEST: Final = -32600
-    """`-32600`: **Invalid request**: The JSON sent is not a valid Request object."""
-    METHOD_NOT_FOUND: Final = -32601
-    """`-32601`: **Method not found**: The method does not exist or is not available."""
-    INVALID_PARAMS: Final = -32602
-    """`-32602`: **Invalid params**: Invalid method parameter(s)."""
-    INTERNAL_ERROR: Final = -32603
-    """`-32603`: **Internal error**: Internal JSON-RPC error."""
-    REQUEST_CANCELLED: Final = -32800
-    """
-    `-32800`: **Request cancelled**: Execution of the method was aborted either due to a cancellation request from the caller or
-    because of resource constraints or shutdown.
-    """
-    AUTHENTICATION_REQUIRED: Final = -32000
-    """`-32000`: **Authentication required**: Authentication is required before this operation can be performed."""
-    RESOURCE_NOT_FOUND: Final = -32002
-    """`-32002`: **Resource not found**: A given resource, such as a session or file, was not found."""
-
-
-class Error(msgspec.Struct, kw_only=True, gc=False):
-    """
-    JSON-RPC error object.
-
-    Represents an error that occurred during method execution, following the
-    JSON-RPC 2.0 error object specification with optional additional data.
-
-    See protocol docs: [JSON-RPC Error Object](https://www.jsonrpc.org/specification#error_object)
-    """
-
-    code: ErrorCode
-    """
-    A number indicating the error type that occurred.
-    This must be an integer as defined in the JSON-RPC specification.
-    """
-
-    message: str
-    """
-    A string providing a short description of the error.
-    The message should be limited to a concise single sentence.
-    """
-
-    data: Any | UnsetType = UNSET
-    """
-    Optional primitive or structured value that contains additional information about the error.
-    This may include debugging information or context-specific details.
-    """
-
-    __acp_lenient__: ClassVar[dict[str, int]] = {
-        "data": ON_ERROR,
-    }
 
 
 class IdleStateUpdate(msgspec.Struct, kw_only=True, gc=False, tag_field="state", tag="idle"):

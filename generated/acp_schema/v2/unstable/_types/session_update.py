@@ -24,6 +24,7 @@ from acp_schema._runtime.schema import (
 
 from . import Metadata
 from .common import (
+    Error,
     SessionId,
     TerminalId,
     ToolCallId,
@@ -33,7 +34,6 @@ from .session import (
     AvailableCommand,
     BackgroundWork,
     ContentBlock,
-    Error,
     MessageId,
     SessionConfigOption,
     StateUpdate,
