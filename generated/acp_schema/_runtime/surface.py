@@ -165,8 +165,10 @@ def surface_of(value: object) -> AnySurface | None:
     (structs, unknown variants), messages, handler bases or peers, or a subclass of one (your
     `AgentBase` / `ClientBase` subclass); None for anything else.
 
-    A dict look-up by the class's module, cached; it never imports a surface (a value of one
-    exists only once its module was imported).
+    A dict look-up by the class's module, cached; it never imports another surface (a value of
+    one exists only once its module was imported), though the first look-up builds the
+    surface's `SURFACE` if nothing used it yet (its tables and handlers are imported on first
+    use).
     """
     cls = value if isinstance(value, type) else type(value)
     surface = _surface_of_module(cls.__module__)
