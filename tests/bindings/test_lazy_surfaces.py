@@ -180,3 +180,23 @@ def test_values_of_area_classes_belong_to_their_surface_and_pickle() -> None:
     )
     assert pickle.loads(pickle.dumps(chunk)) == chunk
     assert msgspec.json.decode(msgspec.json.encode(chunk), type=v2.AgentMessageChunk) == chunk
+
+
+def test_what_a_name_imports_is_reported_by_importtime() -> None:
+    """`python -X importtime` reports the areas a name imports, as for an `import` statement."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-X",
+            "importtime",
+            "-c",
+            "import acp_schema.v2; acp_schema.v2.PromptRequest",
+        ],
+        env={"PYTHONPATH": str(ROOT / "generated")},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    reported = {line.rpartition("|")[2].strip() for line in done.stderr.splitlines()}
+    assert {"acp_schema.v2._types", "acp_schema.v2._types.session"} <= reported
