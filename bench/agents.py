@@ -29,7 +29,8 @@ spread (max - min) / median):
 - imports: `import X` timed inside a fresh interpreter (its own start-up excluded), after the
   event loop library the program is written for, and which of trio / anyio / asyncio it
   pulled in; `python -c pass` as a whole process for scale. The top entries of
-  `python -X importtime -c "import acp_schema.v2"` follow the table.
+  `python -X importtime -c "import acp_schema.v2"` (median self times of --importtime runs;
+  the baseline's too) follow the table.
 
 Results are printed and written to bench/results/agents.txt.
 """
@@ -305,20 +306,42 @@ def interpreter_once(times: list[float]) -> None:
     times.append((time.perf_counter() - started) * 1e3)
 
 
-def importtime_top(module: str, env: dict[str, str], count: int = 8) -> list[str]:
-    """The modules that take longest to import themselves (self time) for `import module`."""
-    proc = subprocess.run(
-        [PY, "-X", "importtime", "-c", f"import {module}"], env=env, capture_output=True, text=True
-    )
-    rows = []
-    for entry in proc.stderr.splitlines():
-        match = re.match(r"import time:\s+(\d+) \|\s+(\d+) \|(\s*)(\S+)", entry)
-        if match:
-            rows.append((int(match[1]), int(match[2]), match[4]))
-    total = sum(row[0] for row in rows)
-    lines = [f"  {len(rows)} modules, {total / 1e3:.1f} ms self time in all (one run)"]
-    for own, cumulative, name in sorted(rows, reverse=True)[:count]:
-        lines.append(f"  {own / 1e3:7.1f} ms self {cumulative / 1e3:7.1f} ms cumulative  {name}")
+def importtime_top(module: str, env: dict[str, str], runs: int, count: int = 8) -> list[str]:
+    """The modules that take longest to import themselves (median self time over `runs` runs)
+    for `import module`, and the self time of acp_schema's own modules in all."""
+    own: dict[str, list[int]] = {}
+    cumulative: dict[str, list[int]] = {}
+    totals: list[int] = []
+    package: list[int] = []
+    for _ in range(runs):
+        proc = subprocess.run(
+            [PY, "-X", "importtime", "-c", f"import {module}"],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        rows = [
+            (int(match[1]), int(match[2]), match[4])
+            for entry in proc.stderr.splitlines()
+            if (match := re.match(r"import time:\s+(\d+) \|\s+(\d+) \|(\s*)(\S+)", entry))
+        ]
+        for self_us, cumulative_us, name in rows:
+            own.setdefault(name, []).append(self_us)
+            cumulative.setdefault(name, []).append(cumulative_us)
+        totals.append(sum(row[0] for row in rows))
+        package.append(sum(row[0] for row in rows if row[2].split(".")[0] == "acp_schema"))
+    acp_schema = sum(1 for name in own if name.split(".")[0] == "acp_schema")
+    lines = [
+        f"  {len(own)} modules, {statistics.median(totals) / 1e3:.1f} ms self time in all; "
+        f"acp_schema's {acp_schema} modules {statistics.median(package) / 1e3:.1f} ms "
+        f"(medians of {runs} runs)"
+    ]
+    ranked = sorted(((statistics.median(v), name) for name, v in own.items()), reverse=True)
+    for self_us, name in ranked[:count]:
+        lines.append(
+            f"  {self_us / 1e3:7.1f} ms self {statistics.median(cumulative[name]) / 1e3:7.1f} ms "
+            f"cumulative  {name}"
+        )
     return lines
 
 
@@ -469,7 +492,15 @@ def report(
         *imports_table(cases, interpreter),
         "",
         "python -X importtime -c 'import acp_schema.v2', the longest self times:",
-        *importtime_top("acp_schema.v2", ENV),
+        *importtime_top("acp_schema.v2", ENV, args.importtime),
+        *(
+            [
+                "... and the baseline's:",
+                *importtime_top("acp_schema.v2", environment(args.baseline), args.importtime),
+            ]
+            if args.baseline
+            else []
+        ),
         "spread = (max - min) / median over the runs.",
         "",
         *targets(found, cases),
@@ -486,13 +517,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--starts", type=int, default=3, help="starts per agent per round")
     parser.add_argument("--imports", type=int, default=3, help="imports per case per round")
+    parser.add_argument("--importtime", type=int, default=9, help="-X importtime runs")
     parser.add_argument("--quick", action="store_true", help="500 requests, 2 rounds")
     parser.add_argument("--only", nargs="+", metavar="LABEL", help="agents whose label starts so")
     parser.add_argument("--baseline", type=Path, help="another checkout: its agent joins in")
     args = parser.parse_args()
     if args.quick:
-        args.requests, args.rounds, args.starts, args.imports = 500, 2, 1, 1
-    baseline = args.baseline.resolve() if args.baseline else None
+        args.requests, args.rounds, args.starts, args.imports, args.importtime = 500, 2, 1, 1, 1
+    baseline = args.baseline = args.baseline.resolve() if args.baseline else None
     found = agents(baseline)
     if args.only:
         found = [agent for agent in found if agent.label.startswith(tuple(args.only))]

@@ -12,6 +12,7 @@ from pathlib import Path
 import jinja2
 
 from . import ir
+from .areas import area_order, assign, references
 from .naming import camel_case, constant_name, snake_case
 from .render import TypeRenderer, docstring, literal, oneline
 
@@ -139,6 +140,7 @@ class ModuleEmitter:
             "sha256": m.sha256,
             "title": f"ACP {m.version}{' (unstable)' if m.unstable else ''}",
             "version": m.version,
+            "label": _label(m),
         }
 
     # --------------------------------------------------------------- types.py
@@ -213,9 +215,59 @@ class ModuleEmitter:
         inner = native[0] if len(native) == 1 else f"Union[{', '.join(native)}]"
         return UnionView(u.name, doc, static, f"Annotated[{inner}, {info}]", variants)
 
-    def render_types(self) -> str:
-        items: list[tuple[str, object]] = []
+    def render_types(self) -> dict[str, str]:
+        """types.py (every name, each imported from its area when first used), the `_types`
+        package and one module per area (codegen/areas.py), by path under the surface."""
+        areas = assign(self.module)
+        sources = self.type_sources(areas)
+        header = self.header()
+        files = {
+            "types.py": self.env.get_template("types.py.j2").render(
+                sources=sources, names=sorted(n for _, names in sources for n in names), **header
+            ),
+            "_types/__init__.py": self.env.get_template("types_package.py.j2").render(
+                metadata=self._metadata(), **header
+            ),
+        }
+        for area in area_order(self.module, areas):
+            files[f"_types/{area}.py"] = self._render_area(area, areas)
+        return files
+
+    def type_sources(self, areas: dict[str, str]) -> list[tuple[str, list[str]]]:
+        """(module relative to the surface, the type names it defines), by module."""
+        by_area: dict[str, list[str]] = {}
+        if self.meta_doc is not None:
+            by_area["._types"] = [METADATA]  # the `_types` package itself
         for d in self.module.definitions:
+            by_area.setdefault(f"._types.{areas[d.name]}", []).extend(_defined(d))
+        return [(source, sorted(by_area[source])) for source in sorted(by_area)]
+
+    def sources(self) -> list[tuple[str, list[str]]]:
+        """Every public name of the surface module, by the module (relative to it) defining
+        it: what its `__getattr__` imports when the name is first used."""
+        exported = self.exported()
+        return [
+            *([("._surface", ["SURFACE"])] if self.surface() is not None else []),
+            (".handlers", sorted(exported["handlers"])),
+            (".methods", sorted(exported["methods"])),
+            *self.type_sources(assign(self.module)),
+        ]
+
+    def _metadata(self) -> tuple[str, str, str] | None:
+        if self.meta_doc is None:
+            return None
+        doc = "The `_meta` object of the structs that have a `meta` field:\n\n" + self.meta_doc
+        return (METADATA, METADATA_TYPE, docstring(doc, ""))
+
+    def _render_area(self, area: str, areas: dict[str, str]) -> str:
+        definitions = [d for d in self.module.definitions if areas[d.name] == area]
+        imports: dict[str, set[str]] = {}
+        for d in definitions:
+            for ref in references(d):
+                if areas[ref] != area:
+                    imports.setdefault(areas[ref], set()).add(ref)
+        items: list[tuple[str, object]] = []
+        for d in definitions:
             if isinstance(d, ir.StructDef):
                 items.append(("struct", self._struct(d)))
             elif isinstance(d, ir.UnionDef):
@@ -230,22 +282,13 @@ class ModuleEmitter:
                 target = self.types.annotation(d.target)
                 doc = docstring(d.doc or f"`{target}` on the wire.")
                 items.append(("alias", (d.name, target, doc)))
-        names = sorted(
-            [d.name for d in self.module.definitions]
-            + [d.unknown.name for d in self.module.unions if d.unknown is not None]
-            + [
-                f"{d.name}Values"
-                for d in self.module.definitions
-                if isinstance(d, ir.EnumDef) and d.base == "int"
-            ]
-            + ([METADATA] if self.meta_doc is not None else [])
-        )
-        metadata = None
-        if self.meta_doc is not None:
-            doc = "The `_meta` object of the structs that have a `meta` field:\n\n" + self.meta_doc
-            metadata = (METADATA, METADATA_TYPE, docstring(doc, ""))
-        return self.env.get_template("types.py.j2").render(
-            items=items, names=names, metadata=metadata, **self.header()
+        return self.env.get_template("types_area.py.j2").render(
+            items=items,
+            names=sorted(name for d in definitions for name in _defined(d)),
+            metadata=METADATA if self.meta_doc is not None else None,
+            imports=sorted((a, sorted(names)) for a, names in imports.items()),
+            area=area,
+            **self.header(),
         )
 
     def _enum(self, e: ir.EnumDef) -> dict[str, object]:
@@ -309,15 +352,36 @@ class ModuleEmitter:
             {n for m in methods for n in (m.params, m.result) if n is not None} | {"Error"}
         )
         context = {"methods": methods, "sides": sides, "ambiguous": ambiguous, "used": used}
+        handler_sides = [s for s in sides if s in HANDLER_SIDES]
         return {
             "methods.py": self.env.get_template("methods.py.j2").render(
-                **context, docstring=docstring, **self.header()
+                **context, exported=self.exported()["methods"], docstring=docstring, **self.header()
             ),
             "handlers.py": self.env.get_template("handlers.py.j2").render(
-                **{**context, "sides": [s for s in sides if s in HANDLER_SIDES]},
+                **{**context, "sides": handler_sides},
+                exported=self.exported()["handlers"],
                 docstring=docstring,
                 **self.header(),
             ),
+        }
+
+    def exported(self) -> dict[str, list[str]]:
+        """The `__all__` of methods.py and handlers.py."""
+        methods, _ = self._methods()
+        sides = sorted({m.side for m in methods})
+        codecs = ["AGENT_CODEC", "CLIENT_CODEC"] if {"agent", "client"} <= set(sides) else []
+        tables = ["AMBIGUOUS_METHODS", "ERROR_CODEC", "MESSAGE_CODEC", "METHODS"]
+        rows = [name for m in methods for name in (m.message_class, m.spec_const)]
+        side_tables = [f"{side.upper()}_METHODS" for side in sides]
+        handlers = [
+            f"{side.capitalize()}{kind}"
+            for side in sides
+            if side in HANDLER_SIDES
+            for kind in ("Base", "Peer")
+        ]
+        return {
+            "methods": [*codecs, *tables, *rows, *side_tables, "decode_message", "encode_message"],
+            "handlers": handlers,
         }
 
     # --------------------------------------------------------------- __init__.py
@@ -351,6 +415,17 @@ class ModuleEmitter:
             "protocol_methods": "_methods.PROTOCOL_METHODS" if "protocol" in sides else "{}",
             "proxy_methods": "_methods.PROXY_METHODS" if "proxy" in sides else "{}",
         }
+
+
+def _defined(d: ir.Definition) -> list[str]:
+    """The public names the generated code of `d` defines: its own, its union's unknown
+    variant, its int enum's `Values` class."""
+    names = [d.name]
+    if isinstance(d, ir.UnionDef) and d.unknown is not None:
+        names.append(d.unknown.name)
+    if isinstance(d, ir.EnumDef) and d.base == "int":
+        names.append(f"{d.name}Values")
+    return names
 
 
 def _environment() -> jinja2.Environment:
@@ -410,15 +485,27 @@ def emit(modules: list[ir.Module], out: Path, *, version: str) -> list[Path]:
     for emitter in emitters:
         module = emitter.module
         pkg = package_dir(out, module)
-        write(pkg / "types.py", emitter.render_types())
-        for filename, text in emitter.render_methods().items():
+        types = emitter.render_types()
+        for filename, text in {**types, **emitter.render_methods()}.items():
             write(pkg / filename, text)
+        surface = emitter.surface()
+        label = {"unstable": module.unstable}
+        if surface is not None:
+            write(
+                pkg / "_surface.py",
+                env.get_template("surface.py.j2").render(
+                    **emitter.header(), **label, surface=surface
+                ),
+            )
+        sources = emitter.sources()
         write(
             pkg / "__init__.py",
             env.get_template("version_init.py.j2").render(
                 **emitter.header(),
-                surface=emitter.surface(),
-                unstable=module.unstable,
+                **label,
+                surface=surface,
+                sources=sources,
+                names=sorted({"PROTOCOL_VERSION", *(n for _, names in sources for n in names)}),
                 has_unstable=any(m.version == module.version and m.unstable for m in modules),
             ),
         )

@@ -17,8 +17,10 @@ What pdoc is taught here: members of private base classes (`SessionState.apply` 
 `_Fold.apply`) render as the class's own; a type alias re-exported by a package is documented
 by the docstring at its definition; the bindings' unions show as their names
 (`acp_schema.v2.types.SessionUpdate`, not their variants and metadata); a base class defined in
-a private module links to the public module exporting it; the names acpwire's packages import
-on first use (`acpwire._lazy`) are rendered like the others.
+a private module links to the public module exporting it; the names acpwire's packages and
+the bindings' surfaces import on first use (`acpwire._lazy`, `acp_schema._runtime.lazy`) are
+rendered like the others, a generated type under its public module (`acp_schema.v2.types`,
+not the `_types` area defining it).
 """
 
 from __future__ import annotations
@@ -167,6 +169,16 @@ def _public_bases(cls: pdoc.doc.Class) -> list[tuple[str, str, str]]:
     return shown
 
 
+def _module_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements of a module body, those inside its `if` blocks included (the bindings'
+    surfaces import their names under `if TYPE_CHECKING:`, the interpreter on first use)."""
+    for node in body:
+        yield node
+        if isinstance(node, ast.If):
+            yield from _module_level(node.body)
+            yield from _module_level(node.orelse)
+
+
 @functools.cache
 def _imported_docstrings(modulename: str) -> dict[str, str]:
     """The docstrings of the module-level names `modulename` defines or imports from a module
@@ -178,7 +190,7 @@ def _imported_docstrings(modulename: str) -> dict[str, str]:
     docstrings = dict(pdoc.doc_ast.walk_tree(module).var_docstrings)
     package = modulename if hasattr(module, "__path__") else modulename.rpartition(".")[0]
     source = inspect.getsource(module)
-    for node in ast.parse(source).body:
+    for node in _module_level(ast.parse(source).body):
         if not isinstance(node, ast.ImportFrom) or not node.level or node.module is None:
             continue  # absolute, or `from . import submodule`
         base = package
@@ -208,7 +220,9 @@ def _signature_in_a_module(function: pdoc.doc.Function) -> inspect.Signature:
 
 
 UNION_INFO = re.compile(r", UnionInfo\(name='(\w+)'")
-BINDINGS_NAME = re.compile(r"\b(acp_schema(?:\.\w+)*\.types)\.\w+")
+# a generated type by the module defining it: a surface's `types`, or one of its `_types` areas
+BINDINGS_NAME = re.compile(r"\b(acp_schema\.v\d+(?:\.unstable)?)\.(?:types|_types\.\w+)\.\w+")
+AREA_NAME = re.compile(r"\b(acp_schema\.v\d+(?:\.unstable)?)\._types\.\w+\.(\w+)")
 
 
 def _closing_bracket(text: str, start: int) -> int:
@@ -225,11 +239,14 @@ def _closing_bracket(text: str, start: int) -> int:
 
 
 def _named_unions(text: str) -> str:
-    """An annotation's text with every generated union written as its name.
+    """An annotation's text with every generated union written as its name, and every
+    generated type by its public module.
 
     The bindings' unions are `Annotated[Union[<variants>], UnionInfo(name=...)]` at run time,
     so a signature taking a `v2.SessionUpdate` would show its twenty variants and the
-    union's metadata: `acp_schema.v2.types.SessionUpdate` is what the code says."""
+    union's metadata: `acp_schema.v2.types.SessionUpdate` is what the code says. A type is
+    defined in an area module (`acp_schema.v2._types.session.PromptRequest`) and documented
+    where users import it from (`acp_schema.v2.types.PromptRequest`)."""
     for opening in ("typing.Annotated[", "Annotated["):
         start = text.find(opening)
         while start != -1:
@@ -237,12 +254,12 @@ def _named_unions(text: str) -> str:
             inner = text[start:end]
             name, module = UNION_INFO.search(inner), BINDINGS_NAME.search(inner)
             if end != -1 and name and module:
-                replacement = f"{module.group(1)}.{name.group(1)}"
-                if hasattr(importlib.import_module(module.group(1)), name.group(1)):
+                replacement = f"{module.group(1)}.types.{name.group(1)}"
+                if hasattr(importlib.import_module(f"{module.group(1)}.types"), name.group(1)):
                     text = text[:start] + replacement + text[end + 1 :]
                     end = start + len(replacement) - 1
             start = text.find(opening, end + 1 if end != -1 else start + 1)
-    return text
+    return AREA_NAME.sub(r"\1.types.\2", text)
 
 
 def _with_named_unions(clean: Any) -> Any:
@@ -295,8 +312,16 @@ def undocumented() -> list[str]:
 
 def _import_names_used_on_first_use() -> None:
     """pdoc reads the names a module exports from its `__dict__`: the ones acpwire's packages
-    import on first use (`acpwire._lazy`) are imported first, as a user's first use would."""
-    for name in MODULES:
+    (`acpwire._lazy`) and the bindings' surfaces and their `types` (`acp_schema._runtime.lazy`)
+    import on first use are imported first, as a user's first use would."""
+    import acp_schema
+
+    surfaces = [
+        f"acp_schema.{label}{part}"
+        for label in acp_schema.SCHEMA_RELEASES
+        for part in ("", ".types")
+    ]
+    for name in (*MODULES, *surfaces):
         module = importlib.import_module(name)
         for exported in getattr(module, "__all__", ()):
             getattr(module, exported)

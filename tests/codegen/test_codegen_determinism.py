@@ -96,6 +96,19 @@ def test_two_runs_are_byte_identical(generated_twice: tuple[Path, Path]) -> None
     assert len(first) >= 15
 
 
+def area_files() -> set[str]:
+    """Each surface's `_types` package and one module per area codegen/areas.py assigns."""
+    from codegen.__main__ import load_modules
+    from codegen.areas import assign
+
+    files = set()
+    for module in load_modules(SCHEMA_DIR):
+        pkg = module.version + ("/unstable" if module.unstable else "")
+        files |= {f"{pkg}/_types/__init__.py"}
+        files |= {f"{pkg}/_types/{area}.py" for area in set(assign(module).values())}
+    return files
+
+
 def test_every_generated_file_is_accounted_for(generated_twice: tuple[Path, Path]) -> None:
     files = set(tree(generated_twice[0]))
     runtime = {f"_runtime/{name}" for name in tree(RUNTIME_SOURCE)}
@@ -105,8 +118,9 @@ def test_every_generated_file_is_accounted_for(generated_twice: tuple[Path, Path
         | {
             f"{pkg}/{name}"
             for pkg in PACKAGES
-            for name in ("__init__.py", "types.py", "methods.py", "handlers.py")
+            for name in ("__init__.py", "_surface.py", "types.py", "methods.py", "handlers.py")
         }
+        | area_files()
     )
     assert files == expected
 
@@ -123,7 +137,7 @@ def test_headers_name_schema_source_and_sha256(
     problems = []
     for name in py_files:
         text = (root / name).read_text()
-        package = name.rpartition("/")[0]
+        package = name.rpartition("/")[0].removesuffix("/_types")  # area modules: their surface's
         if package in PACKAGES:
             header = expected_header(PACKAGES[package])
             if not text.startswith(header):

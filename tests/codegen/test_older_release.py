@@ -22,7 +22,7 @@ import pytest
 
 from codegen.lock import SCHEMA_FILES, NpmRelease, verify_lock
 from codegen.release import BINDINGS_REVISION
-from helpers.paths import ROOT
+from helpers.paths import ROOT, types_source
 
 PACKAGE = "@agentclientprotocol/sdk"
 RELEASES = ("2.0.0", "2.2.0")
@@ -170,7 +170,7 @@ def test_release_specific_patch_fields(tmp_path: Path) -> None:
     docs = {}
     for version in RELEASES:
         generate(version, tmp_path / version / "acp_schema")
-        types_py = (tmp_path / version / "acp_schema" / "v2" / "types.py").read_text()
+        types_py = types_source(tmp_path / version / "acp_schema" / "v2")
         docs[version] = {
             field: field_docstring(types_py, "TerminalUpdate", field)
             for field in ("size", "cwd", "output")

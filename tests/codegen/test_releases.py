@@ -17,6 +17,7 @@ import pytest
 from codegen.__main__ import main as codegen_main
 from codegen.lock import SCHEMA_FILES
 from codegen.release import BINDINGS_REVISION
+from helpers.paths import types_source
 from helpers.schema_edits import (
     Schema,
     add_progress_variant,
@@ -66,7 +67,7 @@ def test_renamed_patch_type_keeps_its_patch_semantics_and_is_warned_about(
                 f"{prefix} {name} ContextCompactionUpdate.{field}: the schema describes it as a "
                 "patch field (generated three-state); codegen/patch_fields.py does not list it"
             ) in found
-    types_py = (tmp_path / "out" / "acp_schema" / "v2" / "types.py").read_text()
+    types_py = types_source(tmp_path / "out" / "acp_schema" / "v2")
     # the `compaction_update` variant keeps its pinned class name (codegen/names.py)
     body = types_py.split("\nclass CompactionUpdate(", 1)[1].split("\nclass ", 1)[0]
     assert body.count("Three-state patch field") == 3  # summary, error, _meta
@@ -221,7 +222,7 @@ def test_patch_wording_dropped_upstream_is_a_plain_field_and_warned_about(
         "describe it as a patch field (generated as a plain optional field); "
         "codegen/patch_fields.py lists it"
     ]
-    types_py = (tmp_path / "out" / "acp_schema" / "v2" / "types.py").read_text()
+    types_py = types_source(tmp_path / "out" / "acp_schema" / "v2")
     usage = types_py.split("\nclass UsageUpdate(", 1)[1].split("\nclass ", 1)[0]
     assert "Three-state" not in usage
 

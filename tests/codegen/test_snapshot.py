@@ -22,6 +22,7 @@ from codegen import vendor
 from codegen.__main__ import main as codegen_main
 from codegen.lock import LockMismatch, NpmRelease, Snapshot, read_lock, verify_lock, write_lock
 from codegen.release import BINDINGS_REVISION
+from helpers.paths import types_source
 from helpers.schema_edits import (
     ROOT,
     Schema,
@@ -132,7 +133,7 @@ def test_generate_straight_from_a_git_revision(upstream: tuple[Path, str], tmp_p
         "renamed": [True, False],
         "compaction": [False, True],
     }
-    types_py = (tmp_path / "acp_schema" / "v2" / "types.py").read_text()
+    types_py = types_source(tmp_path / "acp_schema" / "v2")
     assert "Three-state patch field" in field_doc(types_py, "UsageUpdate", "budget")
     assert not (repo / "schema" / "lock.json").exists()  # the snapshot is only read
 

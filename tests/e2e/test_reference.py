@@ -87,7 +87,7 @@ def test_members_of_a_private_base_class_are_rendered_as_the_class_own(
 
 def test_generated_unions_are_shown_by_name(reference: tuple[Path, list[str]]) -> None:
     text = text_of(section(reference[0], "acpwire.client", "TurnEvent"))
-    assert "acp_schema.v2.types.SessionUpdate]" in text
+    assert "acp_schema.v2.SessionUpdate]" in text  # where users import it from
     assert "UnionInfo" not in text
 
 
@@ -96,7 +96,7 @@ def test_prompt_is_typed_and_documented_where_it_is_rendered(
 ) -> None:
     text = text_of(section(reference[0], "acpwire", "prompt"))
     assert "conn: Negotiated | V1Negotiated" in text
-    assert "params: acp_schema.v2.types.PromptRequest | acp_schema.v1.types.PromptRequest" in text
+    assert "params: acp_schema.v2.PromptRequest | acp_schema.v1.PromptRequest" in text
     assert "-> contextlib.AbstractAsyncContextManager[TurnEvents]" in text
     assert "Any" not in text.split("Send `session/prompt`")[0]
     assert "module's docstring" not in text

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar, Generic, TypeVar
 
 import msgspec
@@ -29,14 +30,25 @@ def undecodable(exc: BaseException) -> msgspec.DecodeError:
 class Codec(Generic[T]):
     """Decode bytes to `T` (strict fast path, then the schema's fallback rules) and encode back."""
 
-    __slots__ = ("_decoder", "type")
+    __slots__ = ("_decoder", "_load", "_type")
 
     _encoder: ClassVar[msgspec.json.Encoder] = msgspec.json.Encoder()
 
-    def __init__(self, type: Any) -> None:
-        self.type = type
-        """The type it decodes to and encodes from."""
+    def __init__(self, type: Any = None, *, load: Callable[[], Any] | None = None) -> None:
+        """`Codec(SomeType)`, or `Codec(load=lambda: types.SomeType)`: the type looked up when
+        first needed (the generated method tables name types without importing them)."""
+        self._type = type
+        self._load = load
         self._decoder: msgspec.json.Decoder[T] | None = None
+
+    @property
+    def type(self) -> Any:
+        """The type it decodes to and encodes from."""
+        load = self._load
+        if load is not None:
+            self._type = load()
+            self._load = None
+        return self._type
 
     def decode(self, data: bytes | bytearray | memoryview | str) -> T:
         """A `T` from JSON; raises `msgspec.ValidationError` naming the path of what is wrong."""

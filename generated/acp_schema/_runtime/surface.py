@@ -140,14 +140,20 @@ _BY_MODULE: dict[str, AnySurface | None] = {}
 
 
 def _surface_of_module(module: str) -> AnySurface | None:
-    """The surface whose generated submodule (`types`, `methods`, `handlers`) `module` is."""
+    """The surface whose generated submodule (`methods`, `handlers`, a `_types` area) `module`
+    is: the innermost enclosing package with a `SURFACE` of its own."""
     try:
         return _BY_MODULE[module]
     except KeyError:
         pass
+    surface = None
     package = module.rpartition(".")[0]
-    found = getattr(sys.modules.get(package), "SURFACE", None)
-    surface = found if isinstance(found, Surface) and found.name == package else None
+    while package.startswith(f"{PACKAGE}."):
+        found = getattr(sys.modules.get(package), "SURFACE", None)
+        if isinstance(found, Surface) and found.name == package:
+            surface = found
+            break
+        package = package.rpartition(".")[0]
     # a miss inside acp_schema may be a surface still being imported: looked up again next time
     if surface is not None or not module.startswith(f"{PACKAGE}."):
         _BY_MODULE[module] = surface
@@ -159,8 +165,10 @@ def surface_of(value: object) -> AnySurface | None:
     (structs, unknown variants), messages, handler bases or peers, or a subclass of one (your
     `AgentBase` / `ClientBase` subclass); None for anything else.
 
-    A dict look-up by the class's module, cached; it never imports a surface (a value of one
-    exists only once its module was imported).
+    A dict look-up by the class's module, cached; it never imports another surface (a value of
+    one exists only once its module was imported), though the first look-up builds the
+    surface's `SURFACE` if nothing used it yet (its tables and handlers are imported on first
+    use).
     """
     cls = value if isinstance(value, type) else type(value)
     surface = _surface_of_module(cls.__module__)

@@ -3,6 +3,8 @@
 # DO NOT EDIT: regenerate with `nox -s generate`.
 """ACP v1 method tables (from `x-method` / `x-side`) and the message entry points."""
 
+from __future__ import annotations
+
 from typing import Any, ClassVar, Final
 
 from acp_schema._runtime.codec import Codec
@@ -13,55 +15,9 @@ from acp_schema._runtime.messages import (
     encode_message,
 )
 
-from .types import (
-    AuthenticateRequest,
-    AuthenticateResponse,
-    CancelNotification,
-    CancelRequestNotification,
-    CloseSessionRequest,
-    CloseSessionResponse,
-    CompleteElicitationNotification,
-    CreateElicitationRequest,
-    CreateElicitationResponse,
-    CreateTerminalRequest,
-    CreateTerminalResponse,
-    DeleteSessionRequest,
-    DeleteSessionResponse,
-    Error,
-    InitializeRequest,
-    InitializeResponse,
-    KillTerminalRequest,
-    KillTerminalResponse,
-    ListSessionsRequest,
-    ListSessionsResponse,
-    LoadSessionRequest,
-    LoadSessionResponse,
-    LogoutRequest,
-    LogoutResponse,
-    NewSessionRequest,
-    NewSessionResponse,
-    PromptRequest,
-    PromptResponse,
-    ReadTextFileRequest,
-    ReadTextFileResponse,
-    ReleaseTerminalRequest,
-    ReleaseTerminalResponse,
-    RequestPermissionRequest,
-    RequestPermissionResponse,
-    ResumeSessionRequest,
-    ResumeSessionResponse,
-    SessionNotification,
-    SetSessionConfigOptionRequest,
-    SetSessionConfigOptionResponse,
-    SetSessionModeRequest,
-    SetSessionModeResponse,
-    TerminalOutputRequest,
-    TerminalOutputResponse,
-    WaitForTerminalExitRequest,
-    WaitForTerminalExitResponse,
-    WriteTextFileRequest,
-    WriteTextFileResponse,
-)
+# Named through the module, never imported: a type is imported when a codec or decoder first
+# needs it (annotations are strings here; msgspec resolves `_types.X` when it builds a decoder).
+from . import types as _types
 
 __all__ = [
     "AGENT_CODEC",
@@ -139,7 +95,7 @@ class AuthenticateMessage(MethodMessage, kw_only=True, tag="authenticate"):
 
     method: ClassVar[str] = "authenticate"
     """The JSON-RPC method name, `authenticate`."""
-    params: AuthenticateRequest
+    params: _types.AuthenticateRequest
     """The `authenticate` request's params."""
 
 
@@ -156,7 +112,7 @@ class InitializeMessage(MethodMessage, kw_only=True, tag="initialize"):
 
     method: ClassVar[str] = "initialize"
     """The JSON-RPC method name, `initialize`."""
-    params: InitializeRequest
+    params: _types.InitializeRequest
     """The `initialize` request's params."""
 
 
@@ -171,7 +127,7 @@ class LogoutMessage(MethodMessage, kw_only=True, tag="logout"):
 
     method: ClassVar[str] = "logout"
     """The JSON-RPC method name, `logout`."""
-    params: LogoutRequest
+    params: _types.LogoutRequest
     """The `logout` request's params."""
 
 
@@ -186,7 +142,7 @@ class SessionCancelMessage(MethodMessage, kw_only=True, tag="session/cancel"):
 
     method: ClassVar[str] = "session/cancel"
     """The JSON-RPC method name, `session/cancel`."""
-    params: CancelNotification
+    params: _types.CancelNotification
     """The `session/cancel` notification's params."""
 
 
@@ -205,7 +161,7 @@ class SessionCloseMessage(MethodMessage, kw_only=True, tag="session/close"):
 
     method: ClassVar[str] = "session/close"
     """The JSON-RPC method name, `session/close`."""
-    params: CloseSessionRequest
+    params: _types.CloseSessionRequest
     """The `session/close` request's params."""
 
 
@@ -220,7 +176,7 @@ class SessionDeleteMessage(MethodMessage, kw_only=True, tag="session/delete"):
 
     method: ClassVar[str] = "session/delete"
     """The JSON-RPC method name, `session/delete`."""
-    params: DeleteSessionRequest
+    params: _types.DeleteSessionRequest
     """The `session/delete` request's params."""
 
 
@@ -235,7 +191,7 @@ class SessionListMessage(MethodMessage, kw_only=True, tag="session/list"):
 
     method: ClassVar[str] = "session/list"
     """The JSON-RPC method name, `session/list`."""
-    params: ListSessionsRequest
+    params: _types.ListSessionsRequest
     """The `session/list` request's params."""
 
 
@@ -252,7 +208,7 @@ class SessionLoadMessage(MethodMessage, kw_only=True, tag="session/load"):
 
     method: ClassVar[str] = "session/load"
     """The JSON-RPC method name, `session/load`."""
-    params: LoadSessionRequest
+    params: _types.LoadSessionRequest
     """The `session/load` request's params."""
 
 
@@ -267,7 +223,7 @@ class SessionNewMessage(MethodMessage, kw_only=True, tag="session/new"):
 
     method: ClassVar[str] = "session/new"
     """The JSON-RPC method name, `session/new`."""
-    params: NewSessionRequest
+    params: _types.NewSessionRequest
     """The `session/new` request's params."""
 
 
@@ -284,7 +240,7 @@ class SessionPromptMessage(MethodMessage, kw_only=True, tag="session/prompt"):
 
     method: ClassVar[str] = "session/prompt"
     """The JSON-RPC method name, `session/prompt`."""
-    params: PromptRequest
+    params: _types.PromptRequest
     """The `session/prompt` request's params."""
 
 
@@ -302,7 +258,7 @@ class SessionResumeMessage(MethodMessage, kw_only=True, tag="session/resume"):
 
     method: ClassVar[str] = "session/resume"
     """The JSON-RPC method name, `session/resume`."""
-    params: ResumeSessionRequest
+    params: _types.ResumeSessionRequest
     """The `session/resume` request's params."""
 
 
@@ -315,7 +271,7 @@ class SessionSetConfigOptionMessage(MethodMessage, kw_only=True, tag="session/se
 
     method: ClassVar[str] = "session/set_config_option"
     """The JSON-RPC method name, `session/set_config_option`."""
-    params: SetSessionConfigOptionRequest
+    params: _types.SetSessionConfigOptionRequest
     """The `session/set_config_option` request's params."""
 
 
@@ -328,7 +284,7 @@ class SessionSetModeMessage(MethodMessage, kw_only=True, tag="session/set_mode")
 
     method: ClassVar[str] = "session/set_mode"
     """The JSON-RPC method name, `session/set_mode`."""
-    params: SetSessionModeRequest
+    params: _types.SetSessionModeRequest
     """The `session/set_mode` request's params."""
 
 
@@ -341,7 +297,7 @@ class ElicitationCompleteMessage(MethodMessage, kw_only=True, tag="elicitation/c
 
     method: ClassVar[str] = "elicitation/complete"
     """The JSON-RPC method name, `elicitation/complete`."""
-    params: CompleteElicitationNotification
+    params: _types.CompleteElicitationNotification
     """The `elicitation/complete` notification's params."""
 
 
@@ -358,7 +314,7 @@ class ElicitationCreateMessage(MethodMessage, kw_only=True, tag="elicitation/cre
 
     method: ClassVar[str] = "elicitation/create"
     """The JSON-RPC method name, `elicitation/create`."""
-    params: CreateElicitationRequest
+    params: _types.CreateElicitationRequest
     """The `elicitation/create` request's params."""
 
 
@@ -373,7 +329,7 @@ class FsReadTextFileMessage(MethodMessage, kw_only=True, tag="fs/read_text_file"
 
     method: ClassVar[str] = "fs/read_text_file"
     """The JSON-RPC method name, `fs/read_text_file`."""
-    params: ReadTextFileRequest
+    params: _types.ReadTextFileRequest
     """The `fs/read_text_file` request's params."""
 
 
@@ -388,7 +344,7 @@ class FsWriteTextFileMessage(MethodMessage, kw_only=True, tag="fs/write_text_fil
 
     method: ClassVar[str] = "fs/write_text_file"
     """The JSON-RPC method name, `fs/write_text_file`."""
-    params: WriteTextFileRequest
+    params: _types.WriteTextFileRequest
     """The `fs/write_text_file` request's params."""
 
 
@@ -407,7 +363,7 @@ class SessionRequestPermissionMessage(
 
     method: ClassVar[str] = "session/request_permission"
     """The JSON-RPC method name, `session/request_permission`."""
-    params: RequestPermissionRequest
+    params: _types.RequestPermissionRequest
     """The `session/request_permission` request's params."""
 
 
@@ -424,7 +380,7 @@ class SessionUpdateMessage(MethodMessage, kw_only=True, tag="session/update"):
 
     method: ClassVar[str] = "session/update"
     """The JSON-RPC method name, `session/update`."""
-    params: SessionNotification
+    params: _types.SessionNotification
     """The `session/update` notification's params."""
 
 
@@ -437,7 +393,7 @@ class TerminalCreateMessage(MethodMessage, kw_only=True, tag="terminal/create"):
 
     method: ClassVar[str] = "terminal/create"
     """The JSON-RPC method name, `terminal/create`."""
-    params: CreateTerminalRequest
+    params: _types.CreateTerminalRequest
     """The `terminal/create` request's params."""
 
 
@@ -450,7 +406,7 @@ class TerminalKillMessage(MethodMessage, kw_only=True, tag="terminal/kill"):
 
     method: ClassVar[str] = "terminal/kill"
     """The JSON-RPC method name, `terminal/kill`."""
-    params: KillTerminalRequest
+    params: _types.KillTerminalRequest
     """The `terminal/kill` request's params."""
 
 
@@ -463,7 +419,7 @@ class TerminalOutputMessage(MethodMessage, kw_only=True, tag="terminal/output"):
 
     method: ClassVar[str] = "terminal/output"
     """The JSON-RPC method name, `terminal/output`."""
-    params: TerminalOutputRequest
+    params: _types.TerminalOutputRequest
     """The `terminal/output` request's params."""
 
 
@@ -476,7 +432,7 @@ class TerminalReleaseMessage(MethodMessage, kw_only=True, tag="terminal/release"
 
     method: ClassVar[str] = "terminal/release"
     """The JSON-RPC method name, `terminal/release`."""
-    params: ReleaseTerminalRequest
+    params: _types.ReleaseTerminalRequest
     """The `terminal/release` request's params."""
 
 
@@ -489,7 +445,7 @@ class TerminalWaitForExitMessage(MethodMessage, kw_only=True, tag="terminal/wait
 
     method: ClassVar[str] = "terminal/wait_for_exit"
     """The JSON-RPC method name, `terminal/wait_for_exit`."""
-    params: WaitForTerminalExitRequest
+    params: _types.WaitForTerminalExitRequest
     """The `terminal/wait_for_exit` request's params."""
 
 
@@ -504,287 +460,311 @@ class CancelRequestMessage(MethodMessage, kw_only=True, tag="$/cancel_request"):
 
     method: ClassVar[str] = "$/cancel_request"
     """The JSON-RPC method name, `$/cancel_request`."""
-    params: CancelRequestNotification
+    params: _types.CancelRequestNotification
     """The `$/cancel_request` notification's params."""
 
 
-AUTHENTICATE: Final[MethodSpec[AuthenticateRequest, AuthenticateResponse]] = MethodSpec(
-    name="authenticate",
-    side="agent",
-    kind="request",
-    params=Codec[AuthenticateRequest](AuthenticateRequest),
-    result=Codec[AuthenticateResponse](AuthenticateResponse),
-    message=AuthenticateMessage,
-    handler="authenticate",
+AUTHENTICATE: Final[MethodSpec[_types.AuthenticateRequest, _types.AuthenticateResponse]] = (
+    MethodSpec(
+        name="authenticate",
+        side="agent",
+        kind="request",
+        params=Codec(load=lambda: _types.AuthenticateRequest),
+        result=Codec(load=lambda: _types.AuthenticateResponse),
+        message=AuthenticateMessage,
+        handler="authenticate",
+    )
 )
 """The `authenticate` row of the method table."""
 
-INITIALIZE: Final[MethodSpec[InitializeRequest, InitializeResponse]] = MethodSpec(
+INITIALIZE: Final[MethodSpec[_types.InitializeRequest, _types.InitializeResponse]] = MethodSpec(
     name="initialize",
     side="agent",
     kind="request",
-    params=Codec[InitializeRequest](InitializeRequest),
-    result=Codec[InitializeResponse](InitializeResponse),
+    params=Codec(load=lambda: _types.InitializeRequest),
+    result=Codec(load=lambda: _types.InitializeResponse),
     message=InitializeMessage,
     handler="initialize",
 )
 """The `initialize` row of the method table."""
 
-LOGOUT: Final[MethodSpec[LogoutRequest, LogoutResponse]] = MethodSpec(
+LOGOUT: Final[MethodSpec[_types.LogoutRequest, _types.LogoutResponse]] = MethodSpec(
     name="logout",
     side="agent",
     kind="request",
-    params=Codec[LogoutRequest](LogoutRequest),
-    result=Codec[LogoutResponse](LogoutResponse),
+    params=Codec(load=lambda: _types.LogoutRequest),
+    result=Codec(load=lambda: _types.LogoutResponse),
     message=LogoutMessage,
     handler="logout",
 )
 """The `logout` row of the method table."""
 
-SESSION_CANCEL: Final[MethodSpec[CancelNotification, None]] = MethodSpec(
+SESSION_CANCEL: Final[MethodSpec[_types.CancelNotification, None]] = MethodSpec(
     name="session/cancel",
     side="agent",
     kind="notification",
-    params=Codec[CancelNotification](CancelNotification),
+    params=Codec(load=lambda: _types.CancelNotification),
     result=None,
     message=SessionCancelMessage,
     handler="session_cancel",
 )
 """The `session/cancel` row of the method table."""
 
-SESSION_CLOSE: Final[MethodSpec[CloseSessionRequest, CloseSessionResponse]] = MethodSpec(
-    name="session/close",
-    side="agent",
-    kind="request",
-    params=Codec[CloseSessionRequest](CloseSessionRequest),
-    result=Codec[CloseSessionResponse](CloseSessionResponse),
-    message=SessionCloseMessage,
-    handler="session_close",
+SESSION_CLOSE: Final[MethodSpec[_types.CloseSessionRequest, _types.CloseSessionResponse]] = (
+    MethodSpec(
+        name="session/close",
+        side="agent",
+        kind="request",
+        params=Codec(load=lambda: _types.CloseSessionRequest),
+        result=Codec(load=lambda: _types.CloseSessionResponse),
+        message=SessionCloseMessage,
+        handler="session_close",
+    )
 )
 """The `session/close` row of the method table."""
 
-SESSION_DELETE: Final[MethodSpec[DeleteSessionRequest, DeleteSessionResponse]] = MethodSpec(
-    name="session/delete",
-    side="agent",
-    kind="request",
-    params=Codec[DeleteSessionRequest](DeleteSessionRequest),
-    result=Codec[DeleteSessionResponse](DeleteSessionResponse),
-    message=SessionDeleteMessage,
-    handler="session_delete",
+SESSION_DELETE: Final[MethodSpec[_types.DeleteSessionRequest, _types.DeleteSessionResponse]] = (
+    MethodSpec(
+        name="session/delete",
+        side="agent",
+        kind="request",
+        params=Codec(load=lambda: _types.DeleteSessionRequest),
+        result=Codec(load=lambda: _types.DeleteSessionResponse),
+        message=SessionDeleteMessage,
+        handler="session_delete",
+    )
 )
 """The `session/delete` row of the method table."""
 
-SESSION_LIST: Final[MethodSpec[ListSessionsRequest, ListSessionsResponse]] = MethodSpec(
-    name="session/list",
-    side="agent",
-    kind="request",
-    params=Codec[ListSessionsRequest](ListSessionsRequest),
-    result=Codec[ListSessionsResponse](ListSessionsResponse),
-    message=SessionListMessage,
-    handler="session_list",
+SESSION_LIST: Final[MethodSpec[_types.ListSessionsRequest, _types.ListSessionsResponse]] = (
+    MethodSpec(
+        name="session/list",
+        side="agent",
+        kind="request",
+        params=Codec(load=lambda: _types.ListSessionsRequest),
+        result=Codec(load=lambda: _types.ListSessionsResponse),
+        message=SessionListMessage,
+        handler="session_list",
+    )
 )
 """The `session/list` row of the method table."""
 
-SESSION_LOAD: Final[MethodSpec[LoadSessionRequest, LoadSessionResponse]] = MethodSpec(
+SESSION_LOAD: Final[MethodSpec[_types.LoadSessionRequest, _types.LoadSessionResponse]] = MethodSpec(
     name="session/load",
     side="agent",
     kind="request",
-    params=Codec[LoadSessionRequest](LoadSessionRequest),
-    result=Codec[LoadSessionResponse](LoadSessionResponse),
+    params=Codec(load=lambda: _types.LoadSessionRequest),
+    result=Codec(load=lambda: _types.LoadSessionResponse),
     message=SessionLoadMessage,
     handler="session_load",
 )
 """The `session/load` row of the method table."""
 
-SESSION_NEW: Final[MethodSpec[NewSessionRequest, NewSessionResponse]] = MethodSpec(
+SESSION_NEW: Final[MethodSpec[_types.NewSessionRequest, _types.NewSessionResponse]] = MethodSpec(
     name="session/new",
     side="agent",
     kind="request",
-    params=Codec[NewSessionRequest](NewSessionRequest),
-    result=Codec[NewSessionResponse](NewSessionResponse),
+    params=Codec(load=lambda: _types.NewSessionRequest),
+    result=Codec(load=lambda: _types.NewSessionResponse),
     message=SessionNewMessage,
     handler="session_new",
 )
 """The `session/new` row of the method table."""
 
-SESSION_PROMPT: Final[MethodSpec[PromptRequest, PromptResponse]] = MethodSpec(
+SESSION_PROMPT: Final[MethodSpec[_types.PromptRequest, _types.PromptResponse]] = MethodSpec(
     name="session/prompt",
     side="agent",
     kind="request",
-    params=Codec[PromptRequest](PromptRequest),
-    result=Codec[PromptResponse](PromptResponse),
+    params=Codec(load=lambda: _types.PromptRequest),
+    result=Codec(load=lambda: _types.PromptResponse),
     message=SessionPromptMessage,
     handler="session_prompt",
 )
 """The `session/prompt` row of the method table."""
 
-SESSION_RESUME: Final[MethodSpec[ResumeSessionRequest, ResumeSessionResponse]] = MethodSpec(
-    name="session/resume",
-    side="agent",
-    kind="request",
-    params=Codec[ResumeSessionRequest](ResumeSessionRequest),
-    result=Codec[ResumeSessionResponse](ResumeSessionResponse),
-    message=SessionResumeMessage,
-    handler="session_resume",
+SESSION_RESUME: Final[MethodSpec[_types.ResumeSessionRequest, _types.ResumeSessionResponse]] = (
+    MethodSpec(
+        name="session/resume",
+        side="agent",
+        kind="request",
+        params=Codec(load=lambda: _types.ResumeSessionRequest),
+        result=Codec(load=lambda: _types.ResumeSessionResponse),
+        message=SessionResumeMessage,
+        handler="session_resume",
+    )
 )
 """The `session/resume` row of the method table."""
 
 SESSION_SET_CONFIG_OPTION: Final[
-    MethodSpec[SetSessionConfigOptionRequest, SetSessionConfigOptionResponse]
+    MethodSpec[_types.SetSessionConfigOptionRequest, _types.SetSessionConfigOptionResponse]
 ] = MethodSpec(
     name="session/set_config_option",
     side="agent",
     kind="request",
-    params=Codec[SetSessionConfigOptionRequest](SetSessionConfigOptionRequest),
-    result=Codec[SetSessionConfigOptionResponse](SetSessionConfigOptionResponse),
+    params=Codec(load=lambda: _types.SetSessionConfigOptionRequest),
+    result=Codec(load=lambda: _types.SetSessionConfigOptionResponse),
     message=SessionSetConfigOptionMessage,
     handler="session_set_config_option",
 )
 """The `session/set_config_option` row of the method table."""
 
-SESSION_SET_MODE: Final[MethodSpec[SetSessionModeRequest, SetSessionModeResponse]] = MethodSpec(
-    name="session/set_mode",
-    side="agent",
-    kind="request",
-    params=Codec[SetSessionModeRequest](SetSessionModeRequest),
-    result=Codec[SetSessionModeResponse](SetSessionModeResponse),
-    message=SessionSetModeMessage,
-    handler="session_set_mode",
+SESSION_SET_MODE: Final[MethodSpec[_types.SetSessionModeRequest, _types.SetSessionModeResponse]] = (
+    MethodSpec(
+        name="session/set_mode",
+        side="agent",
+        kind="request",
+        params=Codec(load=lambda: _types.SetSessionModeRequest),
+        result=Codec(load=lambda: _types.SetSessionModeResponse),
+        message=SessionSetModeMessage,
+        handler="session_set_mode",
+    )
 )
 """The `session/set_mode` row of the method table."""
 
-ELICITATION_COMPLETE: Final[MethodSpec[CompleteElicitationNotification, None]] = MethodSpec(
+ELICITATION_COMPLETE: Final[MethodSpec[_types.CompleteElicitationNotification, None]] = MethodSpec(
     name="elicitation/complete",
     side="client",
     kind="notification",
-    params=Codec[CompleteElicitationNotification](CompleteElicitationNotification),
+    params=Codec(load=lambda: _types.CompleteElicitationNotification),
     result=None,
     message=ElicitationCompleteMessage,
     handler="elicitation_complete",
 )
 """The `elicitation/complete` row of the method table."""
 
-ELICITATION_CREATE: Final[MethodSpec[CreateElicitationRequest, CreateElicitationResponse]] = (
-    MethodSpec(
-        name="elicitation/create",
-        side="client",
-        kind="request",
-        params=Codec[CreateElicitationRequest](CreateElicitationRequest),
-        result=Codec[CreateElicitationResponse](CreateElicitationResponse),
-        message=ElicitationCreateMessage,
-        handler="elicitation_create",
-    )
+ELICITATION_CREATE: Final[
+    MethodSpec[_types.CreateElicitationRequest, _types.CreateElicitationResponse]
+] = MethodSpec(
+    name="elicitation/create",
+    side="client",
+    kind="request",
+    params=Codec(load=lambda: _types.CreateElicitationRequest),
+    result=Codec(load=lambda: _types.CreateElicitationResponse),
+    message=ElicitationCreateMessage,
+    handler="elicitation_create",
 )
 """The `elicitation/create` row of the method table."""
 
-FS_READ_TEXT_FILE: Final[MethodSpec[ReadTextFileRequest, ReadTextFileResponse]] = MethodSpec(
-    name="fs/read_text_file",
-    side="client",
-    kind="request",
-    params=Codec[ReadTextFileRequest](ReadTextFileRequest),
-    result=Codec[ReadTextFileResponse](ReadTextFileResponse),
-    message=FsReadTextFileMessage,
-    handler="fs_read_text_file",
+FS_READ_TEXT_FILE: Final[MethodSpec[_types.ReadTextFileRequest, _types.ReadTextFileResponse]] = (
+    MethodSpec(
+        name="fs/read_text_file",
+        side="client",
+        kind="request",
+        params=Codec(load=lambda: _types.ReadTextFileRequest),
+        result=Codec(load=lambda: _types.ReadTextFileResponse),
+        message=FsReadTextFileMessage,
+        handler="fs_read_text_file",
+    )
 )
 """The `fs/read_text_file` row of the method table."""
 
-FS_WRITE_TEXT_FILE: Final[MethodSpec[WriteTextFileRequest, WriteTextFileResponse]] = MethodSpec(
-    name="fs/write_text_file",
-    side="client",
-    kind="request",
-    params=Codec[WriteTextFileRequest](WriteTextFileRequest),
-    result=Codec[WriteTextFileResponse](WriteTextFileResponse),
-    message=FsWriteTextFileMessage,
-    handler="fs_write_text_file",
+FS_WRITE_TEXT_FILE: Final[MethodSpec[_types.WriteTextFileRequest, _types.WriteTextFileResponse]] = (
+    MethodSpec(
+        name="fs/write_text_file",
+        side="client",
+        kind="request",
+        params=Codec(load=lambda: _types.WriteTextFileRequest),
+        result=Codec(load=lambda: _types.WriteTextFileResponse),
+        message=FsWriteTextFileMessage,
+        handler="fs_write_text_file",
+    )
 )
 """The `fs/write_text_file` row of the method table."""
 
 SESSION_REQUEST_PERMISSION: Final[
-    MethodSpec[RequestPermissionRequest, RequestPermissionResponse]
+    MethodSpec[_types.RequestPermissionRequest, _types.RequestPermissionResponse]
 ] = MethodSpec(
     name="session/request_permission",
     side="client",
     kind="request",
-    params=Codec[RequestPermissionRequest](RequestPermissionRequest),
-    result=Codec[RequestPermissionResponse](RequestPermissionResponse),
+    params=Codec(load=lambda: _types.RequestPermissionRequest),
+    result=Codec(load=lambda: _types.RequestPermissionResponse),
     message=SessionRequestPermissionMessage,
     handler="session_request_permission",
 )
 """The `session/request_permission` row of the method table."""
 
-SESSION_UPDATE: Final[MethodSpec[SessionNotification, None]] = MethodSpec(
+SESSION_UPDATE: Final[MethodSpec[_types.SessionNotification, None]] = MethodSpec(
     name="session/update",
     side="client",
     kind="notification",
-    params=Codec[SessionNotification](SessionNotification),
+    params=Codec(load=lambda: _types.SessionNotification),
     result=None,
     message=SessionUpdateMessage,
     handler="session_update",
 )
 """The `session/update` row of the method table."""
 
-TERMINAL_CREATE: Final[MethodSpec[CreateTerminalRequest, CreateTerminalResponse]] = MethodSpec(
-    name="terminal/create",
-    side="client",
-    kind="request",
-    params=Codec[CreateTerminalRequest](CreateTerminalRequest),
-    result=Codec[CreateTerminalResponse](CreateTerminalResponse),
-    message=TerminalCreateMessage,
-    handler="terminal_create",
+TERMINAL_CREATE: Final[MethodSpec[_types.CreateTerminalRequest, _types.CreateTerminalResponse]] = (
+    MethodSpec(
+        name="terminal/create",
+        side="client",
+        kind="request",
+        params=Codec(load=lambda: _types.CreateTerminalRequest),
+        result=Codec(load=lambda: _types.CreateTerminalResponse),
+        message=TerminalCreateMessage,
+        handler="terminal_create",
+    )
 )
 """The `terminal/create` row of the method table."""
 
-TERMINAL_KILL: Final[MethodSpec[KillTerminalRequest, KillTerminalResponse]] = MethodSpec(
-    name="terminal/kill",
-    side="client",
-    kind="request",
-    params=Codec[KillTerminalRequest](KillTerminalRequest),
-    result=Codec[KillTerminalResponse](KillTerminalResponse),
-    message=TerminalKillMessage,
-    handler="terminal_kill",
+TERMINAL_KILL: Final[MethodSpec[_types.KillTerminalRequest, _types.KillTerminalResponse]] = (
+    MethodSpec(
+        name="terminal/kill",
+        side="client",
+        kind="request",
+        params=Codec(load=lambda: _types.KillTerminalRequest),
+        result=Codec(load=lambda: _types.KillTerminalResponse),
+        message=TerminalKillMessage,
+        handler="terminal_kill",
+    )
 )
 """The `terminal/kill` row of the method table."""
 
-TERMINAL_OUTPUT: Final[MethodSpec[TerminalOutputRequest, TerminalOutputResponse]] = MethodSpec(
-    name="terminal/output",
-    side="client",
-    kind="request",
-    params=Codec[TerminalOutputRequest](TerminalOutputRequest),
-    result=Codec[TerminalOutputResponse](TerminalOutputResponse),
-    message=TerminalOutputMessage,
-    handler="terminal_output",
+TERMINAL_OUTPUT: Final[MethodSpec[_types.TerminalOutputRequest, _types.TerminalOutputResponse]] = (
+    MethodSpec(
+        name="terminal/output",
+        side="client",
+        kind="request",
+        params=Codec(load=lambda: _types.TerminalOutputRequest),
+        result=Codec(load=lambda: _types.TerminalOutputResponse),
+        message=TerminalOutputMessage,
+        handler="terminal_output",
+    )
 )
 """The `terminal/output` row of the method table."""
 
-TERMINAL_RELEASE: Final[MethodSpec[ReleaseTerminalRequest, ReleaseTerminalResponse]] = MethodSpec(
+TERMINAL_RELEASE: Final[
+    MethodSpec[_types.ReleaseTerminalRequest, _types.ReleaseTerminalResponse]
+] = MethodSpec(
     name="terminal/release",
     side="client",
     kind="request",
-    params=Codec[ReleaseTerminalRequest](ReleaseTerminalRequest),
-    result=Codec[ReleaseTerminalResponse](ReleaseTerminalResponse),
+    params=Codec(load=lambda: _types.ReleaseTerminalRequest),
+    result=Codec(load=lambda: _types.ReleaseTerminalResponse),
     message=TerminalReleaseMessage,
     handler="terminal_release",
 )
 """The `terminal/release` row of the method table."""
 
 TERMINAL_WAIT_FOR_EXIT: Final[
-    MethodSpec[WaitForTerminalExitRequest, WaitForTerminalExitResponse]
+    MethodSpec[_types.WaitForTerminalExitRequest, _types.WaitForTerminalExitResponse]
 ] = MethodSpec(
     name="terminal/wait_for_exit",
     side="client",
     kind="request",
-    params=Codec[WaitForTerminalExitRequest](WaitForTerminalExitRequest),
-    result=Codec[WaitForTerminalExitResponse](WaitForTerminalExitResponse),
+    params=Codec(load=lambda: _types.WaitForTerminalExitRequest),
+    result=Codec(load=lambda: _types.WaitForTerminalExitResponse),
     message=TerminalWaitForExitMessage,
     handler="terminal_wait_for_exit",
 )
 """The `terminal/wait_for_exit` row of the method table."""
 
-CANCEL_REQUEST: Final[MethodSpec[CancelRequestNotification, None]] = MethodSpec(
+CANCEL_REQUEST: Final[MethodSpec[_types.CancelRequestNotification, None]] = MethodSpec(
     name="$/cancel_request",
     side="protocol",
     kind="notification",
-    params=Codec[CancelRequestNotification](CancelRequestNotification),
+    params=Codec(load=lambda: _types.CancelRequestNotification),
     result=None,
     message=CancelRequestMessage,
     handler="cancel_request",
@@ -843,7 +823,7 @@ METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
 }
 """Every method of this protocol surface whose name alone says which side handles it."""
 
-ERROR_CODEC: Final = Codec[Error](Error)
+ERROR_CODEC: Final[Codec[_types.Error]] = Codec(load=lambda: _types.Error)
 """Decodes and encodes the `error` object of a JSON-RPC error response."""
 
 MESSAGE_CODEC: Final = MessageCodec(METHODS, METHODS, ERROR_CODEC)

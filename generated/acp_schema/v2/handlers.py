@@ -10,8 +10,10 @@ method returns the caller's coroutine as it is (no wrapper of its own: one corou
 per message on the send path).
 """
 
+from __future__ import annotations
+
 from collections.abc import Coroutine
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp_schema._runtime.messages import Caller
 
@@ -35,41 +37,43 @@ from .methods import (
     SESSION_UPDATE,
     CANCEL_REQUEST,
 )
-from .types import (
-    CancelRequestNotification,
-    CancelSessionNotification,
-    CancelTerminalRequest,
-    CancelTerminalResponse,
-    CancelToolCallRequest,
-    CancelToolCallResponse,
-    CloseSessionRequest,
-    CloseSessionResponse,
-    CompleteElicitationNotification,
-    CreateElicitationRequest,
-    CreateElicitationResponse,
-    DeleteSessionRequest,
-    DeleteSessionResponse,
-    Error,
-    InitializeRequest,
-    InitializeResponse,
-    ListSessionsRequest,
-    ListSessionsResponse,
-    LoginAuthRequest,
-    LoginAuthResponse,
-    LogoutAuthRequest,
-    LogoutAuthResponse,
-    NewSessionRequest,
-    NewSessionResponse,
-    PromptRequest,
-    PromptResponse,
-    RequestPermissionRequest,
-    RequestPermissionResponse,
-    ResumeSessionRequest,
-    ResumeSessionResponse,
-    SetSessionConfigOptionRequest,
-    SetSessionConfigOptionResponse,
-    UpdateSessionNotification,
-)
+
+if TYPE_CHECKING:  # annotations only: the types are imported when first used
+    from .types import (
+        CancelRequestNotification,
+        CancelSessionNotification,
+        CancelTerminalRequest,
+        CancelTerminalResponse,
+        CancelToolCallRequest,
+        CancelToolCallResponse,
+        CloseSessionRequest,
+        CloseSessionResponse,
+        CompleteElicitationNotification,
+        CreateElicitationRequest,
+        CreateElicitationResponse,
+        DeleteSessionRequest,
+        DeleteSessionResponse,
+        Error,
+        InitializeRequest,
+        InitializeResponse,
+        ListSessionsRequest,
+        ListSessionsResponse,
+        LoginAuthRequest,
+        LoginAuthResponse,
+        LogoutAuthRequest,
+        LogoutAuthResponse,
+        NewSessionRequest,
+        NewSessionResponse,
+        PromptRequest,
+        PromptResponse,
+        RequestPermissionRequest,
+        RequestPermissionResponse,
+        ResumeSessionRequest,
+        ResumeSessionResponse,
+        SetSessionConfigOptionRequest,
+        SetSessionConfigOptionResponse,
+        UpdateSessionNotification,
+    )
 
 __all__ = [
     "AgentBase",

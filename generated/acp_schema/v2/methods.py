@@ -3,6 +3,8 @@
 # DO NOT EDIT: regenerate with `nox -s generate`.
 """ACP v2 method tables (from `x-method` / `x-side`) and the message entry points."""
 
+from __future__ import annotations
+
 from typing import Any, ClassVar, Final
 
 from acp_schema._runtime.codec import Codec
@@ -13,41 +15,9 @@ from acp_schema._runtime.messages import (
     encode_message,
 )
 
-from .types import (
-    CancelRequestNotification,
-    CancelSessionNotification,
-    CancelTerminalRequest,
-    CancelTerminalResponse,
-    CancelToolCallRequest,
-    CancelToolCallResponse,
-    CloseSessionRequest,
-    CloseSessionResponse,
-    CompleteElicitationNotification,
-    CreateElicitationRequest,
-    CreateElicitationResponse,
-    DeleteSessionRequest,
-    DeleteSessionResponse,
-    Error,
-    InitializeRequest,
-    InitializeResponse,
-    ListSessionsRequest,
-    ListSessionsResponse,
-    LoginAuthRequest,
-    LoginAuthResponse,
-    LogoutAuthRequest,
-    LogoutAuthResponse,
-    NewSessionRequest,
-    NewSessionResponse,
-    PromptRequest,
-    PromptResponse,
-    RequestPermissionRequest,
-    RequestPermissionResponse,
-    ResumeSessionRequest,
-    ResumeSessionResponse,
-    SetSessionConfigOptionRequest,
-    SetSessionConfigOptionResponse,
-    UpdateSessionNotification,
-)
+# Named through the module, never imported: a type is imported when a codec or decoder first
+# needs it (annotations are strings here; msgspec resolves `_types.X` when it builds a decoder).
+from . import types as _types
 
 __all__ = [
     "AGENT_CODEC",
@@ -115,7 +85,7 @@ class AuthLoginMessage(MethodMessage, kw_only=True, tag="auth/login"):
 
     method: ClassVar[str] = "auth/login"
     """The JSON-RPC method name, `auth/login`."""
-    params: LoginAuthRequest
+    params: _types.LoginAuthRequest
     """The `auth/login` request's params."""
 
 
@@ -134,7 +104,7 @@ class AuthLogoutMessage(MethodMessage, kw_only=True, tag="auth/logout"):
 
     method: ClassVar[str] = "auth/logout"
     """The JSON-RPC method name, `auth/logout`."""
-    params: LogoutAuthRequest
+    params: _types.LogoutAuthRequest
     """The `auth/logout` request's params."""
 
 
@@ -151,7 +121,7 @@ class InitializeMessage(MethodMessage, kw_only=True, tag="initialize"):
 
     method: ClassVar[str] = "initialize"
     """The JSON-RPC method name, `initialize`."""
-    params: InitializeRequest
+    params: _types.InitializeRequest
     """The `initialize` request's params."""
 
 
@@ -166,7 +136,7 @@ class SessionCancelMessage(MethodMessage, kw_only=True, tag="session/cancel"):
 
     method: ClassVar[str] = "session/cancel"
     """The JSON-RPC method name, `session/cancel`."""
-    params: CancelSessionNotification
+    params: _types.CancelSessionNotification
     """The `session/cancel` notification's params."""
 
 
@@ -198,7 +168,7 @@ class SessionCloseMessage(MethodMessage, kw_only=True, tag="session/close"):
 
     method: ClassVar[str] = "session/close"
     """The JSON-RPC method name, `session/close`."""
-    params: CloseSessionRequest
+    params: _types.CloseSessionRequest
     """The `session/close` request's params."""
 
 
@@ -213,7 +183,7 @@ class SessionDeleteMessage(MethodMessage, kw_only=True, tag="session/delete"):
 
     method: ClassVar[str] = "session/delete"
     """The JSON-RPC method name, `session/delete`."""
-    params: DeleteSessionRequest
+    params: _types.DeleteSessionRequest
     """The `session/delete` request's params."""
 
 
@@ -226,7 +196,7 @@ class SessionListMessage(MethodMessage, kw_only=True, tag="session/list"):
 
     method: ClassVar[str] = "session/list"
     """The JSON-RPC method name, `session/list`."""
-    params: ListSessionsRequest
+    params: _types.ListSessionsRequest
     """The `session/list` request's params."""
 
 
@@ -241,7 +211,7 @@ class SessionNewMessage(MethodMessage, kw_only=True, tag="session/new"):
 
     method: ClassVar[str] = "session/new"
     """The JSON-RPC method name, `session/new`."""
-    params: NewSessionRequest
+    params: _types.NewSessionRequest
     """The `session/new` request's params."""
 
 
@@ -258,7 +228,7 @@ class SessionPromptMessage(MethodMessage, kw_only=True, tag="session/prompt"):
 
     method: ClassVar[str] = "session/prompt"
     """The JSON-RPC method name, `session/prompt`."""
-    params: PromptRequest
+    params: _types.PromptRequest
     """The `session/prompt` request's params."""
 
 
@@ -274,7 +244,7 @@ class SessionResumeMessage(MethodMessage, kw_only=True, tag="session/resume"):
 
     method: ClassVar[str] = "session/resume"
     """The JSON-RPC method name, `session/resume`."""
-    params: ResumeSessionRequest
+    params: _types.ResumeSessionRequest
     """The `session/resume` request's params."""
 
 
@@ -293,7 +263,7 @@ class SessionSetConfigOptionMessage(MethodMessage, kw_only=True, tag="session/se
 
     method: ClassVar[str] = "session/set_config_option"
     """The JSON-RPC method name, `session/set_config_option`."""
-    params: SetSessionConfigOptionRequest
+    params: _types.SetSessionConfigOptionRequest
     """The `session/set_config_option` request's params."""
 
 
@@ -318,7 +288,7 @@ class TerminalCancelMessage(MethodMessage, kw_only=True, tag="terminal/cancel"):
 
     method: ClassVar[str] = "terminal/cancel"
     """The JSON-RPC method name, `terminal/cancel`."""
-    params: CancelTerminalRequest
+    params: _types.CancelTerminalRequest
     """The `terminal/cancel` request's params."""
 
 
@@ -342,7 +312,7 @@ class ToolCallCancelMessage(MethodMessage, kw_only=True, tag="tool_call/cancel")
 
     method: ClassVar[str] = "tool_call/cancel"
     """The JSON-RPC method name, `tool_call/cancel`."""
-    params: CancelToolCallRequest
+    params: _types.CancelToolCallRequest
     """The `tool_call/cancel` request's params."""
 
 
@@ -357,7 +327,7 @@ class ElicitationCompleteMessage(MethodMessage, kw_only=True, tag="elicitation/c
 
     method: ClassVar[str] = "elicitation/complete"
     """The JSON-RPC method name, `elicitation/complete`."""
-    params: CompleteElicitationNotification
+    params: _types.CompleteElicitationNotification
     """The `elicitation/complete` notification's params."""
 
 
@@ -386,7 +356,7 @@ class ElicitationCreateMessage(MethodMessage, kw_only=True, tag="elicitation/cre
 
     method: ClassVar[str] = "elicitation/create"
     """The JSON-RPC method name, `elicitation/create`."""
-    params: CreateElicitationRequest
+    params: _types.CreateElicitationRequest
     """The `elicitation/create` request's params."""
 
 
@@ -405,7 +375,7 @@ class SessionRequestPermissionMessage(
 
     method: ClassVar[str] = "session/request_permission"
     """The JSON-RPC method name, `session/request_permission`."""
-    params: RequestPermissionRequest
+    params: _types.RequestPermissionRequest
     """The `session/request_permission` request's params."""
 
 
@@ -422,7 +392,7 @@ class SessionUpdateMessage(MethodMessage, kw_only=True, tag="session/update"):
 
     method: ClassVar[str] = "session/update"
     """The JSON-RPC method name, `session/update`."""
-    params: UpdateSessionNotification
+    params: _types.UpdateSessionNotification
     """The `session/update` notification's params."""
 
 
@@ -437,208 +407,220 @@ class CancelRequestMessage(MethodMessage, kw_only=True, tag="$/cancel_request"):
 
     method: ClassVar[str] = "$/cancel_request"
     """The JSON-RPC method name, `$/cancel_request`."""
-    params: CancelRequestNotification
+    params: _types.CancelRequestNotification
     """The `$/cancel_request` notification's params."""
 
 
-AUTH_LOGIN: Final[MethodSpec[LoginAuthRequest, LoginAuthResponse]] = MethodSpec(
+AUTH_LOGIN: Final[MethodSpec[_types.LoginAuthRequest, _types.LoginAuthResponse]] = MethodSpec(
     name="auth/login",
     side="agent",
     kind="request",
-    params=Codec[LoginAuthRequest](LoginAuthRequest),
-    result=Codec[LoginAuthResponse](LoginAuthResponse),
+    params=Codec(load=lambda: _types.LoginAuthRequest),
+    result=Codec(load=lambda: _types.LoginAuthResponse),
     message=AuthLoginMessage,
     handler="auth_login",
 )
 """The `auth/login` row of the method table."""
 
-AUTH_LOGOUT: Final[MethodSpec[LogoutAuthRequest, LogoutAuthResponse]] = MethodSpec(
+AUTH_LOGOUT: Final[MethodSpec[_types.LogoutAuthRequest, _types.LogoutAuthResponse]] = MethodSpec(
     name="auth/logout",
     side="agent",
     kind="request",
-    params=Codec[LogoutAuthRequest](LogoutAuthRequest),
-    result=Codec[LogoutAuthResponse](LogoutAuthResponse),
+    params=Codec(load=lambda: _types.LogoutAuthRequest),
+    result=Codec(load=lambda: _types.LogoutAuthResponse),
     message=AuthLogoutMessage,
     handler="auth_logout",
 )
 """The `auth/logout` row of the method table."""
 
-INITIALIZE: Final[MethodSpec[InitializeRequest, InitializeResponse]] = MethodSpec(
+INITIALIZE: Final[MethodSpec[_types.InitializeRequest, _types.InitializeResponse]] = MethodSpec(
     name="initialize",
     side="agent",
     kind="request",
-    params=Codec[InitializeRequest](InitializeRequest),
-    result=Codec[InitializeResponse](InitializeResponse),
+    params=Codec(load=lambda: _types.InitializeRequest),
+    result=Codec(load=lambda: _types.InitializeResponse),
     message=InitializeMessage,
     handler="initialize",
 )
 """The `initialize` row of the method table."""
 
-SESSION_CANCEL: Final[MethodSpec[CancelSessionNotification, None]] = MethodSpec(
+SESSION_CANCEL: Final[MethodSpec[_types.CancelSessionNotification, None]] = MethodSpec(
     name="session/cancel",
     side="agent",
     kind="notification",
-    params=Codec[CancelSessionNotification](CancelSessionNotification),
+    params=Codec(load=lambda: _types.CancelSessionNotification),
     result=None,
     message=SessionCancelMessage,
     handler="session_cancel",
 )
 """The `session/cancel` row of the method table."""
 
-SESSION_CLOSE: Final[MethodSpec[CloseSessionRequest, CloseSessionResponse]] = MethodSpec(
-    name="session/close",
-    side="agent",
-    kind="request",
-    params=Codec[CloseSessionRequest](CloseSessionRequest),
-    result=Codec[CloseSessionResponse](CloseSessionResponse),
-    message=SessionCloseMessage,
-    handler="session_close",
+SESSION_CLOSE: Final[MethodSpec[_types.CloseSessionRequest, _types.CloseSessionResponse]] = (
+    MethodSpec(
+        name="session/close",
+        side="agent",
+        kind="request",
+        params=Codec(load=lambda: _types.CloseSessionRequest),
+        result=Codec(load=lambda: _types.CloseSessionResponse),
+        message=SessionCloseMessage,
+        handler="session_close",
+    )
 )
 """The `session/close` row of the method table."""
 
-SESSION_DELETE: Final[MethodSpec[DeleteSessionRequest, DeleteSessionResponse]] = MethodSpec(
-    name="session/delete",
-    side="agent",
-    kind="request",
-    params=Codec[DeleteSessionRequest](DeleteSessionRequest),
-    result=Codec[DeleteSessionResponse](DeleteSessionResponse),
-    message=SessionDeleteMessage,
-    handler="session_delete",
+SESSION_DELETE: Final[MethodSpec[_types.DeleteSessionRequest, _types.DeleteSessionResponse]] = (
+    MethodSpec(
+        name="session/delete",
+        side="agent",
+        kind="request",
+        params=Codec(load=lambda: _types.DeleteSessionRequest),
+        result=Codec(load=lambda: _types.DeleteSessionResponse),
+        message=SessionDeleteMessage,
+        handler="session_delete",
+    )
 )
 """The `session/delete` row of the method table."""
 
-SESSION_LIST: Final[MethodSpec[ListSessionsRequest, ListSessionsResponse]] = MethodSpec(
-    name="session/list",
-    side="agent",
-    kind="request",
-    params=Codec[ListSessionsRequest](ListSessionsRequest),
-    result=Codec[ListSessionsResponse](ListSessionsResponse),
-    message=SessionListMessage,
-    handler="session_list",
+SESSION_LIST: Final[MethodSpec[_types.ListSessionsRequest, _types.ListSessionsResponse]] = (
+    MethodSpec(
+        name="session/list",
+        side="agent",
+        kind="request",
+        params=Codec(load=lambda: _types.ListSessionsRequest),
+        result=Codec(load=lambda: _types.ListSessionsResponse),
+        message=SessionListMessage,
+        handler="session_list",
+    )
 )
 """The `session/list` row of the method table."""
 
-SESSION_NEW: Final[MethodSpec[NewSessionRequest, NewSessionResponse]] = MethodSpec(
+SESSION_NEW: Final[MethodSpec[_types.NewSessionRequest, _types.NewSessionResponse]] = MethodSpec(
     name="session/new",
     side="agent",
     kind="request",
-    params=Codec[NewSessionRequest](NewSessionRequest),
-    result=Codec[NewSessionResponse](NewSessionResponse),
+    params=Codec(load=lambda: _types.NewSessionRequest),
+    result=Codec(load=lambda: _types.NewSessionResponse),
     message=SessionNewMessage,
     handler="session_new",
 )
 """The `session/new` row of the method table."""
 
-SESSION_PROMPT: Final[MethodSpec[PromptRequest, PromptResponse]] = MethodSpec(
+SESSION_PROMPT: Final[MethodSpec[_types.PromptRequest, _types.PromptResponse]] = MethodSpec(
     name="session/prompt",
     side="agent",
     kind="request",
-    params=Codec[PromptRequest](PromptRequest),
-    result=Codec[PromptResponse](PromptResponse),
+    params=Codec(load=lambda: _types.PromptRequest),
+    result=Codec(load=lambda: _types.PromptResponse),
     message=SessionPromptMessage,
     handler="session_prompt",
 )
 """The `session/prompt` row of the method table."""
 
-SESSION_RESUME: Final[MethodSpec[ResumeSessionRequest, ResumeSessionResponse]] = MethodSpec(
-    name="session/resume",
-    side="agent",
-    kind="request",
-    params=Codec[ResumeSessionRequest](ResumeSessionRequest),
-    result=Codec[ResumeSessionResponse](ResumeSessionResponse),
-    message=SessionResumeMessage,
-    handler="session_resume",
+SESSION_RESUME: Final[MethodSpec[_types.ResumeSessionRequest, _types.ResumeSessionResponse]] = (
+    MethodSpec(
+        name="session/resume",
+        side="agent",
+        kind="request",
+        params=Codec(load=lambda: _types.ResumeSessionRequest),
+        result=Codec(load=lambda: _types.ResumeSessionResponse),
+        message=SessionResumeMessage,
+        handler="session_resume",
+    )
 )
 """The `session/resume` row of the method table."""
 
 SESSION_SET_CONFIG_OPTION: Final[
-    MethodSpec[SetSessionConfigOptionRequest, SetSessionConfigOptionResponse]
+    MethodSpec[_types.SetSessionConfigOptionRequest, _types.SetSessionConfigOptionResponse]
 ] = MethodSpec(
     name="session/set_config_option",
     side="agent",
     kind="request",
-    params=Codec[SetSessionConfigOptionRequest](SetSessionConfigOptionRequest),
-    result=Codec[SetSessionConfigOptionResponse](SetSessionConfigOptionResponse),
+    params=Codec(load=lambda: _types.SetSessionConfigOptionRequest),
+    result=Codec(load=lambda: _types.SetSessionConfigOptionResponse),
     message=SessionSetConfigOptionMessage,
     handler="session_set_config_option",
 )
 """The `session/set_config_option` row of the method table."""
 
-TERMINAL_CANCEL: Final[MethodSpec[CancelTerminalRequest, CancelTerminalResponse]] = MethodSpec(
-    name="terminal/cancel",
-    side="agent",
-    kind="request",
-    params=Codec[CancelTerminalRequest](CancelTerminalRequest),
-    result=Codec[CancelTerminalResponse](CancelTerminalResponse),
-    message=TerminalCancelMessage,
-    handler="terminal_cancel",
+TERMINAL_CANCEL: Final[MethodSpec[_types.CancelTerminalRequest, _types.CancelTerminalResponse]] = (
+    MethodSpec(
+        name="terminal/cancel",
+        side="agent",
+        kind="request",
+        params=Codec(load=lambda: _types.CancelTerminalRequest),
+        result=Codec(load=lambda: _types.CancelTerminalResponse),
+        message=TerminalCancelMessage,
+        handler="terminal_cancel",
+    )
 )
 """The `terminal/cancel` row of the method table."""
 
-TOOL_CALL_CANCEL: Final[MethodSpec[CancelToolCallRequest, CancelToolCallResponse]] = MethodSpec(
-    name="tool_call/cancel",
-    side="agent",
-    kind="request",
-    params=Codec[CancelToolCallRequest](CancelToolCallRequest),
-    result=Codec[CancelToolCallResponse](CancelToolCallResponse),
-    message=ToolCallCancelMessage,
-    handler="tool_call_cancel",
+TOOL_CALL_CANCEL: Final[MethodSpec[_types.CancelToolCallRequest, _types.CancelToolCallResponse]] = (
+    MethodSpec(
+        name="tool_call/cancel",
+        side="agent",
+        kind="request",
+        params=Codec(load=lambda: _types.CancelToolCallRequest),
+        result=Codec(load=lambda: _types.CancelToolCallResponse),
+        message=ToolCallCancelMessage,
+        handler="tool_call_cancel",
+    )
 )
 """The `tool_call/cancel` row of the method table."""
 
-ELICITATION_COMPLETE: Final[MethodSpec[CompleteElicitationNotification, None]] = MethodSpec(
+ELICITATION_COMPLETE: Final[MethodSpec[_types.CompleteElicitationNotification, None]] = MethodSpec(
     name="elicitation/complete",
     side="client",
     kind="notification",
-    params=Codec[CompleteElicitationNotification](CompleteElicitationNotification),
+    params=Codec(load=lambda: _types.CompleteElicitationNotification),
     result=None,
     message=ElicitationCompleteMessage,
     handler="elicitation_complete",
 )
 """The `elicitation/complete` row of the method table."""
 
-ELICITATION_CREATE: Final[MethodSpec[CreateElicitationRequest, CreateElicitationResponse]] = (
-    MethodSpec(
-        name="elicitation/create",
-        side="client",
-        kind="request",
-        params=Codec[CreateElicitationRequest](CreateElicitationRequest),
-        result=Codec[CreateElicitationResponse](CreateElicitationResponse),
-        message=ElicitationCreateMessage,
-        handler="elicitation_create",
-    )
+ELICITATION_CREATE: Final[
+    MethodSpec[_types.CreateElicitationRequest, _types.CreateElicitationResponse]
+] = MethodSpec(
+    name="elicitation/create",
+    side="client",
+    kind="request",
+    params=Codec(load=lambda: _types.CreateElicitationRequest),
+    result=Codec(load=lambda: _types.CreateElicitationResponse),
+    message=ElicitationCreateMessage,
+    handler="elicitation_create",
 )
 """The `elicitation/create` row of the method table."""
 
 SESSION_REQUEST_PERMISSION: Final[
-    MethodSpec[RequestPermissionRequest, RequestPermissionResponse]
+    MethodSpec[_types.RequestPermissionRequest, _types.RequestPermissionResponse]
 ] = MethodSpec(
     name="session/request_permission",
     side="client",
     kind="request",
-    params=Codec[RequestPermissionRequest](RequestPermissionRequest),
-    result=Codec[RequestPermissionResponse](RequestPermissionResponse),
+    params=Codec(load=lambda: _types.RequestPermissionRequest),
+    result=Codec(load=lambda: _types.RequestPermissionResponse),
     message=SessionRequestPermissionMessage,
     handler="session_request_permission",
 )
 """The `session/request_permission` row of the method table."""
 
-SESSION_UPDATE: Final[MethodSpec[UpdateSessionNotification, None]] = MethodSpec(
+SESSION_UPDATE: Final[MethodSpec[_types.UpdateSessionNotification, None]] = MethodSpec(
     name="session/update",
     side="client",
     kind="notification",
-    params=Codec[UpdateSessionNotification](UpdateSessionNotification),
+    params=Codec(load=lambda: _types.UpdateSessionNotification),
     result=None,
     message=SessionUpdateMessage,
     handler="session_update",
 )
 """The `session/update` row of the method table."""
 
-CANCEL_REQUEST: Final[MethodSpec[CancelRequestNotification, None]] = MethodSpec(
+CANCEL_REQUEST: Final[MethodSpec[_types.CancelRequestNotification, None]] = MethodSpec(
     name="$/cancel_request",
     side="protocol",
     kind="notification",
-    params=Codec[CancelRequestNotification](CancelRequestNotification),
+    params=Codec(load=lambda: _types.CancelRequestNotification),
     result=None,
     message=CancelRequestMessage,
     handler="cancel_request",
@@ -690,7 +672,7 @@ METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
 }
 """Every method of this protocol surface whose name alone says which side handles it."""
 
-ERROR_CODEC: Final = Codec[Error](Error)
+ERROR_CODEC: Final[Codec[_types.Error]] = Codec(load=lambda: _types.Error)
 """Decodes and encodes the `error` object of a JSON-RPC error response."""
 
 MESSAGE_CODEC: Final = MessageCodec(METHODS, METHODS, ERROR_CODEC)

@@ -3,6 +3,8 @@
 # DO NOT EDIT: regenerate with `nox -s generate`.
 """ACP v2 (unstable) method tables (from `x-method` / `x-side`) and the message entry points."""
 
+from __future__ import annotations
+
 from typing import Any, ClassVar, Final
 
 from acp_schema._runtime.codec import Codec
@@ -13,67 +15,9 @@ from acp_schema._runtime.messages import (
     encode_message,
 )
 
-from .types import (
-    ArchiveSessionRequest,
-    ArchiveSessionResponse,
-    AuthStatusRequest,
-    AuthStatusResponse,
-    AuthStatusUpdateNotification,
-    CancelRequestNotification,
-    CancelSessionNotification,
-    CancelTerminalRequest,
-    CancelTerminalResponse,
-    CancelToolCallRequest,
-    CancelToolCallResponse,
-    CloseSessionRequest,
-    CloseSessionResponse,
-    CompleteElicitationNotification,
-    CreateElicitationRequest,
-    CreateElicitationResponse,
-    DeleteSessionRequest,
-    DeleteSessionResponse,
-    DisableProviderRequest,
-    DisableProviderResponse,
-    Error,
-    ForkSessionRequest,
-    ForkSessionResponse,
-    InitializeProxyRequest,
-    InitializeProxyResponse,
-    InitializeRequest,
-    InitializeResponse,
-    ListProvidersRequest,
-    ListProvidersResponse,
-    ListSessionsRequest,
-    ListSessionsResponse,
-    LoginAuthRequest,
-    LoginAuthResponse,
-    LogoutAuthRequest,
-    LogoutAuthResponse,
-    MessageMcpNotification,
-    MessageMcpRequest,
-    MessageMcpResponse,
-    NewSessionRequest,
-    NewSessionResponse,
-    PromptRequest,
-    PromptResponse,
-    ProxySuccessorRequest,
-    ProxySuccessorResponse,
-    RequestPermissionRequest,
-    RequestPermissionResponse,
-    ResumeSessionRequest,
-    ResumeSessionResponse,
-    SessionStatusRequest,
-    SessionStatusResponse,
-    SetProviderRequest,
-    SetProviderResponse,
-    SetSessionConfigOptionRequest,
-    SetSessionConfigOptionResponse,
-    SetSessionTitleRequest,
-    SetSessionTitleResponse,
-    UnarchiveSessionRequest,
-    UnarchiveSessionResponse,
-    UpdateSessionNotification,
-)
+# Named through the module, never imported: a type is imported when a codec or decoder first
+# needs it (annotations are strings here; msgspec resolves `_types.X` when it builds a decoder).
+from . import types as _types
 
 __all__ = [
     "AGENT_CODEC",
@@ -170,7 +114,7 @@ class AuthLoginMessage(MethodMessage, kw_only=True, tag="auth/login"):
 
     method: ClassVar[str] = "auth/login"
     """The JSON-RPC method name, `auth/login`."""
-    params: LoginAuthRequest
+    params: _types.LoginAuthRequest
     """The `auth/login` request's params."""
 
 
@@ -189,7 +133,7 @@ class AuthLogoutMessage(MethodMessage, kw_only=True, tag="auth/logout"):
 
     method: ClassVar[str] = "auth/logout"
     """The JSON-RPC method name, `auth/logout`."""
-    params: LogoutAuthRequest
+    params: _types.LogoutAuthRequest
     """The `auth/logout` request's params."""
 
 
@@ -211,7 +155,7 @@ class AuthStatusMessage(MethodMessage, kw_only=True, tag="auth/status"):
 
     method: ClassVar[str] = "auth/status"
     """The JSON-RPC method name, `auth/status`."""
-    params: AuthStatusRequest
+    params: _types.AuthStatusRequest
     """The `auth/status` request's params."""
 
 
@@ -228,7 +172,7 @@ class InitializeMessage(MethodMessage, kw_only=True, tag="initialize"):
 
     method: ClassVar[str] = "initialize"
     """The JSON-RPC method name, `initialize`."""
-    params: InitializeRequest
+    params: _types.InitializeRequest
     """The `initialize` request's params."""
 
 
@@ -244,7 +188,7 @@ class McpMessageAgentMessage(MethodMessage, kw_only=True, tag="mcp/message"):
 
     method: ClassVar[str] = "mcp/message"
     """The JSON-RPC method name, `mcp/message`."""
-    params: MessageMcpNotification
+    params: _types.MessageMcpNotification
     """The `mcp/message` notification's params."""
 
 
@@ -261,7 +205,7 @@ class ProvidersDisableMessage(MethodMessage, kw_only=True, tag="providers/disabl
 
     method: ClassVar[str] = "providers/disable"
     """The JSON-RPC method name, `providers/disable`."""
-    params: DisableProviderRequest
+    params: _types.DisableProviderRequest
     """The `providers/disable` request's params."""
 
 
@@ -278,7 +222,7 @@ class ProvidersListMessage(MethodMessage, kw_only=True, tag="providers/list"):
 
     method: ClassVar[str] = "providers/list"
     """The JSON-RPC method name, `providers/list`."""
-    params: ListProvidersRequest
+    params: _types.ListProvidersRequest
     """The `providers/list` request's params."""
 
 
@@ -297,7 +241,7 @@ class ProvidersSetMessage(MethodMessage, kw_only=True, tag="providers/set"):
 
     method: ClassVar[str] = "providers/set"
     """The JSON-RPC method name, `providers/set`."""
-    params: SetProviderRequest
+    params: _types.SetProviderRequest
     """The `providers/set` request's params."""
 
 
@@ -321,7 +265,7 @@ class SessionArchiveMessage(MethodMessage, kw_only=True, tag="session/archive"):
 
     method: ClassVar[str] = "session/archive"
     """The JSON-RPC method name, `session/archive`."""
-    params: ArchiveSessionRequest
+    params: _types.ArchiveSessionRequest
     """The `session/archive` request's params."""
 
 
@@ -336,7 +280,7 @@ class SessionCancelMessage(MethodMessage, kw_only=True, tag="session/cancel"):
 
     method: ClassVar[str] = "session/cancel"
     """The JSON-RPC method name, `session/cancel`."""
-    params: CancelSessionNotification
+    params: _types.CancelSessionNotification
     """The `session/cancel` notification's params."""
 
 
@@ -368,7 +312,7 @@ class SessionCloseMessage(MethodMessage, kw_only=True, tag="session/close"):
 
     method: ClassVar[str] = "session/close"
     """The JSON-RPC method name, `session/close`."""
-    params: CloseSessionRequest
+    params: _types.CloseSessionRequest
     """The `session/close` request's params."""
 
 
@@ -383,7 +327,7 @@ class SessionDeleteMessage(MethodMessage, kw_only=True, tag="session/delete"):
 
     method: ClassVar[str] = "session/delete"
     """The JSON-RPC method name, `session/delete`."""
-    params: DeleteSessionRequest
+    params: _types.DeleteSessionRequest
     """The `session/delete` request's params."""
 
 
@@ -405,7 +349,7 @@ class SessionForkMessage(MethodMessage, kw_only=True, tag="session/fork"):
 
     method: ClassVar[str] = "session/fork"
     """The JSON-RPC method name, `session/fork`."""
-    params: ForkSessionRequest
+    params: _types.ForkSessionRequest
     """The `session/fork` request's params."""
 
 
@@ -418,7 +362,7 @@ class SessionListMessage(MethodMessage, kw_only=True, tag="session/list"):
 
     method: ClassVar[str] = "session/list"
     """The JSON-RPC method name, `session/list`."""
-    params: ListSessionsRequest
+    params: _types.ListSessionsRequest
     """The `session/list` request's params."""
 
 
@@ -433,7 +377,7 @@ class SessionNewMessage(MethodMessage, kw_only=True, tag="session/new"):
 
     method: ClassVar[str] = "session/new"
     """The JSON-RPC method name, `session/new`."""
-    params: NewSessionRequest
+    params: _types.NewSessionRequest
     """The `session/new` request's params."""
 
 
@@ -450,7 +394,7 @@ class SessionPromptMessage(MethodMessage, kw_only=True, tag="session/prompt"):
 
     method: ClassVar[str] = "session/prompt"
     """The JSON-RPC method name, `session/prompt`."""
-    params: PromptRequest
+    params: _types.PromptRequest
     """The `session/prompt` request's params."""
 
 
@@ -466,7 +410,7 @@ class SessionResumeMessage(MethodMessage, kw_only=True, tag="session/resume"):
 
     method: ClassVar[str] = "session/resume"
     """The JSON-RPC method name, `session/resume`."""
-    params: ResumeSessionRequest
+    params: _types.ResumeSessionRequest
     """The `session/resume` request's params."""
 
 
@@ -485,7 +429,7 @@ class SessionSetConfigOptionMessage(MethodMessage, kw_only=True, tag="session/se
 
     method: ClassVar[str] = "session/set_config_option"
     """The JSON-RPC method name, `session/set_config_option`."""
-    params: SetSessionConfigOptionRequest
+    params: _types.SetSessionConfigOptionRequest
     """The `session/set_config_option` request's params."""
 
 
@@ -510,7 +454,7 @@ class SessionSetTitleMessage(MethodMessage, kw_only=True, tag="session/set_title
 
     method: ClassVar[str] = "session/set_title"
     """The JSON-RPC method name, `session/set_title`."""
-    params: SetSessionTitleRequest
+    params: _types.SetSessionTitleRequest
     """The `session/set_title` request's params."""
 
 
@@ -533,7 +477,7 @@ class SessionStatusMessage(MethodMessage, kw_only=True, tag="session/status"):
 
     method: ClassVar[str] = "session/status"
     """The JSON-RPC method name, `session/status`."""
-    params: SessionStatusRequest
+    params: _types.SessionStatusRequest
     """The `session/status` request's params."""
 
 
@@ -558,7 +502,7 @@ class SessionUnarchiveMessage(MethodMessage, kw_only=True, tag="session/unarchiv
 
     method: ClassVar[str] = "session/unarchive"
     """The JSON-RPC method name, `session/unarchive`."""
-    params: UnarchiveSessionRequest
+    params: _types.UnarchiveSessionRequest
     """The `session/unarchive` request's params."""
 
 
@@ -583,7 +527,7 @@ class TerminalCancelMessage(MethodMessage, kw_only=True, tag="terminal/cancel"):
 
     method: ClassVar[str] = "terminal/cancel"
     """The JSON-RPC method name, `terminal/cancel`."""
-    params: CancelTerminalRequest
+    params: _types.CancelTerminalRequest
     """The `terminal/cancel` request's params."""
 
 
@@ -607,7 +551,7 @@ class ToolCallCancelMessage(MethodMessage, kw_only=True, tag="tool_call/cancel")
 
     method: ClassVar[str] = "tool_call/cancel"
     """The JSON-RPC method name, `tool_call/cancel`."""
-    params: CancelToolCallRequest
+    params: _types.CancelToolCallRequest
     """The `tool_call/cancel` request's params."""
 
 
@@ -628,7 +572,7 @@ class AuthStatusUpdateMessage(MethodMessage, kw_only=True, tag="auth/status_upda
 
     method: ClassVar[str] = "auth/status_update"
     """The JSON-RPC method name, `auth/status_update`."""
-    params: AuthStatusUpdateNotification
+    params: _types.AuthStatusUpdateNotification
     """The `auth/status_update` notification's params."""
 
 
@@ -643,7 +587,7 @@ class ElicitationCompleteMessage(MethodMessage, kw_only=True, tag="elicitation/c
 
     method: ClassVar[str] = "elicitation/complete"
     """The JSON-RPC method name, `elicitation/complete`."""
-    params: CompleteElicitationNotification
+    params: _types.CompleteElicitationNotification
     """The `elicitation/complete` notification's params."""
 
 
@@ -672,7 +616,7 @@ class ElicitationCreateMessage(MethodMessage, kw_only=True, tag="elicitation/cre
 
     method: ClassVar[str] = "elicitation/create"
     """The JSON-RPC method name, `elicitation/create`."""
-    params: CreateElicitationRequest
+    params: _types.CreateElicitationRequest
     """The `elicitation/create` request's params."""
 
 
@@ -687,7 +631,7 @@ class McpMessageClientMessage(MethodMessage, kw_only=True, tag="mcp/message"):
 
     method: ClassVar[str] = "mcp/message"
     """The JSON-RPC method name, `mcp/message`."""
-    params: MessageMcpRequest
+    params: _types.MessageMcpRequest
     """The `mcp/message` request's params."""
 
 
@@ -706,7 +650,7 @@ class SessionRequestPermissionMessage(
 
     method: ClassVar[str] = "session/request_permission"
     """The JSON-RPC method name, `session/request_permission`."""
-    params: RequestPermissionRequest
+    params: _types.RequestPermissionRequest
     """The `session/request_permission` request's params."""
 
 
@@ -723,7 +667,7 @@ class SessionUpdateMessage(MethodMessage, kw_only=True, tag="session/update"):
 
     method: ClassVar[str] = "session/update"
     """The JSON-RPC method name, `session/update`."""
-    params: UpdateSessionNotification
+    params: _types.UpdateSessionNotification
     """The `session/update` notification's params."""
 
 
@@ -738,7 +682,7 @@ class CancelRequestMessage(MethodMessage, kw_only=True, tag="$/cancel_request"):
 
     method: ClassVar[str] = "$/cancel_request"
     """The JSON-RPC method name, `$/cancel_request`."""
-    params: CancelRequestNotification
+    params: _types.CancelRequestNotification
     """The `$/cancel_request` notification's params."""
 
 
@@ -765,7 +709,7 @@ class ProxyInitializeMessage(MethodMessage, kw_only=True, tag="proxy/initialize"
 
     method: ClassVar[str] = "proxy/initialize"
     """The JSON-RPC method name, `proxy/initialize`."""
-    params: InitializeProxyRequest
+    params: _types.InitializeProxyRequest
     """The `proxy/initialize` request's params."""
 
 
@@ -788,367 +732,397 @@ class ProxySuccessorMessage(MethodMessage, kw_only=True, tag="proxy/successor"):
 
     method: ClassVar[str] = "proxy/successor"
     """The JSON-RPC method name, `proxy/successor`."""
-    params: ProxySuccessorRequest
+    params: _types.ProxySuccessorRequest
     """The `proxy/successor` request's params."""
 
 
-AUTH_LOGIN: Final[MethodSpec[LoginAuthRequest, LoginAuthResponse]] = MethodSpec(
+AUTH_LOGIN: Final[MethodSpec[_types.LoginAuthRequest, _types.LoginAuthResponse]] = MethodSpec(
     name="auth/login",
     side="agent",
     kind="request",
-    params=Codec[LoginAuthRequest](LoginAuthRequest),
-    result=Codec[LoginAuthResponse](LoginAuthResponse),
+    params=Codec(load=lambda: _types.LoginAuthRequest),
+    result=Codec(load=lambda: _types.LoginAuthResponse),
     message=AuthLoginMessage,
     handler="auth_login",
 )
 """The `auth/login` row of the method table."""
 
-AUTH_LOGOUT: Final[MethodSpec[LogoutAuthRequest, LogoutAuthResponse]] = MethodSpec(
+AUTH_LOGOUT: Final[MethodSpec[_types.LogoutAuthRequest, _types.LogoutAuthResponse]] = MethodSpec(
     name="auth/logout",
     side="agent",
     kind="request",
-    params=Codec[LogoutAuthRequest](LogoutAuthRequest),
-    result=Codec[LogoutAuthResponse](LogoutAuthResponse),
+    params=Codec(load=lambda: _types.LogoutAuthRequest),
+    result=Codec(load=lambda: _types.LogoutAuthResponse),
     message=AuthLogoutMessage,
     handler="auth_logout",
 )
 """The `auth/logout` row of the method table."""
 
-AUTH_STATUS: Final[MethodSpec[AuthStatusRequest, AuthStatusResponse]] = MethodSpec(
+AUTH_STATUS: Final[MethodSpec[_types.AuthStatusRequest, _types.AuthStatusResponse]] = MethodSpec(
     name="auth/status",
     side="agent",
     kind="request",
-    params=Codec[AuthStatusRequest](AuthStatusRequest),
-    result=Codec[AuthStatusResponse](AuthStatusResponse),
+    params=Codec(load=lambda: _types.AuthStatusRequest),
+    result=Codec(load=lambda: _types.AuthStatusResponse),
     message=AuthStatusMessage,
     handler="auth_status",
 )
 """The `auth/status` row of the method table."""
 
-INITIALIZE: Final[MethodSpec[InitializeRequest, InitializeResponse]] = MethodSpec(
+INITIALIZE: Final[MethodSpec[_types.InitializeRequest, _types.InitializeResponse]] = MethodSpec(
     name="initialize",
     side="agent",
     kind="request",
-    params=Codec[InitializeRequest](InitializeRequest),
-    result=Codec[InitializeResponse](InitializeResponse),
+    params=Codec(load=lambda: _types.InitializeRequest),
+    result=Codec(load=lambda: _types.InitializeResponse),
     message=InitializeMessage,
     handler="initialize",
 )
 """The `initialize` row of the method table."""
 
-MCP_MESSAGE_AGENT: Final[MethodSpec[MessageMcpNotification, None]] = MethodSpec(
+MCP_MESSAGE_AGENT: Final[MethodSpec[_types.MessageMcpNotification, None]] = MethodSpec(
     name="mcp/message",
     side="agent",
     kind="notification",
-    params=Codec[MessageMcpNotification](MessageMcpNotification),
+    params=Codec(load=lambda: _types.MessageMcpNotification),
     result=None,
     message=McpMessageAgentMessage,
     handler="mcp_message",
 )
 """The `mcp/message` row of the method table."""
 
-PROVIDERS_DISABLE: Final[MethodSpec[DisableProviderRequest, DisableProviderResponse]] = MethodSpec(
+PROVIDERS_DISABLE: Final[
+    MethodSpec[_types.DisableProviderRequest, _types.DisableProviderResponse]
+] = MethodSpec(
     name="providers/disable",
     side="agent",
     kind="request",
-    params=Codec[DisableProviderRequest](DisableProviderRequest),
-    result=Codec[DisableProviderResponse](DisableProviderResponse),
+    params=Codec(load=lambda: _types.DisableProviderRequest),
+    result=Codec(load=lambda: _types.DisableProviderResponse),
     message=ProvidersDisableMessage,
     handler="providers_disable",
 )
 """The `providers/disable` row of the method table."""
 
-PROVIDERS_LIST: Final[MethodSpec[ListProvidersRequest, ListProvidersResponse]] = MethodSpec(
-    name="providers/list",
-    side="agent",
-    kind="request",
-    params=Codec[ListProvidersRequest](ListProvidersRequest),
-    result=Codec[ListProvidersResponse](ListProvidersResponse),
-    message=ProvidersListMessage,
-    handler="providers_list",
+PROVIDERS_LIST: Final[MethodSpec[_types.ListProvidersRequest, _types.ListProvidersResponse]] = (
+    MethodSpec(
+        name="providers/list",
+        side="agent",
+        kind="request",
+        params=Codec(load=lambda: _types.ListProvidersRequest),
+        result=Codec(load=lambda: _types.ListProvidersResponse),
+        message=ProvidersListMessage,
+        handler="providers_list",
+    )
 )
 """The `providers/list` row of the method table."""
 
-PROVIDERS_SET: Final[MethodSpec[SetProviderRequest, SetProviderResponse]] = MethodSpec(
-    name="providers/set",
-    side="agent",
-    kind="request",
-    params=Codec[SetProviderRequest](SetProviderRequest),
-    result=Codec[SetProviderResponse](SetProviderResponse),
-    message=ProvidersSetMessage,
-    handler="providers_set",
+PROVIDERS_SET: Final[MethodSpec[_types.SetProviderRequest, _types.SetProviderResponse]] = (
+    MethodSpec(
+        name="providers/set",
+        side="agent",
+        kind="request",
+        params=Codec(load=lambda: _types.SetProviderRequest),
+        result=Codec(load=lambda: _types.SetProviderResponse),
+        message=ProvidersSetMessage,
+        handler="providers_set",
+    )
 )
 """The `providers/set` row of the method table."""
 
-SESSION_ARCHIVE: Final[MethodSpec[ArchiveSessionRequest, ArchiveSessionResponse]] = MethodSpec(
-    name="session/archive",
-    side="agent",
-    kind="request",
-    params=Codec[ArchiveSessionRequest](ArchiveSessionRequest),
-    result=Codec[ArchiveSessionResponse](ArchiveSessionResponse),
-    message=SessionArchiveMessage,
-    handler="session_archive",
+SESSION_ARCHIVE: Final[MethodSpec[_types.ArchiveSessionRequest, _types.ArchiveSessionResponse]] = (
+    MethodSpec(
+        name="session/archive",
+        side="agent",
+        kind="request",
+        params=Codec(load=lambda: _types.ArchiveSessionRequest),
+        result=Codec(load=lambda: _types.ArchiveSessionResponse),
+        message=SessionArchiveMessage,
+        handler="session_archive",
+    )
 )
 """The `session/archive` row of the method table."""
 
-SESSION_CANCEL: Final[MethodSpec[CancelSessionNotification, None]] = MethodSpec(
+SESSION_CANCEL: Final[MethodSpec[_types.CancelSessionNotification, None]] = MethodSpec(
     name="session/cancel",
     side="agent",
     kind="notification",
-    params=Codec[CancelSessionNotification](CancelSessionNotification),
+    params=Codec(load=lambda: _types.CancelSessionNotification),
     result=None,
     message=SessionCancelMessage,
     handler="session_cancel",
 )
 """The `session/cancel` row of the method table."""
 
-SESSION_CLOSE: Final[MethodSpec[CloseSessionRequest, CloseSessionResponse]] = MethodSpec(
-    name="session/close",
-    side="agent",
-    kind="request",
-    params=Codec[CloseSessionRequest](CloseSessionRequest),
-    result=Codec[CloseSessionResponse](CloseSessionResponse),
-    message=SessionCloseMessage,
-    handler="session_close",
+SESSION_CLOSE: Final[MethodSpec[_types.CloseSessionRequest, _types.CloseSessionResponse]] = (
+    MethodSpec(
+        name="session/close",
+        side="agent",
+        kind="request",
+        params=Codec(load=lambda: _types.CloseSessionRequest),
+        result=Codec(load=lambda: _types.CloseSessionResponse),
+        message=SessionCloseMessage,
+        handler="session_close",
+    )
 )
 """The `session/close` row of the method table."""
 
-SESSION_DELETE: Final[MethodSpec[DeleteSessionRequest, DeleteSessionResponse]] = MethodSpec(
-    name="session/delete",
-    side="agent",
-    kind="request",
-    params=Codec[DeleteSessionRequest](DeleteSessionRequest),
-    result=Codec[DeleteSessionResponse](DeleteSessionResponse),
-    message=SessionDeleteMessage,
-    handler="session_delete",
+SESSION_DELETE: Final[MethodSpec[_types.DeleteSessionRequest, _types.DeleteSessionResponse]] = (
+    MethodSpec(
+        name="session/delete",
+        side="agent",
+        kind="request",
+        params=Codec(load=lambda: _types.DeleteSessionRequest),
+        result=Codec(load=lambda: _types.DeleteSessionResponse),
+        message=SessionDeleteMessage,
+        handler="session_delete",
+    )
 )
 """The `session/delete` row of the method table."""
 
-SESSION_FORK: Final[MethodSpec[ForkSessionRequest, ForkSessionResponse]] = MethodSpec(
+SESSION_FORK: Final[MethodSpec[_types.ForkSessionRequest, _types.ForkSessionResponse]] = MethodSpec(
     name="session/fork",
     side="agent",
     kind="request",
-    params=Codec[ForkSessionRequest](ForkSessionRequest),
-    result=Codec[ForkSessionResponse](ForkSessionResponse),
+    params=Codec(load=lambda: _types.ForkSessionRequest),
+    result=Codec(load=lambda: _types.ForkSessionResponse),
     message=SessionForkMessage,
     handler="session_fork",
 )
 """The `session/fork` row of the method table."""
 
-SESSION_LIST: Final[MethodSpec[ListSessionsRequest, ListSessionsResponse]] = MethodSpec(
-    name="session/list",
-    side="agent",
-    kind="request",
-    params=Codec[ListSessionsRequest](ListSessionsRequest),
-    result=Codec[ListSessionsResponse](ListSessionsResponse),
-    message=SessionListMessage,
-    handler="session_list",
+SESSION_LIST: Final[MethodSpec[_types.ListSessionsRequest, _types.ListSessionsResponse]] = (
+    MethodSpec(
+        name="session/list",
+        side="agent",
+        kind="request",
+        params=Codec(load=lambda: _types.ListSessionsRequest),
+        result=Codec(load=lambda: _types.ListSessionsResponse),
+        message=SessionListMessage,
+        handler="session_list",
+    )
 )
 """The `session/list` row of the method table."""
 
-SESSION_NEW: Final[MethodSpec[NewSessionRequest, NewSessionResponse]] = MethodSpec(
+SESSION_NEW: Final[MethodSpec[_types.NewSessionRequest, _types.NewSessionResponse]] = MethodSpec(
     name="session/new",
     side="agent",
     kind="request",
-    params=Codec[NewSessionRequest](NewSessionRequest),
-    result=Codec[NewSessionResponse](NewSessionResponse),
+    params=Codec(load=lambda: _types.NewSessionRequest),
+    result=Codec(load=lambda: _types.NewSessionResponse),
     message=SessionNewMessage,
     handler="session_new",
 )
 """The `session/new` row of the method table."""
 
-SESSION_PROMPT: Final[MethodSpec[PromptRequest, PromptResponse]] = MethodSpec(
+SESSION_PROMPT: Final[MethodSpec[_types.PromptRequest, _types.PromptResponse]] = MethodSpec(
     name="session/prompt",
     side="agent",
     kind="request",
-    params=Codec[PromptRequest](PromptRequest),
-    result=Codec[PromptResponse](PromptResponse),
+    params=Codec(load=lambda: _types.PromptRequest),
+    result=Codec(load=lambda: _types.PromptResponse),
     message=SessionPromptMessage,
     handler="session_prompt",
 )
 """The `session/prompt` row of the method table."""
 
-SESSION_RESUME: Final[MethodSpec[ResumeSessionRequest, ResumeSessionResponse]] = MethodSpec(
-    name="session/resume",
-    side="agent",
-    kind="request",
-    params=Codec[ResumeSessionRequest](ResumeSessionRequest),
-    result=Codec[ResumeSessionResponse](ResumeSessionResponse),
-    message=SessionResumeMessage,
-    handler="session_resume",
+SESSION_RESUME: Final[MethodSpec[_types.ResumeSessionRequest, _types.ResumeSessionResponse]] = (
+    MethodSpec(
+        name="session/resume",
+        side="agent",
+        kind="request",
+        params=Codec(load=lambda: _types.ResumeSessionRequest),
+        result=Codec(load=lambda: _types.ResumeSessionResponse),
+        message=SessionResumeMessage,
+        handler="session_resume",
+    )
 )
 """The `session/resume` row of the method table."""
 
 SESSION_SET_CONFIG_OPTION: Final[
-    MethodSpec[SetSessionConfigOptionRequest, SetSessionConfigOptionResponse]
+    MethodSpec[_types.SetSessionConfigOptionRequest, _types.SetSessionConfigOptionResponse]
 ] = MethodSpec(
     name="session/set_config_option",
     side="agent",
     kind="request",
-    params=Codec[SetSessionConfigOptionRequest](SetSessionConfigOptionRequest),
-    result=Codec[SetSessionConfigOptionResponse](SetSessionConfigOptionResponse),
+    params=Codec(load=lambda: _types.SetSessionConfigOptionRequest),
+    result=Codec(load=lambda: _types.SetSessionConfigOptionResponse),
     message=SessionSetConfigOptionMessage,
     handler="session_set_config_option",
 )
 """The `session/set_config_option` row of the method table."""
 
-SESSION_SET_TITLE: Final[MethodSpec[SetSessionTitleRequest, SetSessionTitleResponse]] = MethodSpec(
+SESSION_SET_TITLE: Final[
+    MethodSpec[_types.SetSessionTitleRequest, _types.SetSessionTitleResponse]
+] = MethodSpec(
     name="session/set_title",
     side="agent",
     kind="request",
-    params=Codec[SetSessionTitleRequest](SetSessionTitleRequest),
-    result=Codec[SetSessionTitleResponse](SetSessionTitleResponse),
+    params=Codec(load=lambda: _types.SetSessionTitleRequest),
+    result=Codec(load=lambda: _types.SetSessionTitleResponse),
     message=SessionSetTitleMessage,
     handler="session_set_title",
 )
 """The `session/set_title` row of the method table."""
 
-SESSION_STATUS: Final[MethodSpec[SessionStatusRequest, SessionStatusResponse]] = MethodSpec(
-    name="session/status",
-    side="agent",
-    kind="request",
-    params=Codec[SessionStatusRequest](SessionStatusRequest),
-    result=Codec[SessionStatusResponse](SessionStatusResponse),
-    message=SessionStatusMessage,
-    handler="session_status",
+SESSION_STATUS: Final[MethodSpec[_types.SessionStatusRequest, _types.SessionStatusResponse]] = (
+    MethodSpec(
+        name="session/status",
+        side="agent",
+        kind="request",
+        params=Codec(load=lambda: _types.SessionStatusRequest),
+        result=Codec(load=lambda: _types.SessionStatusResponse),
+        message=SessionStatusMessage,
+        handler="session_status",
+    )
 )
 """The `session/status` row of the method table."""
 
-SESSION_UNARCHIVE: Final[MethodSpec[UnarchiveSessionRequest, UnarchiveSessionResponse]] = (
-    MethodSpec(
-        name="session/unarchive",
-        side="agent",
-        kind="request",
-        params=Codec[UnarchiveSessionRequest](UnarchiveSessionRequest),
-        result=Codec[UnarchiveSessionResponse](UnarchiveSessionResponse),
-        message=SessionUnarchiveMessage,
-        handler="session_unarchive",
-    )
+SESSION_UNARCHIVE: Final[
+    MethodSpec[_types.UnarchiveSessionRequest, _types.UnarchiveSessionResponse]
+] = MethodSpec(
+    name="session/unarchive",
+    side="agent",
+    kind="request",
+    params=Codec(load=lambda: _types.UnarchiveSessionRequest),
+    result=Codec(load=lambda: _types.UnarchiveSessionResponse),
+    message=SessionUnarchiveMessage,
+    handler="session_unarchive",
 )
 """The `session/unarchive` row of the method table."""
 
-TERMINAL_CANCEL: Final[MethodSpec[CancelTerminalRequest, CancelTerminalResponse]] = MethodSpec(
-    name="terminal/cancel",
-    side="agent",
-    kind="request",
-    params=Codec[CancelTerminalRequest](CancelTerminalRequest),
-    result=Codec[CancelTerminalResponse](CancelTerminalResponse),
-    message=TerminalCancelMessage,
-    handler="terminal_cancel",
+TERMINAL_CANCEL: Final[MethodSpec[_types.CancelTerminalRequest, _types.CancelTerminalResponse]] = (
+    MethodSpec(
+        name="terminal/cancel",
+        side="agent",
+        kind="request",
+        params=Codec(load=lambda: _types.CancelTerminalRequest),
+        result=Codec(load=lambda: _types.CancelTerminalResponse),
+        message=TerminalCancelMessage,
+        handler="terminal_cancel",
+    )
 )
 """The `terminal/cancel` row of the method table."""
 
-TOOL_CALL_CANCEL: Final[MethodSpec[CancelToolCallRequest, CancelToolCallResponse]] = MethodSpec(
-    name="tool_call/cancel",
-    side="agent",
-    kind="request",
-    params=Codec[CancelToolCallRequest](CancelToolCallRequest),
-    result=Codec[CancelToolCallResponse](CancelToolCallResponse),
-    message=ToolCallCancelMessage,
-    handler="tool_call_cancel",
+TOOL_CALL_CANCEL: Final[MethodSpec[_types.CancelToolCallRequest, _types.CancelToolCallResponse]] = (
+    MethodSpec(
+        name="tool_call/cancel",
+        side="agent",
+        kind="request",
+        params=Codec(load=lambda: _types.CancelToolCallRequest),
+        result=Codec(load=lambda: _types.CancelToolCallResponse),
+        message=ToolCallCancelMessage,
+        handler="tool_call_cancel",
+    )
 )
 """The `tool_call/cancel` row of the method table."""
 
-AUTH_STATUS_UPDATE: Final[MethodSpec[AuthStatusUpdateNotification, None]] = MethodSpec(
+AUTH_STATUS_UPDATE: Final[MethodSpec[_types.AuthStatusUpdateNotification, None]] = MethodSpec(
     name="auth/status_update",
     side="client",
     kind="notification",
-    params=Codec[AuthStatusUpdateNotification](AuthStatusUpdateNotification),
+    params=Codec(load=lambda: _types.AuthStatusUpdateNotification),
     result=None,
     message=AuthStatusUpdateMessage,
     handler="auth_status_update",
 )
 """The `auth/status_update` row of the method table."""
 
-ELICITATION_COMPLETE: Final[MethodSpec[CompleteElicitationNotification, None]] = MethodSpec(
+ELICITATION_COMPLETE: Final[MethodSpec[_types.CompleteElicitationNotification, None]] = MethodSpec(
     name="elicitation/complete",
     side="client",
     kind="notification",
-    params=Codec[CompleteElicitationNotification](CompleteElicitationNotification),
+    params=Codec(load=lambda: _types.CompleteElicitationNotification),
     result=None,
     message=ElicitationCompleteMessage,
     handler="elicitation_complete",
 )
 """The `elicitation/complete` row of the method table."""
 
-ELICITATION_CREATE: Final[MethodSpec[CreateElicitationRequest, CreateElicitationResponse]] = (
-    MethodSpec(
-        name="elicitation/create",
-        side="client",
-        kind="request",
-        params=Codec[CreateElicitationRequest](CreateElicitationRequest),
-        result=Codec[CreateElicitationResponse](CreateElicitationResponse),
-        message=ElicitationCreateMessage,
-        handler="elicitation_create",
-    )
+ELICITATION_CREATE: Final[
+    MethodSpec[_types.CreateElicitationRequest, _types.CreateElicitationResponse]
+] = MethodSpec(
+    name="elicitation/create",
+    side="client",
+    kind="request",
+    params=Codec(load=lambda: _types.CreateElicitationRequest),
+    result=Codec(load=lambda: _types.CreateElicitationResponse),
+    message=ElicitationCreateMessage,
+    handler="elicitation_create",
 )
 """The `elicitation/create` row of the method table."""
 
-MCP_MESSAGE_CLIENT: Final[MethodSpec[MessageMcpRequest, MessageMcpResponse]] = MethodSpec(
-    name="mcp/message",
-    side="client",
-    kind="request",
-    params=Codec[MessageMcpRequest](MessageMcpRequest),
-    result=Codec[MessageMcpResponse](MessageMcpResponse),
-    message=McpMessageClientMessage,
-    handler="mcp_message",
+MCP_MESSAGE_CLIENT: Final[MethodSpec[_types.MessageMcpRequest, _types.MessageMcpResponse]] = (
+    MethodSpec(
+        name="mcp/message",
+        side="client",
+        kind="request",
+        params=Codec(load=lambda: _types.MessageMcpRequest),
+        result=Codec(load=lambda: _types.MessageMcpResponse),
+        message=McpMessageClientMessage,
+        handler="mcp_message",
+    )
 )
 """The `mcp/message` row of the method table."""
 
 SESSION_REQUEST_PERMISSION: Final[
-    MethodSpec[RequestPermissionRequest, RequestPermissionResponse]
+    MethodSpec[_types.RequestPermissionRequest, _types.RequestPermissionResponse]
 ] = MethodSpec(
     name="session/request_permission",
     side="client",
     kind="request",
-    params=Codec[RequestPermissionRequest](RequestPermissionRequest),
-    result=Codec[RequestPermissionResponse](RequestPermissionResponse),
+    params=Codec(load=lambda: _types.RequestPermissionRequest),
+    result=Codec(load=lambda: _types.RequestPermissionResponse),
     message=SessionRequestPermissionMessage,
     handler="session_request_permission",
 )
 """The `session/request_permission` row of the method table."""
 
-SESSION_UPDATE: Final[MethodSpec[UpdateSessionNotification, None]] = MethodSpec(
+SESSION_UPDATE: Final[MethodSpec[_types.UpdateSessionNotification, None]] = MethodSpec(
     name="session/update",
     side="client",
     kind="notification",
-    params=Codec[UpdateSessionNotification](UpdateSessionNotification),
+    params=Codec(load=lambda: _types.UpdateSessionNotification),
     result=None,
     message=SessionUpdateMessage,
     handler="session_update",
 )
 """The `session/update` row of the method table."""
 
-CANCEL_REQUEST: Final[MethodSpec[CancelRequestNotification, None]] = MethodSpec(
+CANCEL_REQUEST: Final[MethodSpec[_types.CancelRequestNotification, None]] = MethodSpec(
     name="$/cancel_request",
     side="protocol",
     kind="notification",
-    params=Codec[CancelRequestNotification](CancelRequestNotification),
+    params=Codec(load=lambda: _types.CancelRequestNotification),
     result=None,
     message=CancelRequestMessage,
     handler="cancel_request",
 )
 """The `$/cancel_request` row of the method table."""
 
-PROXY_INITIALIZE: Final[MethodSpec[InitializeProxyRequest, InitializeProxyResponse]] = MethodSpec(
+PROXY_INITIALIZE: Final[
+    MethodSpec[_types.InitializeProxyRequest, _types.InitializeProxyResponse]
+] = MethodSpec(
     name="proxy/initialize",
     side="proxy",
     kind="request",
-    params=Codec[InitializeProxyRequest](InitializeProxyRequest),
-    result=Codec[InitializeProxyResponse](InitializeProxyResponse),
+    params=Codec(load=lambda: _types.InitializeProxyRequest),
+    result=Codec(load=lambda: _types.InitializeProxyResponse),
     message=ProxyInitializeMessage,
     handler="proxy_initialize",
 )
 """The `proxy/initialize` row of the method table."""
 
-PROXY_SUCCESSOR: Final[MethodSpec[ProxySuccessorRequest, ProxySuccessorResponse]] = MethodSpec(
-    name="proxy/successor",
-    side="proxy",
-    kind="request",
-    params=Codec[ProxySuccessorRequest](ProxySuccessorRequest),
-    result=Codec[ProxySuccessorResponse](ProxySuccessorResponse),
-    message=ProxySuccessorMessage,
-    handler="proxy_successor",
+PROXY_SUCCESSOR: Final[MethodSpec[_types.ProxySuccessorRequest, _types.ProxySuccessorResponse]] = (
+    MethodSpec(
+        name="proxy/successor",
+        side="proxy",
+        kind="request",
+        params=Codec(load=lambda: _types.ProxySuccessorRequest),
+        result=Codec(load=lambda: _types.ProxySuccessorResponse),
+        message=ProxySuccessorMessage,
+        handler="proxy_successor",
+    )
 )
 """The `proxy/successor` row of the method table."""
 
@@ -1220,7 +1194,7 @@ METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
 }
 """Every method of this protocol surface whose name alone says which side handles it."""
 
-ERROR_CODEC: Final = Codec[Error](Error)
+ERROR_CODEC: Final[Codec[_types.Error]] = Codec(load=lambda: _types.Error)
 """Decodes and encodes the `error` object of a JSON-RPC error response."""
 
 MESSAGE_CODEC: Final = MessageCodec(METHODS, METHODS, ERROR_CODEC)
