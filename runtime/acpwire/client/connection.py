@@ -56,6 +56,7 @@ from ..errors import (
 )
 from ..streams.agent_process import GRACE_PERIOD, TERMINATE_GRACE_PERIOD, spawn_agent
 from ..streams.byte_stream import AnyByteStream
+from .cancelled_turns import PERMISSION, SESSION_CANCEL, CancelledTurns
 from .permissions import cancelled_permission
 from .router import UpdateRouter, UpdateStream
 from .unknown_updates import V1UnknownSessionUpdate, open_session_updates
@@ -93,9 +94,7 @@ AnyClient: TypeAlias = (
 INITIALIZE_TIMEOUT = 30.0
 """Seconds `initialize` waits for the agent's answer by default."""
 
-PERMISSION = "session/request_permission"
 SESSION_UPDATE = "session/update"
-SESSION_CANCEL = "session/cancel"
 
 Update = TypeVar("Update")
 Peer = TypeVar("Peer")
@@ -205,6 +204,7 @@ class ClientConnection:
             closed_reason=closed_reason,
         )
         self._connection.on_close(self._router.close)
+        self._cancelled_turns = CancelledTurns(self._connection)
 
     @asynccontextmanager
     async def _serving(self) -> AsyncIterator[None]:
@@ -291,7 +291,7 @@ class ClientConnection:
         )
 
     def _switch_to(self, surface: AnySurface, initialize_response: Any) -> None:
-        agent = surface.agent_peer(self._connection)
+        agent = surface.agent_peer(self._cancelled_turns)
         client = self._factories[surface.protocol_version](agent)
         check_built(client, surface.protocol_version, "client", surface)
         self._surface, self._agent, self._client = surface, agent, client
@@ -300,7 +300,7 @@ class ClientConnection:
         codec = open_session_updates(surface.client_codec, self._peer)  # v1: unknown tags kept
         handles_updates = implemented(client, surface.client_base, "session_update")
         route = self._router.routing(
-            handler_dispatch(client, surface.client_base),
+            self._cancelled_turns.dispatch(handler_dispatch(client, surface.client_base), surface),
             codec.inbound[SESSION_UPDATE],
             on_update=client.session_update if handles_updates else None,
         )
@@ -396,15 +396,12 @@ class ClientConnection:
 
     async def cancel(self, session_id: str) -> None:
         """`session/cancel`, after answering this session's pending permission requests with
-        the `cancelled` outcome (the spec's MUST)."""
+        the `cancelled` outcome (the spec's MUST); until the session's next `session/prompt`,
+        its permission requests that crossed the cancel are answered `cancelled` too, without
+        reaching the client's handler."""
         surface = self._require_initialized()
-        self._connection.cancel_requests(
-            lambda call: (
-                call.method == PERMISSION and getattr(call.params, "session_id", None) == session_id
-            )
-        )
         spec = surface.agent_methods[SESSION_CANCEL]
-        await self._connection.notify(spec, spec.params.type(session_id=session_id))
+        await self._cancelled_turns.notify(spec, spec.params.type(session_id=session_id))
 
     # ------------------------------------------------------------------ typed views
     # (last in the class: within it, the names v2 and v1 are these properties from here on)
