@@ -24,6 +24,7 @@ class ExitCode(enum.IntEnum):
     TIMEOUT = 9
     INTERRUPTED = 130
     OUTPUT_CLOSED = 141
+    DIVERGED = 10
 
 
 MEANING = {
@@ -39,6 +40,7 @@ MEANING = {
     ExitCode.TIMEOUT: "a step took longer than --timeout (the turn was cancelled first)",
     ExitCode.INTERRUPTED: "Ctrl-C twice, or Ctrl-C with no turn running",
     ExitCode.OUTPUT_CLOSED: "stdout was closed by its reader (e.g. piped into `head`)",
+    ExitCode.DIVERGED: "`acpwire replay`: the live peer diverged from the recorded trace",
 }
 """What each exit code means (the table in `acpwire run --help` and the README)."""
 

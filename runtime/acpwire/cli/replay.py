@@ -1,0 +1,161 @@
+"""`acpwire replay FILE --as agent|client [-- <peer command>]`: one side of a recorded trace
+played back against a live peer, and where the peer diverges from the recording."""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+import trio
+
+from acpwire.errors import AgentLaunchError
+from acpwire.streams import ByteStream, spawn_agent, stdio_stream
+
+from .codes import ExitCode
+from .replay_engine import Divergence, Replayer
+from .replay_match import VALUE_KEYS
+from .replay_script import Script, read_script
+from .trace_format import TraceError
+
+__all__ = ["add_parser"]
+
+DEFAULT_TIMEOUT = 10.0
+END_WAIT = 2.0
+"""Once the script is played, how long the peer has to close the connection (what it sends
+meanwhile is checked: a message the recording does not have is a divergence)."""
+
+DESCRIPTION = f"""\
+Play one side of a trace recorded by `acpwire trace` against a live peer, and report where
+the peer diverges from the recording: a message recorded that did not come (missing), one
+that came but matches nothing recorded (unexpected), one that matches but differs
+(different), each with its line in the trace.
+
+--as client: acpwire sends the client's recorded messages to the agent command after `--`
+  (its requests keep their ids; session ids and the other ids the agent chose are replaced
+  by the live ones) and compares what the agent sends with the recording.
+--as agent: acpwire answers the client's requests with the recorded responses (with the
+  live request's id) and sends the recorded notifications and requests to the client, in
+  recorded order. Without `-- <client command>` it serves stdio, so a client under test can
+  run `acpwire replay FILE --as agent` as its agent command (the report then goes to
+  stderr); with one, it starts the client and talks to it over the client's stdio. A
+  request that matches nothing recorded is answered -32603.
+
+Before it sends each recorded message, acpwire waits (at most --timeout seconds) for the
+peer's messages recorded before it. A live message is matched to the earliest recorded one
+of the peer's with its method (and `sessionUpdate` for updates) not matched yet, preferring
+one of its shape; a response by the request it answers.
+
+Matching by shape (the default): the same JSON types and object keys all the way down, and
+the same values of the keys that give a message its structure ({", ".join(sorted(VALUE_KEYS))});
+other values (text, titles, paths, ids, timestamps) may differ and `_meta` is ignored. An
+array matches when each live item has the shape of a recorded one and the other way round,
+whatever their counts; a run of message or thought chunks matches one or more live chunks.
+--strict compares every value and counts too, except JSON-RPC ids and the values of keys
+ending in `Id`, which must pair with the live ones consistently.
+"""
+
+EPILOG = f"""\
+exit codes:
+  {int(ExitCode.END_TURN):>3}  no divergence
+  {int(ExitCode.DIVERGED):>3}  the peer diverged from the recording (the report lists where)
+  {int(ExitCode.AGENT_NOT_FOUND):>3}  the peer command could not be started
+  {int(ExitCode.USAGE):>3}  the command line is wrong, or FILE is not a trace
+
+examples:
+  acpwire trace --out hello.trace -- python -m acpwire.examples.hello_agent   (in an editor)
+  acpwire replay hello.trace --as client -- python -m acpwire.examples.hello_agent
+  python -m acpwire.examples.hello_client -- acpwire replay hello.trace --as agent
+"""
+
+
+def add_parser(subcommands: Any) -> None:
+    """Register `replay` with its options."""
+    parser = subcommands.add_parser(
+        "replay",
+        help="play one side of a recorded trace against a live peer, report divergences",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        usage="acpwire replay FILE --as client [--strict] [--timeout S] -- <agent command...>\n"
+        "       acpwire replay FILE --as agent [--strict] [--timeout S] [-- <client command...>]",
+    )
+    parser.add_argument("file", type=Path, metavar="FILE", help="the trace (`acpwire trace`)")
+    parser.add_argument(
+        "--as",
+        dest="plays",
+        required=True,
+        choices=("client", "agent"),
+        help="the recorded side acpwire plays; the peer is the other one",
+    )
+    parser.add_argument(
+        "--strict", action="store_true", help="compare values too, not only shapes"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        metavar="S",
+        help=f"seconds to wait for the peer's recorded messages before each step (default: {DEFAULT_TIMEOUT:g})",
+    )
+    parser.set_defaults(handler=replay_command, takes_command=True, subparser=parser)
+
+
+def replay_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """`acpwire replay`: check the arguments, read the trace, then play it on trio."""
+    if args.plays == "client" and not args.command:
+        parser.error("--as client needs the agent command: acpwire replay FILE --as client -- <agent command>")
+    if args.timeout <= 0:
+        parser.error("--timeout must be a positive number of seconds")
+    try:
+        script = read_script(args.file)
+    except TraceError as error:
+        parser.error(f"{args.file}: {error}")
+    replayer = Replayer(
+        script, args.plays, strict=args.strict, timeout=args.timeout, end_wait=END_WAIT
+    )
+    serving_stdio = args.plays == "agent" and not args.command
+    report_to = sys.stderr if serving_stdio else sys.stdout
+    try:
+        divergences = trio.run(functools.partial(_play, replayer, args.command))
+    except AgentLaunchError as error:
+        print(f"acpwire replay: the {replayer.peer} could not be started: {error}", file=sys.stderr)
+        return ExitCode.AGENT_NOT_FOUND
+    _report(script, replayer, args.command, divergences, report_to)
+    return ExitCode.DIVERGED if divergences else ExitCode.END_TURN
+
+
+async def _play(replayer: Replayer, command: list[str]) -> list[Divergence]:
+    if not command:
+        stream: ByteStream = stdio_stream()
+        try:
+            return await replayer.run(stream)
+        finally:
+            await stream.aclose()
+    async with spawn_agent(command) as peer:
+        return await replayer.run(peer.stream)
+
+
+def _report(
+    script: Script,
+    replayer: Replayer,
+    command: list[str],
+    divergences: list[Divergence],
+    out: TextIO,
+) -> None:
+    against = " ".join(command) if command else "stdio"
+    print(
+        f"acpwire replay: {script.path.name} as the {replayer.plays}, against {against}",
+        file=out,
+    )
+    print(
+        f"{replayer.sent} recorded messages sent, {replayer.matched} of the {replayer.peer}'s matched",
+        file=out,
+    )
+    for divergence in divergences:
+        print(f"  {divergence}", file=out)
+    summary = f"{len(divergences)} divergence{'s' if len(divergences) != 1 else ''}"
+    print(summary if divergences else "no divergence", file=out, flush=True)
+

@@ -1,0 +1,122 @@
+"""A recorded trace as the script `acpwire replay` plays: its JSON-RPC messages in order,
+each with its line in the trace, who sent it, and what it is."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+
+from .replay_match import kind_of
+from .trace_format import TraceError, read_trace
+
+__all__ = ["Recorded", "Script", "Side", "read_script"]
+
+Side = Literal["client", "agent"]
+SIDES: tuple[Side, Side] = ("client", "agent")
+
+
+def other_side(side: Side) -> Side:
+    return "agent" if side == "client" else "client"
+
+
+@dataclass
+class Recorded:
+    """One message of the trace (or the end of one side's output)."""
+
+    line: int
+    """Its line in the trace file (the header is line 1)."""
+    side: Side
+    """Who sent it."""
+    message: dict[str, Any]
+    """The JSON-RPC message (empty for `eof`)."""
+    eof: bool = False
+    """True: not a message, the side closed its output here."""
+    answers: Recorded | None = None
+    """For a response: the request it answers (None: it answers no recorded request)."""
+    run: bool = False
+    """The first of a run of consecutive message / thought chunks of one kind: by shape,
+    such a run matches one or more live chunks."""
+    in_run: bool = False
+    """One of a run's chunks after the first (matched as part of the run, by shape)."""
+
+    @property
+    def is_request(self) -> bool:
+        return "method" in self.message and "id" in self.message
+
+    @property
+    def is_response(self) -> bool:
+        return not self.eof and "method" not in self.message
+
+    @property
+    def kind(self) -> str:
+        """`session/prompt`, `session/update agent_message_chunk`; a response: the kind of
+        the request it answers, with ` response` added; `eof`."""
+        if self.eof:
+            return "eof"
+        if self.is_response:
+            request = kind_of(self.answers.message) if self.answers else "unknown request"
+            return f"{request} response"
+        return kind_of(self.message)
+
+    def describe(self) -> str:
+        """`line 7 (agent session/update agent_message_chunk)`."""
+        return f"line {self.line} ({self.side} {self.kind})"
+
+
+@dataclass
+class Script:
+    """The messages of a trace, in order."""
+
+    path: Path
+    command: list[str]
+    """The agent command the trace was recorded with."""
+    messages: list[Recorded]
+
+
+_decode = msgspec.json.Decoder().decode
+
+
+def read_script(path: Path) -> Script:
+    """The script of the trace at `path`; `TraceError` naming the line when it is not a
+    trace or has a line that is no JSON-RPC message."""
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise TraceError(f"{path}: {error.strerror}") from None
+    header, records = read_trace(data)
+    messages: list[Recorded] = []
+    requests: dict[tuple[Side, str], Recorded] = {}
+    for record in records:
+        side = record.side
+        if side not in SIDES:
+            continue  # the `exit` record
+        if record.fields.get("eof"):
+            messages.append(Recorded(record.number, side, {}, eof=True))
+            continue
+        if record.raw is None:
+            continue  # a line that is not JSON: nothing to replay
+        message = _decode(record.raw)
+        if not isinstance(message, dict) or not ("method" in message or "id" in message):
+            raise TraceError(f"line {record.number}: not a JSON-RPC message")
+        recorded = Recorded(record.number, side, message)
+        key = msgspec.json.encode(message.get("id")).decode()
+        if recorded.is_request:
+            requests[(side, key)] = recorded
+        elif recorded.is_response:
+            recorded.answers = requests.pop((other_side(side), key), None)
+        if _continues_run(messages, recorded):
+            recorded.in_run = True
+            if not messages[-1].in_run:
+                messages[-1].run = True
+        messages.append(recorded)
+    return Script(path, [str(part) for part in header.get("command", [])], messages)
+
+
+def _continues_run(messages: list[Recorded], recorded: Recorded) -> bool:
+    if not messages or not recorded.kind.endswith("_chunk"):
+        return False
+    last = messages[-1]
+    return last.side == recorded.side and last.kind == recorded.kind
