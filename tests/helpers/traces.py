@@ -4,8 +4,12 @@ tests/cli: the findings it must produce and their lines."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
+
+from helpers.commands import ACPWIRE, ENV, HELLO_AGENT
 
 
 def update(session: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -154,3 +158,20 @@ def expected_findings() -> list[tuple[int, str]]:
         for n, (_, _, found) in enumerate(BROKEN)
         for finding in ((found,) if isinstance(found, str) else found or ())
     ]
+
+
+def record_hello_trace(path: Path) -> Path:
+    """The hello client's session with the hello agent, recorded by `acpwire trace` at
+    `path` (the client prompts "Hi", allows the permission, prompts an unknown session and
+    closes the session)."""
+    tap = [*ACPWIRE, "trace", "--out", str(path), "--", *HELLO_AGENT]
+    done = subprocess.run(
+        [sys.executable, "-m", "acpwire.examples.hello_client", "--", *tap],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=ENV,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "agent: acpwire!" in done.stdout
+    return path

@@ -57,8 +57,8 @@ class Divergence:
     kind: Kind
     line: int
     """The trace line concerned: the recorded message missing or differing; for a live
-    message that matches nothing, the last recorded line matched before it arrived (0: none
-    yet)."""
+    message that matches nothing, the last recorded line played (sent or matched) before it
+    arrived (0: none yet)."""
     what: str
     """The message concerned (`agent session/update tool_call`)."""
     detail: str
@@ -121,6 +121,7 @@ class Replayer:
         }
         self._my_requests: dict[str, Recorded] = {}  # by the id sent (JSON)
         self._last: _Expected | None = None
+        self._played = 0  # the last line of the trace played (sent or matched)
         self._closed = False
 
     async def run(self, stream: ByteStream) -> list[Divergence]:
@@ -199,6 +200,7 @@ class Replayer:
             self._closed = True
             return
         self.sent += 1
+        self._played = max(self._played, recorded.line)
 
     async def _take(self, message: dict[str, Any] | str, stream: ByteStream) -> None:
         """A live message from the peer: match it, compare it, answer what matches nothing."""
@@ -246,6 +248,7 @@ class Replayer:
     def _compare(self, expected: _Expected, message: dict[str, Any]) -> None:
         expected.done = True
         self._last = expected
+        self._played = max(self._played, expected.recorded.line)
         self.matched += 1
         found = differences(
             _body(expected.recorded.message), _body(message), strict=self.strict, ids=self.ids
@@ -268,7 +271,7 @@ class Replayer:
         )
 
     def _unexpected(self, kind: Kind, what: str, shown: str) -> None:
-        line = self._last.recorded.line if self._last is not None else 0
+        line = self._played
         if len(shown) > SHOWN:
             shown = shown[: SHOWN - 3] + "..."
         detail = f"nothing recorded matches it: {shown}" if kind == "unexpected" else shown

@@ -1,0 +1,183 @@
+"""`acpwire replay` as a process: a trace recorded with `acpwire trace` between the hello
+client and the hello agent, played back as the client against the same agent (no divergence)
+and against changed ones (each divergence with its trace line), and as the agent for the
+hello client (serving stdio) and for a client it starts."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from acpwire.cli.codes import ExitCode
+from helpers.commands import ACPWIRE, ENV, HELLO_AGENT, acpwire
+from helpers.traces import record_hello_trace
+
+HERE = Path(__file__).parent
+HELLO_CLIENT = [sys.executable, "-m", "acpwire.examples.hello_client"]
+SHAPE_CHANGED = [sys.executable, str(HERE / "different_agent.py"), "shape"]
+TEXT_CHANGED = [sys.executable, str(HERE / "different_agent.py"), "text"]
+STDIO_CLIENT = [sys.executable, str(HERE / "stdio_client.py")]
+
+
+@pytest.fixture(scope="module")
+def hello_trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return record_hello_trace(tmp_path_factory.mktemp("replay") / "hello.trace")
+
+
+def trace_line(trace: Path, number: int) -> dict[str, object]:
+    line: dict[str, object] = json.loads(trace.read_text().splitlines()[number - 1])["line"]
+    return line
+
+
+def test_as_client_against_the_recorded_agent_no_divergence(hello_trace: Path) -> None:
+    done = acpwire("replay", str(hello_trace), "--as", "client", "--", *HELLO_AGENT)
+    assert done.returncode == ExitCode.END_TURN == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines() == [
+        f"acpwire replay: hello.trace as the client, against {' '.join(HELLO_AGENT)}",
+        "6 recorded messages sent, 14 of the agent's matched",
+        "no divergence",
+    ]
+
+
+def test_strict_sees_values_the_shape_allows(hello_trace: Path) -> None:
+    by_shape = acpwire("replay", str(hello_trace), "--as", "client", "--", *TEXT_CHANGED)
+    assert by_shape.returncode == 0, by_shape.stdout + by_shape.stderr
+    strict = acpwire(
+        "replay", str(hello_trace), "--as", "client", "--strict", "--", *TEXT_CHANGED
+    )
+    assert strict.returncode == ExitCode.DIVERGED == 10, strict.stdout + strict.stderr
+    assert trace_line(hello_trace, 14)["params"]["update"]["content"]["text"] == "Hello "  # type: ignore[index]
+    assert (
+        "  line 14 (agent session/update agent_message_chunk): different: "
+        "$.params.update.content.text: 'Hello ' recorded, 'Good ' live"
+    ) in strict.stdout.splitlines()
+    same = acpwire("replay", str(hello_trace), "--as", "client", "--strict", "--", *HELLO_AGENT)
+    assert same.returncode == 0, same.stdout  # the hello agent says the same each time
+
+
+def test_as_client_against_a_different_agent_reports_each_divergence(hello_trace: Path) -> None:
+    done = acpwire(
+        "replay", str(hello_trace), "--as", "client", "--timeout", "1", "--", *SHAPE_CHANGED
+    )
+    assert done.returncode == ExitCode.DIVERGED, done.stdout + done.stderr
+    assert trace_line(hello_trace, 5)["result"] == {"sessionId": "session-1"}
+    assert trace_line(hello_trace, 11)["method"] == "session/request_permission"
+    assert done.stdout.splitlines()[2:] == [
+        "  line 5 (agent session/new response): different: $.result.availableCommands: live, not recorded",
+        "  line 10 (agent session/update state_update): missing: not received within 1 s",
+        "  line 11 (agent session/request_permission): missing: not received within 1 s",
+        "  line 13 (agent session/update state_update): missing: not received within 1 s",
+        "4 divergences",
+    ]
+
+
+def test_as_agent_for_the_hello_client_serving_stdio(hello_trace: Path) -> None:
+    replay = [*ACPWIRE, "replay", str(hello_trace), "--as", "agent"]
+    done = subprocess.run(
+        [*HELLO_CLIENT, "--", *replay], capture_output=True, text=True, timeout=60, env=ENV
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "state: running",
+        "state: requires_action",
+        "permission: Say hello? -> Yes",
+        "state: running",
+        "agent: Hello ",
+        "agent: from ",
+        "agent: acpwire! ",
+        "turn ended: end_turn",
+        "session/prompt failed: -32002 Resource not found: no-such-session",
+    ]
+    assert done.stderr.splitlines()[-2:] == [  # the replay's report, on its stderr
+        "14 recorded messages sent, 6 of the client's matched",
+        "no divergence",
+    ]
+
+
+def test_as_agent_starting_the_client(hello_trace: Path) -> None:
+    done = acpwire("replay", str(hello_trace), "--as", "agent", "--", *STDIO_CLIENT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1] == "no divergence"
+    assert "turn ended: end_turn" in done.stderr  # the client's stderr, passed through
+
+
+def test_as_agent_a_client_leaving_a_request_out(hello_trace: Path) -> None:
+    done = acpwire(
+        "replay", str(hello_trace), "--as", "agent", "--timeout", "2", "--",
+        *STDIO_CLIENT, "--no-close",
+    )
+    assert done.returncode == ExitCode.DIVERGED, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-2:] == [
+        "  line 20 (client session/close): missing: the peer closed the connection first",
+        "1 divergence",
+    ]
+
+
+def test_a_request_that_matches_nothing_is_answered_and_reported(
+    hello_trace: Path, tmp_path: Path
+) -> None:
+    """The client asks what the recording never answered: an error for it, a divergence."""
+    asks = '{"jsonrpc":"2.0","id":"x","method":"session/list","params":{}}\n'
+    process = subprocess.run(
+        [*ACPWIRE, "replay", str(hello_trace), "--as", "agent", "--timeout", "1"],
+        input=asks,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=ENV,
+    )
+    assert process.returncode == ExitCode.DIVERGED
+    answer = json.loads(process.stdout.splitlines()[0])
+    assert answer["id"] == "x" and answer["error"]["code"] == -32603
+    assert "no session/list request of this shape" in answer["error"]["message"]
+    assert (
+        "  before any recorded line (client session/list): unexpected: nothing recorded "
+        'matches it: {"jsonrpc":"2.0","id":"x","method":"session/list","params":{}}'
+    ) in process.stderr.splitlines()
+    assert "  line 2 (client initialize): missing: the peer closed the connection first" in (
+        process.stderr.splitlines()
+    )
+
+
+def test_usage_errors(hello_trace: Path, tmp_path: Path) -> None:
+    not_a_trace = tmp_path / "notes.txt"
+    not_a_trace.write_text("hello\n")
+    for args, says in (
+        (["replay", str(hello_trace), "--as", "client"], "--as client needs the agent command"),
+        (["replay", str(not_a_trace), "--as", "agent"], "not an acpwire trace"),
+        (["replay", str(tmp_path / "none"), "--as", "agent"], "No such file or directory"),
+        (["replay", str(hello_trace)], "the following arguments are required: --as"),
+        (["replay", str(hello_trace), "--as", "agent", "--timeout", "0"], "--timeout must be"),
+    ):
+        done = acpwire(*args)
+        assert done.returncode == ExitCode.USAGE, args
+        assert says in done.stderr, (args, done.stderr)
+    missing = acpwire("replay", str(hello_trace), "--as", "client", "--", "no-such-agent-x")
+    assert missing.returncode == ExitCode.AGENT_NOT_FOUND, missing.stderr
+    assert "the agent could not be started" in missing.stderr
+
+
+def test_help_is_complete() -> None:
+    done = acpwire("replay", "--help")
+    assert done.returncode == 0
+    text = " ".join(done.stdout.split())
+    for option in ("--as {client,agent}", "--strict", "--timeout S", "FILE"):
+        assert option in text
+    for says in (
+        "missing",
+        "unexpected",
+        "different",
+        "-32603",
+        "sessionUpdate",
+        "stopReason",
+        "_meta",
+        f"{int(ExitCode.DIVERGED)} the peer diverged from the recording",
+        f"{int(ExitCode.AGENT_NOT_FOUND)} the peer command could not be started",
+        "acpwire replay hello.trace --as client -- python -m acpwire.examples.hello_agent",
+    ):
+        assert says in text, says
+    assert "replay" in acpwire("--help").stdout
