@@ -34,7 +34,7 @@ __all__ = ["Divergence", "Replayer"]
 
 Kind = Literal["missing", "unexpected", "different", "not JSON"]
 NOT_RECORDED = -32603
-SHOWN = 160
+SHOWN = 100
 """How many characters of a live message a divergence shows."""
 
 GONE = (

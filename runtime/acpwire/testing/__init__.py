@@ -5,7 +5,9 @@
   v1, in this process (`agent.connected()`: a stream for `acpwire.connect`) or as a command
   (`agent.command(tmp_path)`: `python -m acpwire.testing SCENARIO.json`), and records every
   line for assertions (`agent.wire`: the methods called, the prompts, the permission answers,
-  the cancels).
+  the cancels). `FakeAgent.from_trace(path)` plays the agent's side of a trace recorded by
+  `acpwire trace` instead (`acpwire replay --as agent`'s code), and lists in `divergences`
+  where the client left the recording.
 - **An agent under test** is driven by a `FakeClient` (`async with client_for(MyAgent) as
   client`, or `client_for(command=[...])`): `await client.prompt("Hi", answers=["allow"])`
   runs one turn through acpwire's `prompt()` and returns a `TurnResult` (the stop reason,
