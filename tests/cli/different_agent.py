@@ -6,6 +6,7 @@ without asking permission first; `python different_agent.py text` greets with ot
 from __future__ import annotations
 
 import sys
+from typing import Any, cast
 
 import trio
 
@@ -26,21 +27,22 @@ class ShapeChanged(HelloAgent):
         return "end_turn"
 
 
+class Reworded:
+    """A turn whose `say` says "Good" for "Hello" (everything else as the turn does)."""
+
+    def __init__(self, turn: Turn) -> None:
+        self.turn = turn
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.turn, name)
+
+    async def say(self, text: str) -> None:
+        await self.turn.say(text.replace("Hello", "Good"))
+
+
 class TextChanged(HelloAgent):
     async def greet(self, turn: Turn) -> StopReason:
-        await turn.request_permission(
-            v2.RequestPermissionRequest(
-                session_id=turn.session_id,
-                title="Say hello?",
-                options=[
-                    v2.PermissionOption(option_id="yes", name="Yes", kind="allow_once"),
-                    v2.PermissionOption(option_id="no", name="No", kind="reject_once"),
-                ],
-            )
-        )
-        for word in ("Good", "day", "acpwire!"):
-            await turn.say(word + " ")
-        return "end_turn"
+        return await super().greet(cast(Turn, Reworded(turn)))
 
 
 if __name__ == "__main__":

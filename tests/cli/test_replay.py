@@ -46,9 +46,7 @@ def test_as_client_against_the_recorded_agent_no_divergence(hello_trace: Path) -
 def test_strict_sees_values_the_shape_allows(hello_trace: Path) -> None:
     by_shape = acpwire("replay", str(hello_trace), "--as", "client", "--", *TEXT_CHANGED)
     assert by_shape.returncode == 0, by_shape.stdout + by_shape.stderr
-    strict = acpwire(
-        "replay", str(hello_trace), "--as", "client", "--strict", "--", *TEXT_CHANGED
-    )
+    strict = acpwire("replay", str(hello_trace), "--as", "client", "--strict", "--", *TEXT_CHANGED)
     assert strict.returncode == ExitCode.DIVERGED == 10, strict.stdout + strict.stderr
     assert trace_line(hello_trace, 14)["params"]["update"]["content"]["text"] == "Hello "  # type: ignore[index]
     assert (
@@ -107,8 +105,15 @@ def test_as_agent_starting_the_client(hello_trace: Path) -> None:
 
 def test_as_agent_a_client_leaving_a_request_out(hello_trace: Path) -> None:
     done = acpwire(
-        "replay", str(hello_trace), "--as", "agent", "--timeout", "2", "--",
-        *STDIO_CLIENT, "--no-close",
+        "replay",
+        str(hello_trace),
+        "--as",
+        "agent",
+        "--timeout",
+        "2",
+        "--",
+        *STDIO_CLIENT,
+        "--no-close",
     )
     assert done.returncode == ExitCode.DIVERGED, done.stdout + done.stderr
     assert done.stdout.splitlines()[-2:] == [

@@ -52,9 +52,7 @@ def test_types_keys_and_structural_values_count() -> None:
 def test_meta_is_ignored_by_shape_only() -> None:
     live = {"params": {"_meta": {"traceparent": "00-ab"}}}
     assert differences({"params": {}}, live) == []
-    assert differences({"params": {}}, live, strict=True) == [
-        "$.params._meta: live, not recorded"
-    ]
+    assert differences({"params": {}}, live, strict=True) == ["$.params._meta: live, not recorded"]
 
 
 def test_arrays_by_shape_whatever_their_counts() -> None:
@@ -109,7 +107,14 @@ def test_value_keys_are_the_schemas_tags_and_enumerations() -> None:
             if value.__struct_config__.tag_field:
                 derived.add(value.__struct_config__.tag_field)
             for field in msgspec.inspect.type_info(value).fields:  # type: ignore[attr-defined]
-                kinds = field.type.types if isinstance(field.type, msgspec.inspect.UnionType) else (field.type,)
-                if any(isinstance(t, msgspec.inspect.LiteralType | msgspec.inspect.EnumType) for t in kinds):
+                kinds = (
+                    field.type.types
+                    if isinstance(field.type, msgspec.inspect.UnionType)
+                    else (field.type,)
+                )
+                if any(
+                    isinstance(t, msgspec.inspect.LiteralType | msgspec.inspect.EnumType)
+                    for t in kinds
+                ):
                     derived.add(field.encode_name)
     assert derived == VALUE_KEYS

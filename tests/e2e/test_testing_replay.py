@@ -94,5 +94,5 @@ async def test_as_a_command(hello_trace: Path, capsys: pytest.CaptureFixture[str
 def test_a_file_that_is_no_trace(tmp_path: Path) -> None:
     notes = tmp_path / "notes.txt"
     notes.write_text("hello\n")
-    with pytest.raises(ScenarioError, match="notes.txt: not an acpwire trace"):
+    with pytest.raises(ScenarioError, match=r"notes\.txt: not an acpwire trace"):
         FakeAgent.from_trace(notes)

@@ -29,9 +29,10 @@ meanwhile is checked: a message the recording does not have is a divergence)."""
 
 DESCRIPTION = f"""\
 Play one side of a trace recorded by `acpwire trace` against a live peer, and report where
-the peer diverges from the recording: a message recorded that did not come (missing), one
-that came but matches nothing recorded (unexpected), one that matches but differs
-(different), each with its line in the trace.
+the peer diverges from the recording, each with its line in the trace: a message recorded
+that did not come in time (missing), or came only after the replay's next message (late),
+one that came but matches nothing recorded (unexpected), one that matches but differs
+(different).
 
 --as client: acpwire sends the client's recorded messages to the agent command after `--`
   (its requests keep their ids; session ids and the other ids the agent chose are replaced
@@ -45,14 +46,16 @@ that came but matches nothing recorded (unexpected), one that matches but differ
 
 Before it sends each recorded message, acpwire waits (at most --timeout seconds) for the
 peer's messages recorded before it. A live message is matched to the earliest recorded one
-of the peer's with its method (and `sessionUpdate` for updates) not matched yet, preferring
-one of its shape; a response by the request it answers.
+of the peer's with its method (and `sessionUpdate` for updates) not matched yet (those due
+now before the overdue ones), preferring one of its shape; a response by the request it
+answers.
 
 Matching by shape (the default): the same JSON types and object keys all the way down, and
 the same values of the keys that give a message its structure ({", ".join(sorted(VALUE_KEYS))});
 other values (text, titles, paths, ids, timestamps) may differ and `_meta` is ignored. An
 array matches when each live item has the shape of a recorded one and the other way round,
-whatever their counts; a run of message or thought chunks matches one or more live chunks.
+whatever their counts; a run of message, thought or tool call content chunks matches one
+or more live chunks.
 --strict compares every value and counts too, except JSON-RPC ids and the values of keys
 ending in `Id`, which must pair with the live ones consistently.
 """
@@ -90,9 +93,7 @@ def add_parser(subcommands: Any) -> None:
         choices=("client", "agent"),
         help="the recorded side acpwire plays; the peer is the other one",
     )
-    parser.add_argument(
-        "--strict", action="store_true", help="compare values too, not only shapes"
-    )
+    parser.add_argument("--strict", action="store_true", help="compare values too, not only shapes")
     parser.add_argument(
         "--timeout",
         type=float,
@@ -106,7 +107,9 @@ def add_parser(subcommands: Any) -> None:
 def replay_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """`acpwire replay`: check the arguments, read the trace, then play it on trio."""
     if args.plays == "client" and not args.command:
-        parser.error("--as client needs the agent command: acpwire replay FILE --as client -- <agent command>")
+        parser.error(
+            "--as client needs the agent command: acpwire replay FILE --as client -- <agent command>"
+        )
     if args.timeout <= 0:
         parser.error("--timeout must be a positive number of seconds")
     try:
@@ -158,4 +161,3 @@ def _report(
         print(f"  {divergence}", file=out)
     summary = f"{len(divergences)} divergence{'s' if len(divergences) != 1 else ''}"
     print(summary if divergences else "no divergence", file=out, flush=True)
-

@@ -4,12 +4,14 @@ where the peer diverges from the recording (`Replayer`); `acpwire replay` and
 
 The script is played in recorded order. Before sending one of its messages, the replayer
 waits (at most `timeout` seconds) for the peer's messages recorded before it; what has not
-come by then is *missing*. Each live message is matched to a recorded one of the peer's not
-matched yet: a response by the request it answers (ids are remapped: the replayer's requests
-keep their recorded ids, its responses take the live request's id), a request or a
-notification by its kind (method, and `sessionUpdate` for updates) and then by shape,
-earliest first; a live chunk following a matched run of chunks of its kind joins that run.
-A live message that matches nothing recorded is *unexpected* (a request is then answered
+come by then is *missing* (*late* if it comes afterwards). Each live message is matched to a
+recorded one of the peer's not matched yet: a response by the request it answers (ids are
+remapped: the replayer's requests keep their recorded ids, its responses take the live
+request's id), a request or a notification by its kind (method, and `sessionUpdate` for
+updates), those due now before the overdue ones, earliest first, preferring one of its shape.
+By shape, a run of recorded chunks of one kind is matched as its first chunk, and live
+chunks following a matched chunk of their kind join it (chunking differs from run to run). A
+live message that matches nothing recorded is *unexpected* (a request is then answered
 -32603, so the peer does not wait for ever); one that matches but differs is *different*
 (`replay_match` says how they are compared).
 """
@@ -17,6 +19,7 @@ A live message that matches nothing recorded is *unexpected* (a request is then 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -24,6 +27,7 @@ from typing import Any, Literal
 import anyio
 import msgspec
 import trio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from acpwire.streams import ByteStream
 
@@ -32,10 +36,14 @@ from .replay_script import Recorded, Script, Side, other_side
 
 __all__ = ["Divergence", "Replayer"]
 
-Kind = Literal["missing", "unexpected", "different", "not JSON"]
+Kind = Literal["missing", "late", "unexpected", "different", "not JSON"]
 NOT_RECORDED = -32603
 SHOWN = 100
 """How many characters of a live message a divergence shows."""
+
+Incoming = dict[str, Any] | str
+"""A live line: the message, or the text of a line that is not a JSON object."""
+Inbox = MemoryObjectReceiveStream[Incoming]
 
 GONE = (
     OSError,
@@ -63,12 +71,18 @@ class Divergence:
     """The message concerned (`agent session/update tool_call`)."""
     detail: str
     """How it diverges."""
+    times: int = 1
+    """How many live messages in a row it stands for (unexpected ones of one kind: the
+    detail shows the first)."""
 
     def __str__(self) -> str:
-        where = f"line {self.line}" if self.kind in ("missing", "different") else (
-            f"after line {self.line}" if self.line else "before any recorded line"
+        where = (
+            f"line {self.line}"
+            if self.kind in ("missing", "late", "different")
+            else (f"after line {self.line}" if self.line else "before any recorded line")
         )
-        return f"{where} ({self.what}): {self.kind}: {self.detail}"
+        times = f" ({self.times} in a row)" if self.times > 1 else ""
+        return f"{where} ({self.what}): {self.kind}{times}: {self.detail}"
 
 
 @dataclass
@@ -80,6 +94,10 @@ class _Expected:
     """Matched, or given up on as missing."""
     live_id: Any = None
     """For a request: the id the live peer gave it."""
+    overdue: Divergence | None = None
+    """Not come in time: its `missing` divergence (replaced by a `late` one if it comes)."""
+    due: str = ""
+    """When it was due: `before line N` (the replay's message it was recorded before)."""
 
 
 class Replayer:
@@ -110,7 +128,8 @@ class Replayer:
         self._expected = [
             _Expected(recorded)
             for recorded in script.messages
-            if recorded.side == self.peer and not recorded.eof
+            if recorded.side == self.peer
+            and not recorded.eof
             and not (recorded.in_run and not strict)
         ]
         self._by_recorded = {id(e.recorded): e for e in self._expected}
@@ -127,7 +146,7 @@ class Replayer:
     async def run(self, stream: ByteStream) -> list[Divergence]:
         """Play the script over `stream` (closed by the caller); the divergences, in the
         order of their lines in the trace."""
-        sender, inbox = anyio.create_memory_object_stream[dict[str, Any] | str](math.inf)
+        sender, inbox = anyio.create_memory_object_stream[Incoming](math.inf)
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(_read_lines, stream, sender)
             try:
@@ -137,14 +156,14 @@ class Replayer:
         self.divergences.sort(key=lambda divergence: divergence.line)
         return self.divergences
 
-    async def _play(self, stream: ByteStream, inbox: Any) -> None:
+    async def _play(self, stream: ByteStream, inbox: Inbox) -> None:
         window: list[_Expected] = []
         for recorded in self.script.messages:
             if recorded.side == self.peer:
                 if id(recorded) in self._by_recorded:
                     window.append(self._by_recorded[id(recorded)])
                 continue
-            await self._settle(window, stream, inbox)
+            await self._settle(window, stream, inbox, f"before line {recorded.line}")
             window = []
             if self._closed:
                 continue  # the peer is gone: what it was to send is reported missing
@@ -155,29 +174,34 @@ class Replayer:
                         await send_eof()
                 continue
             await self._send(recorded, stream)
-        await self._settle(window, stream, inbox)
+        await self._settle(window, stream, inbox, "by the end of the script")
         await self._until_closed(stream, inbox)
 
-    async def _settle(self, window: list[_Expected], stream: ByteStream, inbox: Any) -> None:
+    async def _settle(
+        self, window: list[_Expected], stream: ByteStream, inbox: Inbox, due: str
+    ) -> None:
         """Take live messages until the window's expected ones all came (or the time is up,
-        or the peer closed the connection); those that did not come are missing."""
+        or the peer closed the connection); those that did not come are missing (late if
+        they come afterwards)."""
         with anyio.move_on_after(self.timeout):
             while not self._closed and any(not expected.done for expected in window):
                 await self._receive(stream, inbox)
         for expected in window:
-            if not expected.done:
-                expected.done = True
-                why = "the peer closed the connection first" if self._closed else (
-                    f"not received within {self.timeout:g} s"
+            if not expected.done and expected.overdue is None:
+                why = (
+                    "the peer closed the connection first"
+                    if self._closed
+                    else (f"not received within {self.timeout:g} s")
                 )
-                self._diverged("missing", expected.recorded, why)
+                expected.overdue = self._diverged("missing", expected.recorded, why)
+                expected.due = due
 
-    async def _until_closed(self, stream: ByteStream, inbox: Any) -> None:
+    async def _until_closed(self, stream: ByteStream, inbox: Inbox) -> None:
         with anyio.move_on_after(math.inf if self.end_wait is None else self.end_wait):
             while not self._closed:
                 await self._receive(stream, inbox)
 
-    async def _receive(self, stream: ByteStream, inbox: Any) -> None:
+    async def _receive(self, stream: ByteStream, inbox: Inbox) -> None:
         try:
             message = await inbox.receive()
         except anyio.EndOfStream:
@@ -202,7 +226,7 @@ class Replayer:
         self.sent += 1
         self._played = max(self._played, recorded.line)
 
-    async def _take(self, message: dict[str, Any] | str, stream: ByteStream) -> None:
+    async def _take(self, message: Incoming, stream: ByteStream) -> None:
         """A live message from the peer: match it, compare it, answer what matches nothing."""
         if isinstance(message, str):
             self._unexpected("not JSON", f"{self.peer} line", message)
@@ -231,21 +255,36 @@ class Replayer:
 
     def _match(self, kind: str, message: dict[str, Any]) -> _Expected | None:
         last = self._last
-        if last is not None and last.recorded.run and not self.strict and last.recorded.kind == kind:
+        if (
+            last is not None
+            and last.recorded.is_chunk
+            and not self.strict
+            and last.recorded.kind == kind
+        ):
             return last
-        candidates = [
-            expected
-            for expected in self._expected
-            if not expected.done
-            and not expected.recorded.is_response
-            and expected.recorded.kind == kind
-        ]
+        candidates = sorted(  # the ones due now first, then the overdue ones
+            (
+                expected
+                for expected in self._expected
+                if not expected.done
+                and not expected.recorded.is_response
+                and expected.recorded.kind == kind
+            ),
+            key=lambda expected: expected.overdue is not None,
+        )
         for expected in candidates:
-            if not differences(_body(expected.recorded.message), _body(message), strict=self.strict):
+            if not differences(
+                _body(expected.recorded.message), _body(message), strict=self.strict
+            ):
                 return expected
         return candidates[0] if candidates else None
 
     def _compare(self, expected: _Expected, message: dict[str, Any]) -> None:
+        if expected.overdue is not None:
+            self.divergences.remove(expected.overdue)
+            expected.overdue = None
+            detail = f"recorded {expected.due}, came after it"
+            self._diverged("late", expected.recorded, detail)
         expected.done = True
         self._last = expected
         self._played = max(self._played, expected.recorded.line)
@@ -265,16 +304,20 @@ class Replayer:
         with contextlib.suppress(*GONE):
             await _send_line(stream, {"jsonrpc": "2.0", "id": request["id"], "error": error})
 
-    def _diverged(self, kind: Kind, recorded: Recorded, detail: str) -> None:
-        self.divergences.append(
-            Divergence(kind, recorded.line, f"{recorded.side} {recorded.kind}", detail)
-        )
+    def _diverged(self, kind: Kind, recorded: Recorded, detail: str) -> Divergence:
+        divergence = Divergence(kind, recorded.line, f"{recorded.side} {recorded.kind}", detail)
+        self.divergences.append(divergence)
+        return divergence
 
     def _unexpected(self, kind: Kind, what: str, shown: str) -> None:
         line = self._played
         if len(shown) > SHOWN:
             shown = shown[: SHOWN - 3] + "..."
         detail = f"nothing recorded matches it: {shown}" if kind == "unexpected" else shown
+        last = self.divergences[-1] if self.divergences else None
+        if last is not None and (last.kind, last.line, last.what) == (kind, line, what):
+            self.divergences[-1] = dataclasses.replace(last, times=last.times + 1)
+            return
         self.divergences.append(Divergence(kind, line, what, detail))
 
 
@@ -291,7 +334,7 @@ async def _send_line(stream: ByteStream, message: dict[str, Any]) -> None:
     await stream.send_all(_encode(message) + b"\n")
 
 
-async def _read_lines(stream: ByteStream, inbox: Any) -> None:
+async def _read_lines(stream: ByteStream, inbox: MemoryObjectSendStream[Incoming]) -> None:
     """The peer's lines, decoded (a line that is not JSON as its text), until EOF."""
     pending = b""
     async with inbox:
@@ -310,7 +353,7 @@ async def _read_lines(stream: ByteStream, inbox: Any) -> None:
             await inbox.send(_decoded(pending))
 
 
-def _decoded(line: bytes) -> dict[str, Any] | str:
+def _decoded(line: bytes) -> Incoming:
     try:
         message = _decode(line)
     except msgspec.DecodeError:

@@ -190,7 +190,14 @@ def _compare_arrays(
     for number, item in enumerate(live):
         if not any(_fits(one, item) for one in recorded):
             # the recorded item at the same place (or the last) says what differs
-            _compare(recorded[min(number, len(recorded) - 1)], item, f"{path}[{number}]", found, False, None)
+            _compare(
+                recorded[min(number, len(recorded) - 1)],
+                item,
+                f"{path}[{number}]",
+                found,
+                False,
+                None,
+            )
     for number, one in enumerate(recorded):
         if not any(_fits(one, item) for item in live):
             found.append(f"{path}[{number}]: the recorded item's shape is not among the live ones")

@@ -36,11 +36,9 @@ class Recorded:
     """True: not a message, the side closed its output here."""
     answers: Recorded | None = None
     """For a response: the request it answers (None: it answers no recorded request)."""
-    run: bool = False
-    """The first of a run of consecutive message / thought chunks of one kind: by shape,
-    such a run matches one or more live chunks."""
     in_run: bool = False
-    """One of a run's chunks after the first (matched as part of the run, by shape)."""
+    """A message / thought chunk following one of its kind: by shape, a run of chunks is
+    matched as its first one, which matches one or more live chunks."""
 
     @property
     def is_request(self) -> bool:
@@ -49,6 +47,11 @@ class Recorded:
     @property
     def is_response(self) -> bool:
         return not self.eof and "method" not in self.message
+
+    @property
+    def is_chunk(self) -> bool:
+        """A message, thought or tool call content chunk (`..._chunk` updates)."""
+        return self.kind.endswith("_chunk")
 
     @property
     def kind(self) -> str:
@@ -107,16 +110,13 @@ def read_script(path: Path) -> Script:
             requests[(side, key)] = recorded
         elif recorded.is_response:
             recorded.answers = requests.pop((other_side(side), key), None)
-        if _continues_run(messages, recorded):
-            recorded.in_run = True
-            if not messages[-1].in_run:
-                messages[-1].run = True
+        recorded.in_run = _continues_run(messages, recorded)
         messages.append(recorded)
     return Script(path, [str(part) for part in header.get("command", [])], messages)
 
 
 def _continues_run(messages: list[Recorded], recorded: Recorded) -> bool:
-    if not messages or not recorded.kind.endswith("_chunk"):
+    if not messages or not recorded.is_chunk:
         return False
     last = messages[-1]
     return last.side == recorded.side and last.kind == recorded.kind

@@ -35,13 +35,13 @@ from .background import serving
 from .memory import MemoryStream, memory_stream_pair
 from .scenario import (
     AGENT_REQUESTS,
-    ScenarioError,
     CANCELLED,
     AgentScenario,
     Ask,
     Diff,
     ErrorAnswer,
     Say,
+    ScenarioError,
     Sleep,
     Step,
     Stop,
