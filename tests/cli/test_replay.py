@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from acpwire.cli.codes import ExitCode
-from helpers.commands import ACPWIRE, ENV, HELLO_AGENT, acpwire
+from helpers.commands import ACPWIRE, ENV, HELLO_AGENT, TOOL_AGENT, acpwire
 from helpers.traces import record_hello_trace
 
 HERE = Path(__file__).parent
@@ -186,3 +186,21 @@ def test_help_is_complete() -> None:
     ):
         assert says in text, says
     assert "replay" in acpwire("--help").stdout
+
+
+def test_session_ids_the_agent_chose_are_replaced_by_the_live_ones(tmp_path: Path) -> None:
+    """The tool agent names its sessions at random: the recorded prompt's session id is
+    replaced by the one the live agent gave, or the prompt would fail (-32002)."""
+    trace = tmp_path / "tool.trace"
+    tap = ["trace", "--out", str(trace), "--", *TOOL_AGENT]
+    recorded = acpwire("run", "--approve", "all", "Hi", "--", *ACPWIRE, *tap, cwd=tmp_path)
+    assert recorded.returncode == 0, recorded.stderr
+    session = trace_line(trace, 5)["result"]["sessionId"]  # type: ignore[index]
+    assert str(session).startswith("sess_")
+    for strict in ([], ["--strict"]):
+        done = acpwire(
+            "replay", str(trace), "--as", "client", *strict, "--", *TOOL_AGENT, cwd=tmp_path
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert done.stdout.splitlines()[-1] == "no divergence"
+        assert session not in done.stdout

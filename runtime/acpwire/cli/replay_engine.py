@@ -133,6 +133,10 @@ class Replayer:
             and not (recorded.in_run and not strict)
         ]
         self._by_recorded = {id(e.recorded): e for e in self._expected}
+        self._by_kind: dict[str, list[_Expected]] = {}  # requests and notifications
+        for expected in self._expected:
+            if not expected.recorded.is_response:
+                self._by_kind.setdefault(expected.recorded.kind, []).append(expected)
         self._responses = {
             id(e.recorded.answers): e
             for e in self._expected
@@ -263,13 +267,7 @@ class Replayer:
         ):
             return last
         candidates = sorted(  # the ones due now first, then the overdue ones
-            (
-                expected
-                for expected in self._expected
-                if not expected.done
-                and not expected.recorded.is_response
-                and expected.recorded.kind == kind
-            ),
+            (expected for expected in self._by_kind.get(kind, ()) if not expected.done),
             key=lambda expected: expected.overdue is not None,
         )
         for expected in candidates:

@@ -3,6 +3,7 @@ each with its line in the trace, who sent it, and what it is."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -53,10 +54,10 @@ class Recorded:
         """A message, thought or tool call content chunk (`..._chunk` updates)."""
         return self.kind.endswith("_chunk")
 
-    @property
+    @functools.cached_property
     def kind(self) -> str:
         """`session/prompt`, `session/update agent_message_chunk`; a response: the kind of
-        the request it answers, with ` response` added; `eof`."""
+        the request it answers, with ` response` added; `eof` (read once `answers` is set)."""
         if self.eof:
             return "eof"
         if self.is_response:
