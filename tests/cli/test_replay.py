@@ -186,6 +186,7 @@ def test_help_is_complete() -> None:
     ):
         assert says in text, says
     assert "replay" in acpwire("--help").stdout
+    assert f"{int(ExitCode.DIVERGED):>3}  " not in acpwire("run", "--help").stdout  # run's own
 
 
 def test_session_ids_the_agent_chose_are_replaced_by_the_live_ones(tmp_path: Path) -> None:

@@ -3,6 +3,9 @@ in this process on either loop and as a command, with where the client diverged.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +14,7 @@ from acp_schema import v2
 from acpwire import PeerError, connect
 from acpwire.examples.hello_client import HelloClient, main
 from acpwire.testing import FakeAgent, ScenarioError
+from helpers.processes import PYTHONPATH
 from helpers.traces import record_hello_trace
 
 pytestmark = pytest.mark.usefixtures("loop")
@@ -96,3 +100,19 @@ def test_a_file_that_is_no_trace(tmp_path: Path) -> None:
     notes.write_text("hello\n")
     with pytest.raises(ScenarioError, match=r"notes\.txt: not an acpwire trace"):
         FakeAgent.from_trace(notes)
+
+
+def test_importing_acpwire_testing_loads_nothing_of_the_command() -> None:
+    code = (
+        "import sys, acpwire.testing; "
+        "print(sorted(m for m in sys.modules if m.split('.')[:2] == ['acpwire', 'cli'])); "
+        "from acpwire.testing import Divergence; print(Divergence.__module__)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, **PYTHONPATH},
+    )
+    assert done.stdout.splitlines() == ["[]", "acpwire.cli.replay_engine"]

@@ -25,6 +25,8 @@ class ExitCode(enum.IntEnum):
     INTERRUPTED = 130
     OUTPUT_CLOSED = 141
     DIVERGED = 10
+    """`acpwire replay` only: the live peer diverged from the recorded trace (not in `acpwire
+    run`'s table: `acpwire replay --help` says it)."""
 
 
 MEANING = {
@@ -40,7 +42,6 @@ MEANING = {
     ExitCode.TIMEOUT: "a step took longer than --timeout (the turn was cancelled first)",
     ExitCode.INTERRUPTED: "Ctrl-C twice, or Ctrl-C with no turn running",
     ExitCode.OUTPUT_CLOSED: "stdout was closed by its reader (e.g. piped into `head`)",
-    ExitCode.DIVERGED: "`acpwire replay`: the live peer diverged from the recorded trace",
 }
 """What each exit code means (the table in `acpwire run --help` and the README)."""
 
@@ -58,7 +59,7 @@ def exit_code_of_stop_reason(stop_reason: str | None) -> ExitCode:
 
 def exit_code_table() -> str:
     """The exit codes, one per line, for `--help`."""
-    return "\n".join(f"  {int(code):>3}  {MEANING[code]}" for code in ExitCode)
+    return "\n".join(f"  {int(code):>3}  {meaning}" for code, meaning in MEANING.items())
 
 
 def output_closed() -> ExitCode:

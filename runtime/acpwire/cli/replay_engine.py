@@ -63,6 +63,9 @@ class Divergence:
     """One place where the live peer did not do what the recording says."""
 
     kind: Kind
+    """`missing` (recorded, did not come in time), `late` (came after the replay's next
+    message), `unexpected` (matches nothing recorded), `different` (matches a recorded
+    message, differs from it), `not JSON` (a line that is no JSON object)."""
     line: int
     """The trace line concerned: the recorded message missing or differing; for a live
     message that matches nothing, the last recorded line played (sent or matched) before it

@@ -34,6 +34,8 @@ async with anyio.create_task_group() as tasks:
 ```
 """
 
+from typing import TYPE_CHECKING
+
 from .fake_agent import FakeAgent, MakeFakeAgent
 from .fake_client import (
     ClientFor,
@@ -62,12 +64,16 @@ from .scenario import (
 )
 from .wire import Line, Wire
 
+if TYPE_CHECKING:
+    from acpwire.cli.replay_engine import Divergence
+
 __all__ = [
     "AgentScenario",
     "Ask",
     "ClientFor",
     "ClientScenario",
     "Diff",
+    "Divergence",
     "ErrorAnswer",
     "FakeAgent",
     "FakeClient",
@@ -90,3 +96,14 @@ __all__ = [
     "client_for",
     "memory_stream_pair",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """`Divergence` (`acpwire replay`'s, what `FakeAgent.divergences` holds) is imported on
+    first use: `import acpwire.testing` loads nothing of the `acpwire` command."""
+    if name == "Divergence":
+        from acpwire.cli.replay_engine import Divergence
+
+        globals()[name] = Divergence
+        return Divergence
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

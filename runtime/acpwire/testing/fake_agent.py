@@ -1,7 +1,8 @@
 """A scripted agent to test a client (an editor integration) against: it plays an
-`AgentScenario` over v2 or v1, in this process (`FakeAgent.connected()`, a stream for
-`connect`) or as a command (`FakeAgent.command()`, for `open_agent`), and records every line
-(`FakeAgent.wire`) for the test's assertions."""
+`AgentScenario` over v2 or v1 (or the agent's side of a recorded trace, `from_trace`), in
+this process (`FakeAgent.connected()`, a stream for `connect`) or as a command
+(`FakeAgent.command()`, for `open_agent`), and records every line (`FakeAgent.wire`) for the
+test's assertions."""
 
 from __future__ import annotations
 
@@ -100,7 +101,6 @@ class FakeAgent:
         *,
         strict: bool = False,
         timeout: float = 10.0,
-        directory: Path | None = None,
     ) -> FakeAgent:
         """An agent that plays the agent's side of a trace recorded by `acpwire trace`, as
         `acpwire replay FILE --as agent` does (the same matching code): it answers the
@@ -126,7 +126,7 @@ class FakeAgent:
             script = read_script(Path(path))
         except TraceError as error:
             raise ScenarioError(f"trace {path}: {error}") from None
-        agent = cls(AgentScenario(), directory=directory)
+        agent = cls(AgentScenario())
         agent._trace = _TraceReplay(script, strict, timeout)
         return agent
 
