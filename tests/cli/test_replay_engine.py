@@ -52,11 +52,12 @@ async def play(
     peer: Peer,
     *,
     strict: bool = False,
+    timeout: float = 0.5,
 ) -> list[str]:
     """The divergences of playing `plays` of `messages` against `peer` (which closes its end
     when it returns)."""
     script = read_script(write_trace(tmp_path / "t.trace", messages))
-    replayer = Replayer(script, plays, strict=strict, timeout=0.5, end_wait=2.0)
+    replayer = Replayer(script, plays, strict=strict, timeout=timeout, end_wait=2.0)
     ours, theirs = memory_stream_pair()
 
     async def live() -> None:
@@ -173,3 +174,53 @@ async def test_a_request_is_matched_by_shape_among_those_of_its_method(tmp_path:
         assert await lines.read() == result(11, {"stopReason": "end_turn"})
 
     assert await play(tmp_path, recorded, "agent", client) == []
+
+
+async def test_a_request_coming_late_gets_its_recorded_answer(tmp_path: Path) -> None:
+    permission = {"sessionId": "s1", "options": []}
+    allowed = {"outcome": {"outcome": "selected", "optionId": "yes"}}
+    recorded = [
+        ("client", PROMPT),
+        ("agent", request(0, "session/request_permission", permission)),
+        ("client", result(0, allowed)),
+        ("agent", result(1, {"stopReason": "end_turn"})),
+    ]
+
+    async def agent(lines: Lines) -> None:
+        prompt = await lines.read()
+        await anyio.sleep(1.5)  # the replay waits 1 s, then goes on (and waits 1 s more)
+        await lines.send(request(5, "session/request_permission", permission))
+        assert await lines.read() == result(5, allowed)
+        await lines.send(result(prompt["id"], {"stopReason": "end_turn"}))
+
+    assert await play(tmp_path, recorded, "client", agent, timeout=1.0) == [
+        "line 3 (agent session/request_permission): late: recorded before line 4, came after it"
+    ]
+
+
+async def test_the_peers_first_message_may_take_longer(tmp_path: Path) -> None:
+    script = read_script(
+        write_trace(tmp_path / "t.trace", [("client", PROMPT), ("agent", result(1, {}))])
+    )
+    for first_wait, expected in (
+        (
+            None,
+            [
+                "line 3 (agent session/prompt response): late: recorded by the end of the script, came after it"
+            ],
+        ),
+        (3.0, []),
+    ):
+        replayer = Replayer(script, "client", timeout=0.3, first_wait=first_wait, end_wait=2.0)
+        ours, theirs = memory_stream_pair()
+
+        async def agent(lines: Lines) -> None:
+            prompt = await lines.read()
+            await anyio.sleep(1.0)  # starting
+            await lines.send(result(prompt["id"], {}))
+            await lines.stream.aclose()
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(agent, Lines(theirs))
+            divergences = await replayer.run(ours)
+        assert [str(divergence) for divergence in divergences] == expected

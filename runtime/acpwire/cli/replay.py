@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import math
 import sys
 from pathlib import Path
 from typing import Any, TextIO
@@ -23,9 +24,13 @@ from .trace_format import TraceError
 __all__ = ["add_parser"]
 
 DEFAULT_TIMEOUT = 10.0
+STARTUP_WAIT = 30.0
+"""The wait for the peer's first message is at least this long: starting may take a while
+(`npx`, a cold interpreter)."""
 END_WAIT = 2.0
-"""Once the script is played, how long the peer has to close the connection (what it sends
-meanwhile is checked: a message the recording does not have is a divergence)."""
+"""--as client: once the script is played, how long the agent has to close the connection
+(what it sends meanwhile is checked: a message the recording does not have is a
+divergence)."""
 
 DESCRIPTION = f"""\
 Play one side of a trace recorded by `acpwire trace` against a live peer, and report where
@@ -44,11 +49,15 @@ one that came but matches nothing recorded (unexpected), one that matches but di
   stderr); with one, it starts the client and talks to it over the client's stdio. A
   request that matches nothing recorded is answered -32603.
 
-Before it sends each recorded message, acpwire waits (at most --timeout seconds) for the
-peer's messages recorded before it. A live message is matched to the earliest recorded one
-of the peer's with its method (and `sessionUpdate` for updates) not matched yet (those due
-now before the overdue ones), preferring one of its shape; a response by the request it
-answers.
+Before it sends each recorded message, acpwire waits for the peer's messages recorded
+before it: at most --timeout seconds (default: 10 with --as client; with --as agent as long
+as the client takes, a person may be driving it), at least 30 for the peer's first message
+(its start). What did not come by then is missing (late if it comes after all: a request
+coming late gets its recorded answer then). Once the script is played, the agent has 2 s
+to close the connection (--as client); the client is waited for until it closes it (--as
+agent). A live message is matched to the earliest recorded one of the peer's with its
+method (and `sessionUpdate` for updates) not matched yet (those due now before the overdue
+ones), preferring one of its shape; a response by the request it answers.
 
 Matching by shape (the default): the same JSON types and object keys all the way down, and
 the same values of the keys that give a message its structure ({", ".join(sorted(VALUE_KEYS))});
@@ -97,9 +106,9 @@ def add_parser(subcommands: Any) -> None:
     parser.add_argument(
         "--timeout",
         type=float,
-        default=DEFAULT_TIMEOUT,
         metavar="S",
-        help=f"seconds to wait for the peer's recorded messages before each step (default: {DEFAULT_TIMEOUT:g})",
+        help="seconds to wait for the peer's recorded messages before each step (default: "
+        f"{DEFAULT_TIMEOUT:g} with --as client, no limit with --as agent)",
     )
     parser.set_defaults(handler=replay_command, takes_command=True, subparser=parser)
 
@@ -110,16 +119,23 @@ def replay_command(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
         parser.error(
             "--as client needs the agent command: acpwire replay FILE --as client -- <agent command>"
         )
-    if args.timeout <= 0:
+    if args.timeout is not None and args.timeout <= 0:
         parser.error("--timeout must be a positive number of seconds")
+    as_client = args.plays == "client"
+    timeout = args.timeout or (DEFAULT_TIMEOUT if as_client else math.inf)
     try:
         script = read_script(args.file)
     except TraceError as error:
         parser.error(f"{args.file}: {error}")
     replayer = Replayer(
-        script, args.plays, strict=args.strict, timeout=args.timeout, end_wait=END_WAIT
+        script,
+        args.plays,
+        strict=args.strict,
+        timeout=timeout,
+        first_wait=max(timeout, STARTUP_WAIT),
+        end_wait=END_WAIT if as_client else None,
     )
-    serving_stdio = args.plays == "agent" and not args.command
+    serving_stdio = not as_client and not args.command
     report_to = sys.stderr if serving_stdio else sys.stdout
     try:
         divergences = trio.run(functools.partial(_play, replayer, args.command))

@@ -101,6 +101,8 @@ class _Expected:
     """Not come in time: its `missing` divergence (replaced by a `late` one if it comes)."""
     due: str = ""
     """When it was due: `before line N` (the replay's message it was recorded before)."""
+    answer: Recorded | None = None
+    """For an overdue request: the replay's recorded response to it, sent when it comes."""
 
 
 class Replayer:
@@ -113,6 +115,7 @@ class Replayer:
         *,
         strict: bool = False,
         timeout: float = 10.0,
+        first_wait: float | None = None,
         end_wait: float | None = None,
     ) -> None:
         self.script = script
@@ -120,7 +123,10 @@ class Replayer:
         self.peer = other_side(plays)
         self.strict = strict
         self.timeout = timeout
-        """Seconds to wait for the peer's messages recorded before each one the replay sends."""
+        """Seconds to wait for the peer's messages recorded before each one the replay sends
+        (`math.inf`: as long as it takes)."""
+        self.first_wait = timeout if first_wait is None else first_wait
+        """The same until the peer sent its first message (its start may take longer)."""
         self.end_wait = end_wait
         """Once the script is played: seconds to wait for the peer to close the connection
         (what comes meanwhile is checked too); None: wait as long as it takes."""
@@ -149,6 +155,7 @@ class Replayer:
         self._last: _Expected | None = None
         self._played = 0  # the last line of the trace played (sent or matched)
         self._closed = False
+        self._heard = False  # the peer sent something
 
     async def run(self, stream: ByteStream) -> list[Divergence]:
         """Play the script over `stream` (closed by the caller); the divergences, in the
@@ -190,7 +197,7 @@ class Replayer:
         """Take live messages until the window's expected ones all came (or the time is up,
         or the peer closed the connection); those that did not come are missing (late if
         they come afterwards)."""
-        with anyio.move_on_after(self.timeout):
+        with anyio.move_on_after(self.timeout if self._heard else self.first_wait):
             while not self._closed and any(not expected.done for expected in window):
                 await self._receive(stream, inbox)
         for expected in window:
@@ -198,7 +205,9 @@ class Replayer:
                 why = (
                     "the peer closed the connection first"
                     if self._closed
-                    else (f"not received within {self.timeout:g} s")
+                    else (
+                        f"not received within {self.timeout if self._heard else self.first_wait:g} s"
+                    )
                 )
                 expected.overdue = self._diverged("missing", expected.recorded, why)
                 expected.due = due
@@ -214,14 +223,18 @@ class Replayer:
         except anyio.EndOfStream:
             self._closed = True
             return
+        self._heard = True
         await self._take(message, stream)
 
     async def _send(self, recorded: Recorded, stream: ByteStream) -> None:
         message = substituted(recorded.message, self.ids)
         if recorded.is_response:
             request = self._by_recorded.get(id(recorded.answers))
-            if request is None or request.live_id is None:
-                return  # the peer never sent that request (reported missing)
+            if request is None:
+                return  # it answers no request of the recording
+            if request.live_id is None:
+                request.answer = recorded  # sent if the request comes late
+                return
             message["id"] = request.live_id
         elif recorded.is_request:
             self._my_requests[_key(message["id"])] = recorded
@@ -250,6 +263,9 @@ class Replayer:
             return
         expected.live_id = message.get("id")
         self._compare(expected, message)
+        if expected.answer is not None:
+            answer, expected.answer = expected.answer, None
+            await self._send(answer, stream)
 
     def _take_response(self, message: dict[str, Any]) -> None:
         request = self._my_requests.pop(_key(message.get("id")), None)
