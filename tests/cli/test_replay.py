@@ -21,6 +21,7 @@ HELLO_CLIENT = [sys.executable, "-m", "acpwire.examples.hello_client"]
 SHAPE_CHANGED = [sys.executable, str(HERE / "different_agent.py"), "shape"]
 TEXT_CHANGED = [sys.executable, str(HERE / "different_agent.py"), "text"]
 STDIO_CLIENT = [sys.executable, str(HERE / "stdio_client.py")]
+HELLO_V1_AGENT = [sys.executable, "-m", "acpwire.examples.hello_v1_agent"]
 
 
 @pytest.fixture(scope="module")
@@ -170,7 +171,13 @@ def test_help_is_complete() -> None:
     done = acpwire("replay", "--help")
     assert done.returncode == 0
     text = " ".join(done.stdout.split())
-    for option in ("--as {client,agent}", "--strict", "--timeout S", "FILE"):
+    for option in (
+        "--as {client,agent}",
+        "--strict",
+        "--timeout S",
+        "--format {text,json}",
+        "FILE",
+    ):
         assert option in text
     for says in (
         "missing",
@@ -180,6 +187,8 @@ def test_help_is_complete() -> None:
         "sessionUpdate",
         "stopReason",
         "_meta",
+        "[redacted]",
+        "late",
         f"{int(ExitCode.DIVERGED)} the peer diverged from the recording",
         f"{int(ExitCode.AGENT_NOT_FOUND)} the peer command could not be started",
         "acpwire replay hello.trace --as client -- python -m acpwire.examples.hello_agent",
@@ -205,3 +214,45 @@ def test_session_ids_the_agent_chose_are_replaced_by_the_live_ones(tmp_path: Pat
         assert done.returncode == 0, done.stdout + done.stderr
         assert done.stdout.splitlines()[-1] == "no divergence"
         assert session not in done.stdout
+
+
+def test_the_report_as_json(hello_trace: Path) -> None:
+    done = acpwire(
+        "replay", str(hello_trace), "--as", "client", "--format", "json", "--", *TEXT_CHANGED
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {
+        "trace": str(hello_trace),
+        "plays": "client",
+        "against": TEXT_CHANGED,
+        "sent": 6,
+        "matched": 14,
+        "divergences": [],
+    }
+    strict = acpwire(
+        "replay", str(hello_trace), "--as", "client", "--strict", "--format", "json",
+        "--", *TEXT_CHANGED,
+    )  # fmt: skip
+    assert strict.returncode == ExitCode.DIVERGED
+    assert json.loads(strict.stdout)["divergences"][0] == {
+        "kind": "different",
+        "line": 14,
+        "what": "agent session/update agent_message_chunk",
+        "detail": "$.params.update.content.text: 'Hello ' recorded, 'Good ' live",
+        "times": 1,
+    }
+
+
+def test_a_v1_session(tmp_path: Path) -> None:
+    trace = tmp_path / "v1.trace"
+    tap = ["trace", "--out", str(trace), "--", *HELLO_V1_AGENT]
+    recorded = acpwire("run", "--protocol", "1", "--approve", "all", "Hi", "--", *ACPWIRE, *tap)
+    assert recorded.returncode == 0, recorded.stderr
+    assert trace_line(trace, 2)["params"]["protocolVersion"] == 1  # type: ignore[index]
+    done = acpwire("replay", str(trace), "--as", "client", "--", *HELLO_V1_AGENT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1] == "no divergence"
+    again = acpwire("run", "--protocol", "1", "--approve", "all", "Hi", "--", *ACPWIRE,
+                    "replay", str(trace), "--as", "agent")  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    assert again.stderr.splitlines()[-1] == "no divergence"

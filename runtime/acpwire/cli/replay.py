@@ -4,7 +4,9 @@ played back against a live peer, and where the peer diverges from the recording.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
+import json
 import math
 import sys
 from pathlib import Path
@@ -59,6 +61,9 @@ agent). A live message is matched to the earliest recorded one of the peer's wit
 method (and `sessionUpdate` for updates) not matched yet (those due now before the overdue
 ones), preferring one of its shape; a response by the request it answers.
 
+A trace's redacted values ("[redacted]") are replayed as they are; lines that were not JSON
+are left out.
+
 Matching by shape (the default): the same JSON types and object keys all the way down, and
 the same values of the keys that give a message its structure ({", ".join(sorted(VALUE_KEYS))});
 other values (text, titles, paths, ids, timestamps) may differ and `_meta` is ignored. An
@@ -79,6 +84,7 @@ exit codes:
 examples:
   acpwire trace --out hello.trace -- python -m acpwire.examples.hello_agent   (in an editor)
   acpwire replay hello.trace --as client -- python -m acpwire.examples.hello_agent
+  acpwire replay hello.trace --as client --strict --format json -- python -m acpwire.examples.hello_agent
   python -m acpwire.examples.hello_client -- acpwire replay hello.trace --as agent
 """
 
@@ -91,8 +97,10 @@ def add_parser(subcommands: Any) -> None:
         description=DESCRIPTION,
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        usage="acpwire replay FILE --as client [--strict] [--timeout S] -- <agent command...>\n"
-        "       acpwire replay FILE --as agent [--strict] [--timeout S] [-- <client command...>]",
+        usage="acpwire replay FILE --as client [--strict] [--timeout S] [--format text|json]\n"
+        "                      -- <agent command...>\n"
+        "       acpwire replay FILE --as agent [--strict] [--timeout S] [--format text|json]\n"
+        "                      [-- <client command...>]",
     )
     parser.add_argument("file", type=Path, metavar="FILE", help="the trace (`acpwire trace`)")
     parser.add_argument(
@@ -103,6 +111,12 @@ def add_parser(subcommands: Any) -> None:
         help="the recorded side acpwire plays; the peer is the other one",
     )
     parser.add_argument("--strict", action="store_true", help="compare values too, not only shapes")
+    parser.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="the report: text, or one JSON document (default: text)",
+    )
     parser.add_argument(
         "--timeout",
         type=float,
@@ -142,7 +156,8 @@ def replay_command(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
     except AgentLaunchError as error:
         print(f"acpwire replay: the {replayer.peer} could not be started: {error}", file=sys.stderr)
         return ExitCode.AGENT_NOT_FOUND
-    _report(script, replayer, args.command, divergences, report_to)
+    report = _json_report if args.format == "json" else _text_report
+    report(script, replayer, args.command, divergences, report_to)
     return ExitCode.DIVERGED if divergences else ExitCode.END_TURN
 
 
@@ -157,7 +172,7 @@ async def _play(replayer: Replayer, command: list[str]) -> list[Divergence]:
         return await replayer.run(peer.stream)
 
 
-def _report(
+def _text_report(
     script: Script,
     replayer: Replayer,
     command: list[str],
@@ -177,3 +192,22 @@ def _report(
         print(f"  {divergence}", file=out)
     summary = f"{len(divergences)} divergence{'s' if len(divergences) != 1 else ''}"
     print(summary if divergences else "no divergence", file=out, flush=True)
+
+
+def _json_report(
+    script: Script,
+    replayer: Replayer,
+    command: list[str],
+    divergences: list[Divergence],
+    out: TextIO,
+) -> None:
+    """The report as one JSON document (`divergences`: kind, line, what, detail, times)."""
+    report = {
+        "trace": str(script.path),
+        "plays": replayer.plays,
+        "against": command or None,
+        "sent": replayer.sent,
+        "matched": replayer.matched,
+        "divergences": [dataclasses.asdict(divergence) for divergence in divergences],
+    }
+    print(json.dumps(report, ensure_ascii=False), file=out, flush=True)
