@@ -20,7 +20,7 @@ from acpwire.streams import ByteStream, spawn_agent, stdio_stream
 from .codes import ExitCode
 from .replay_engine import Divergence, Replayer
 from .replay_match import VALUE_KEYS
-from .replay_script import Script, read_script
+from .replay_script import read_script
 from .trace_format import TraceError
 
 __all__ = ["add_parser"]
@@ -157,7 +157,7 @@ def replay_command(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
         print(f"acpwire replay: the {replayer.peer} could not be started: {error}", file=sys.stderr)
         return ExitCode.AGENT_NOT_FOUND
     report = _json_report if args.format == "json" else _text_report
-    report(script, replayer, args.command, divergences, report_to)
+    report(replayer, args.command, report_to)
     return ExitCode.DIVERGED if divergences else ExitCode.END_TURN
 
 
@@ -172,16 +172,11 @@ async def _play(replayer: Replayer, command: list[str]) -> list[Divergence]:
         return await replayer.run(peer.stream)
 
 
-def _text_report(
-    script: Script,
-    replayer: Replayer,
-    command: list[str],
-    divergences: list[Divergence],
-    out: TextIO,
-) -> None:
+def _text_report(replayer: Replayer, command: list[str], out: TextIO) -> None:
+    divergences = replayer.divergences
     against = " ".join(command) if command else "stdio"
     print(
-        f"acpwire replay: {script.path.name} as the {replayer.plays}, against {against}",
+        f"acpwire replay: {replayer.script.path.name} as the {replayer.plays}, against {against}",
         file=out,
     )
     print(
@@ -194,20 +189,14 @@ def _text_report(
     print(summary if divergences else "no divergence", file=out, flush=True)
 
 
-def _json_report(
-    script: Script,
-    replayer: Replayer,
-    command: list[str],
-    divergences: list[Divergence],
-    out: TextIO,
-) -> None:
+def _json_report(replayer: Replayer, command: list[str], out: TextIO) -> None:
     """The report as one JSON document (`divergences`: kind, line, what, detail, times)."""
     report = {
-        "trace": str(script.path),
+        "trace": str(replayer.script.path),
         "plays": replayer.plays,
         "against": command or None,
         "sent": replayer.sent,
         "matched": replayer.matched,
-        "divergences": [dataclasses.asdict(divergence) for divergence in divergences],
+        "divergences": [dataclasses.asdict(divergence) for divergence in replayer.divergences],
     }
     print(json.dumps(report, ensure_ascii=False), file=out, flush=True)

@@ -94,7 +94,7 @@ class _Expected:
 
     recorded: Recorded
     done: bool = False
-    """Matched, or given up on as missing."""
+    """Matched to a live message."""
     live_id: Any = None
     """For a request: the id the live peer gave it."""
     overdue: Divergence | None = None
@@ -197,7 +197,8 @@ class Replayer:
         """Take live messages until the window's expected ones all came (or the time is up,
         or the peer closed the connection); those that did not come are missing (late if
         they come afterwards)."""
-        with anyio.move_on_after(self.timeout if self._heard else self.first_wait):
+        limit = self.timeout if self._heard else self.first_wait
+        with anyio.move_on_after(limit):
             while not self._closed and any(not expected.done for expected in window):
                 await self._receive(stream, inbox)
         for expected in window:
@@ -205,9 +206,7 @@ class Replayer:
                 why = (
                     "the peer closed the connection first"
                     if self._closed
-                    else (
-                        f"not received within {self.timeout if self._heard else self.first_wait:g} s"
-                    )
+                    else f"not received within {limit:g} s"
                 )
                 expected.overdue = self._diverged("missing", expected.recorded, why)
                 expected.due = due
