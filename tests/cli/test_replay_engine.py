@@ -224,3 +224,23 @@ async def test_the_peers_first_message_may_take_longer(tmp_path: Path) -> None:
             tasks.start_soon(agent, Lines(theirs))
             divergences = await replayer.run(ours)
         assert [str(divergence) for divergence in divergences] == expected
+
+
+async def test_the_replay_closes_after_the_peer_when_the_recording_says_so(
+    tmp_path: Path,
+) -> None:
+    recorded = [
+        ("client", PROMPT),
+        ("agent", result(1, {"stopReason": "end_turn"})),
+        ("client", "eof"),
+        ("agent", "eof"),
+    ]
+
+    async def client(lines: Lines) -> None:
+        await lines.send(PROMPT)
+        assert await lines.read() == result(1, {"stopReason": "end_turn"})
+        with anyio.move_on_after(0.5) as waited:
+            await lines.stream.receive_some()  # EOF would end this at once
+        assert waited.cancelled_caught, "the replay closed before the client did"
+
+    assert await play(tmp_path, recorded, "agent", client) == []

@@ -172,13 +172,15 @@ class Replayer:
 
     async def _play(self, stream: ByteStream, inbox: Inbox) -> None:
         window: list[_Expected] = []
+        closes = False  # the peer closed its output before the replay's next message
         for recorded in self.script.messages:
             if recorded.side == self.peer:
                 if id(recorded) in self._by_recorded:
                     window.append(self._by_recorded[id(recorded)])
+                closes = closes or recorded.eof
                 continue
-            await self._settle(window, stream, inbox, f"before line {recorded.line}")
-            window = []
+            await self._settle(window, stream, inbox, f"before line {recorded.line}", closes)
+            window, closes = [], False
             if self._closed:
                 continue  # the peer is gone: what it was to send is reported missing
             if recorded.eof:
@@ -188,18 +190,18 @@ class Replayer:
                         await send_eof()
                 continue
             await self._send(recorded, stream)
-        await self._settle(window, stream, inbox, "by the end of the script")
+        await self._settle(window, stream, inbox, "by the end of the script", closes)
         await self._until_closed(stream, inbox)
 
     async def _settle(
-        self, window: list[_Expected], stream: ByteStream, inbox: Inbox, due: str
+        self, window: list[_Expected], stream: ByteStream, inbox: Inbox, due: str, closes: bool
     ) -> None:
-        """Take live messages until the window's expected ones all came (or the time is up,
-        or the peer closed the connection); those that did not come are missing (late if
-        they come afterwards)."""
+        """Take live messages until the window's expected ones all came, and the peer closed
+        the connection if it `closes` there (or until the time is up, or the peer closed it);
+        those that did not come are missing (late if they come afterwards)."""
         limit = self.timeout if self._heard else self.first_wait
         with anyio.move_on_after(limit):
-            while not self._closed and any(not expected.done for expected in window):
+            while not self._closed and (closes or any(not e.done for e in window)):
                 await self._receive(stream, inbox)
         for expected in window:
             if not expected.done and expected.overdue is None:
