@@ -6,6 +6,7 @@ hello client (serving stdio) and for a client it starts."""
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from acpwire.cli.codes import ExitCode
-from helpers.commands import ACPWIRE, ENV, HELLO_AGENT, TOOL_AGENT, acpwire
+from helpers.commands import ACPWIRE, ENV, HELLO_AGENT, TOOL_AGENT, acpwire, start
 from helpers.traces import record_hello_trace
 
 HERE = Path(__file__).parent
@@ -256,3 +257,25 @@ def test_a_v1_session(tmp_path: Path) -> None:
                     "replay", str(trace), "--as", "agent")  # fmt: skip
     assert again.returncode == 0, again.stderr
     assert again.stderr.splitlines()[-1] == "no divergence"
+
+
+def test_ctrl_c_reports_the_divergences_so_far(hello_trace: Path) -> None:
+    process = start("replay", str(hello_trace), "--as", "agent")
+    assert process.stdin is not None
+    process.stdin.write('{"jsonrpc":"2.0","id":1,"method":"session/list","params":{}}\n')
+    process.stdin.flush()
+    assert process.stdout is not None
+    assert json.loads(process.stdout.readline())["error"]["code"] == -32603
+    process.send_signal(signal.SIGINT)  # stdin stays open: only Ctrl-C ends it
+    assert process.wait(timeout=30) == ExitCode.INTERRUPTED == 130
+    assert process.stderr is not None
+    stderr = process.stderr.read()
+    process.stdin.close()
+    assert stderr.splitlines()[-5:] == [
+        "acpwire replay: interrupted; the divergences so far:",
+        "acpwire replay: hello.trace as the agent, against stdio",
+        "0 recorded messages sent, 0 of the client's matched",
+        "  before any recorded line (client session/list): unexpected: nothing recorded "
+        'matches it: {"jsonrpc":"2.0","id":1,"method":"session/list","params":{}}',
+        "1 divergence",
+    ]

@@ -8,6 +8,7 @@ import dataclasses
 import functools
 import json
 import math
+import signal
 import sys
 from pathlib import Path
 from typing import Any, TextIO
@@ -18,7 +19,7 @@ from acpwire.errors import AgentLaunchError
 from acpwire.streams import ByteStream, spawn_agent, stdio_stream
 
 from .codes import ExitCode
-from .replay_engine import Divergence, Replayer
+from .replay_engine import Replayer
 from .replay_match import VALUE_KEYS
 from .replay_script import read_script
 from .trace_format import TraceError
@@ -80,6 +81,7 @@ exit codes:
   {int(ExitCode.DIVERGED):>3}  the peer diverged from the recording (the report lists where)
   {int(ExitCode.AGENT_NOT_FOUND):>3}  the peer command could not be started
   {int(ExitCode.USAGE):>3}  the command line is wrong, or FILE is not a trace
+  {int(ExitCode.INTERRUPTED):>3}  Ctrl-C (the report shows the divergences so far)
 
 examples:
   acpwire trace --out hello.trace -- python -m acpwire.examples.hello_agent   (in an editor)
@@ -151,25 +153,50 @@ def replay_command(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
     )
     serving_stdio = not as_client and not args.command
     report_to = sys.stderr if serving_stdio else sys.stdout
+    report = _json_report if args.format == "json" else _text_report
     try:
-        divergences = trio.run(functools.partial(_play, replayer, args.command))
+        interrupted = trio.run(functools.partial(_interruptible, replayer, args.command))
     except AgentLaunchError as error:
         print(f"acpwire replay: the {replayer.peer} could not be started: {error}", file=sys.stderr)
         return ExitCode.AGENT_NOT_FOUND
-    report = _json_report if args.format == "json" else _text_report
+    if interrupted:
+        print("acpwire replay: interrupted; the divergences so far:", file=report_to)
+        replayer.divergences.sort(key=lambda divergence: divergence.line)
     report(replayer, args.command, report_to)
-    return ExitCode.DIVERGED if divergences else ExitCode.END_TURN
+    if interrupted:
+        return ExitCode.INTERRUPTED
+    return ExitCode.DIVERGED if replayer.divergences else ExitCode.END_TURN
 
 
-async def _play(replayer: Replayer, command: list[str]) -> list[Divergence]:
+async def _interruptible(replayer: Replayer, command: list[str]) -> bool:
+    """Play until done or Ctrl-C; whether Ctrl-C ended it."""
+    interrupted = False
+    with trio.open_signal_receiver(signal.SIGINT) as interrupts:
+        async with trio.open_nursery() as nursery:
+
+            async def watch() -> None:
+                nonlocal interrupted
+                async for _ in interrupts:
+                    interrupted = True
+                    nursery.cancel_scope.cancel()
+                    return
+
+            nursery.start_soon(watch)
+            await _play(replayer, command)
+            nursery.cancel_scope.cancel()
+    return interrupted
+
+
+async def _play(replayer: Replayer, command: list[str]) -> None:
     if not command:
         stream: ByteStream = stdio_stream()
         try:
-            return await replayer.run(stream)
+            await replayer.run(stream)
         finally:
             await stream.aclose()
+        return
     async with spawn_agent(command) as peer:
-        return await replayer.run(peer.stream)
+        await replayer.run(peer.stream)
 
 
 def _text_report(replayer: Replayer, command: list[str], out: TextIO) -> None:
