@@ -171,6 +171,7 @@ def replay_command(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
 async def _interruptible(replayer: Replayer, command: list[str]) -> bool:
     """Play until done or Ctrl-C; whether Ctrl-C ended it."""
     interrupted = False
+    failed: AgentLaunchError | None = None
     with trio.open_signal_receiver(signal.SIGINT) as interrupts:
         async with trio.open_nursery() as nursery:
 
@@ -182,8 +183,13 @@ async def _interruptible(replayer: Replayer, command: list[str]) -> bool:
                     return
 
             nursery.start_soon(watch)
-            await _play(replayer, command)
+            try:
+                await _play(replayer, command)
+            except AgentLaunchError as error:
+                failed = error  # raised as itself, not in the nursery's group
             nursery.cancel_scope.cancel()
+    if failed is not None:
+        raise failed
     return interrupted
 
 
