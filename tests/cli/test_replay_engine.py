@@ -244,3 +244,14 @@ async def test_the_replay_closes_after_the_peer_when_the_recording_says_so(
         assert waited.cancelled_caught, "the replay closed before the client did"
 
     assert await play(tmp_path, recorded, "agent", client) == []
+
+
+async def test_an_answer_recorded_before_its_question_is_paired_with_it(tmp_path: Path) -> None:
+    """A trace whose tap recorded a line after forwarding it could put the answer first."""
+    recorded = [("agent", result(1, {"stopReason": "end_turn"})), ("client", PROMPT)]
+
+    async def client(lines: Lines) -> None:
+        await lines.send({**PROMPT, "id": 9})
+        assert await lines.read() == result(9, {"stopReason": "end_turn"})
+
+    assert await play(tmp_path, recorded, "agent", client) == []

@@ -3,6 +3,7 @@ each with its line in the trace, who sent it, and what it is."""
 
 from __future__ import annotations
 
+import collections
 import functools
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,7 +93,6 @@ def read_script(path: Path) -> Script:
         raise TraceError(f"{path}: {error.strerror}") from None
     header, records = read_trace(data)
     messages: list[Recorded] = []
-    requests: dict[tuple[Side, str], Recorded] = {}
     for record in records:
         side = record.side
         if side not in SIDES:
@@ -105,19 +105,43 @@ def read_script(path: Path) -> Script:
         message = _decode(record.raw)
         if not isinstance(message, dict) or not ("method" in message or "id" in message):
             raise TraceError(f"line {record.number}: not a JSON-RPC message")
-        recorded = Recorded(record.number, side, message)
-        key = msgspec.json.encode(message.get("id")).decode()
-        if recorded.is_request:
-            requests[(side, key)] = recorded
-        elif recorded.is_response:
-            recorded.answers = requests.pop((other_side(side), key), None)
-        recorded.in_run = _continues_run(messages, recorded)
-        messages.append(recorded)
+        messages.append(Recorded(record.number, side, message))
+    _pair(messages)
+    for number, recorded in enumerate(messages):
+        recorded.in_run = number > 0 and _continues_run(messages[number - 1], recorded)
     return Script(path, [str(part) for part in header.get("command", [])], messages)
 
 
-def _continues_run(messages: list[Recorded], recorded: Recorded) -> bool:
-    if not messages or not recorded.is_chunk:
+def _pair(messages: list[Recorded]) -> None:
+    """Each response's `answers`: the latest request of its id from the other side not
+    answered yet; else the first such request after it (an `acpwire trace` that recorded
+    each line after forwarding it, not before, could write an answer before its question)."""
+    unanswered: dict[tuple[Side, str], list[Recorded]] = collections.defaultdict(list)
+    early: list[Recorded] = []
+    for recorded in messages:
+        if recorded.eof:
+            continue
+        if recorded.is_request:
+            unanswered[(recorded.side, _id(recorded))].append(recorded)
+        elif recorded.is_response:
+            asked = unanswered[(other_side(recorded.side), _id(recorded))]
+            if asked:
+                recorded.answers = asked.pop()
+            else:
+                early.append(recorded)
+    for recorded in early:
+        asked = unanswered[(other_side(recorded.side), _id(recorded))]
+        later = next((request for request in asked if request.line > recorded.line), None)
+        if later is not None:
+            asked.remove(later)
+            recorded.answers = later
+
+
+def _id(recorded: Recorded) -> str:
+    return msgspec.json.encode(recorded.message.get("id")).decode()
+
+
+def _continues_run(previous: Recorded, recorded: Recorded) -> bool:
+    if not recorded.is_chunk:
         return False
-    last = messages[-1]
-    return last.side == recorded.side and last.kind == recorded.kind
+    return previous.side == recorded.side and previous.kind == recorded.kind
