@@ -101,7 +101,7 @@ def test_value_keys_are_the_schemas_tags_and_enumerations() -> None:
     derived = set()
     for name in ("acp_schema.v2", "acp_schema.v1"):
         module = importlib.import_module(name)
-        for value in vars(module).values():
+        for value in (getattr(module, name) for name in module.__all__):  # (names load lazily)
             if not (isinstance(value, type) and issubclass(value, msgspec.Struct)):
                 continue
             if value.__struct_config__.tag_field:
