@@ -58,6 +58,14 @@ class CancelledTurns:
             self._cancel(params.session_id)  # type: ignore[attr-defined]
         return self._connection.notify(spec, params)
 
+    def request_method(self, method: str, params: Any) -> Coroutine[Any, Any, Any]:
+        """An extension request (`Extensions(conn.v2.peer)`), sent as it is."""
+        return self._connection.request_method(method, params)
+
+    def notify_method(self, method: str, params: Any) -> Coroutine[Any, Any, None]:
+        """An extension notification, sent as it is."""
+        return self._connection.notify_method(method, params)
+
     def _cancel(self, session_id: str) -> None:
         self._sessions.add(session_id)
         self._connection.cancel_requests(
