@@ -481,9 +481,14 @@ class Scenarios:
                 "the next request was answered"
                 if answer
                 else "the next request got no answer"
-                + (" (the agent closed its stdout)" if peer.closed else ""),
+                + (f" (the agent closed {self.ended_what})" if peer.closed else ""),
                 [answer],
             )
+
+    @property
+    def ended_what(self) -> str:
+        """What an agent that went away closed."""
+        return "the connection" if self.settings.remote else "its stdout"
 
     def stdout_clean(self) -> None:
         if self.settings.remote:
