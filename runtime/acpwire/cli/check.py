@@ -1,5 +1,5 @@
-"""`acpwire check -- <agent command>`: a conformance checker for agents. Runs scripted
-scenarios against the agent (`check_scenarios`), judges its answers rule by rule
+"""`acpwire check -- <agent command>` (or `--url URL`): a conformance checker for agents. Runs
+scripted scenarios against the agent (`check_scenarios`; a remote one over `check_remote`), judges its answers rule by rule
 (`check_rules`, each with the schema or spec text it checks) and prints the table
 (`check_report`). `acpwire check --client -- <client command>` checks a client against a
 scripted agent (`check_client`, `check_client_agent`, `check_client_rules`)."""
@@ -43,8 +43,8 @@ MEANING = {
     CheckExit.FAILED: "acpwire itself failed (a bug: please report the traceback)",
     CheckExit.USAGE: "the command line is wrong",
     CheckExit.RULE_FAILED: "the agent (--client: the client) broke at least one rule",
-    CheckExit.AGENT_NOT_STARTED: "the agent could not be started, or exited before answering "
-    "initialize (--client: the client could not be started, or exited without starting its agent)",
+    CheckExit.AGENT_NOT_STARTED: "the agent could not be started (--url: reached), or exited "
+    "before answering initialize (--client: the client could not be started, or exited without starting its agent)",
 }
 
 DESCRIPTION = """\
@@ -61,6 +61,12 @@ permission requests allowed); a turn per refusal (its permission request answere
 reject option, `cancelled`, v2: an option not offered, a custom outcome), whose tool call
 must not run; a turn cancelled by session/cancel, a turn closed by session/close (v2); a
 malformed line and a request without a method.
+
+--url URL checks an agent served over the network instead (the remote-transport RFD's
+WebSocket profile: acpwire's agent_app, the SDKs' remote servers): the same scenarios in raw
+lines, one text frame per line both ways, a new connection where a process would be started;
+--header 'Authorization: Bearer ...' is sent when connecting. input.stdout-clean (a rule of
+the stdio transport) is n/a there. Only WebSocket so far (--transport websocket).
 
 An agent without credentials may refuse sessions or prompts: the rules that need them are
 then not applicable (with its answer as the reason), never passed. The prompts contain the
@@ -106,6 +112,7 @@ exit codes:
 examples:
   acpwire check -- python -m acpwire.fixtures.echo_agent
   acpwire check --protocol 1 --format json -- node agent.mjs
+  acpwire check --url ws://127.0.0.1:8000/acp --header 'Authorization: Bearer s3cret'
   acpwire check --client -- node client.mjs -- {{agent}}
   acpwire check --client          (prints the agent command for an editor, then waits)
 """
@@ -120,7 +127,8 @@ def add_parser(subcommands: Any) -> None:
         epilog=_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
         usage="acpwire check [--protocol 1|2] [--format text|json] [--timeout S] [--cwd DIR] "
-        "-- <agent command...>\n       acpwire check --client [options] [-- <client command "
+        "-- <agent command...>\n       acpwire check [options] --url URL [--transport websocket] "
+        "[--header K:V]...\n       acpwire check --client [options] [-- <client command "
         "with {agent}...>]",
     )
     parser.add_argument(

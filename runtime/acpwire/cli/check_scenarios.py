@@ -454,8 +454,8 @@ class Scenarios:
                     "initialize got no answer",
                 )
                 return
-            await peer.send_line('{"jsonrpc": "2.0", "id": 41, "method": "session/new", ')
-            garbled = peer.transcript.lines[-1]
+            # the line sent, not the transcript's last: other scenarios write to it meanwhile
+            garbled = await peer.send_line('{"jsonrpc": "2.0", "id": 41, "method": "session/new", ')
             _, answer = await peer.until(lambda i: i.is_response)
             id_null = answer is not None and (answer.message or {}).get("id") is None
             verdicts.judge(
