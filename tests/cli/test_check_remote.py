@@ -17,8 +17,8 @@ import pytest
 
 from acpwire.cli.check import CheckExit
 from acpwire.cli.check_rules import RULES
+from helpers.check_documents import V1_ONLY_NOT_APPLICABLE, check, failed, result_of, statuses
 from helpers.commands import ECHO_AGENT, ENV, acpwire
-from test_check import V1_ONLY_NOT_APPLICABLE, check, failed, result_of, statuses
 
 BROKEN_REMOTE_AGENT = [sys.executable, str(Path(__file__).with_name("broken_remote_agent.py"))]
 STDIO_ONLY = "input.stdout-clean"

@@ -13,7 +13,9 @@ from acpwire.fixtures.echo_agent import EchoAgentV1, EchoAgentV2
 
 
 async def main() -> None:
-    app = agent_app(EchoAgentV2, v1=EchoAgentV1, remote=RemoteOptions(authorize=bearer_token("sesame")))
+    app = agent_app(
+        EchoAgentV2, v1=EchoAgentV1, remote=RemoteOptions(authorize=bearer_token("sesame"))
+    )
     async with trio.open_nursery() as nursery:
         [url] = await nursery.start(functools.partial(serve_remote, app, bind="127.0.0.1:0"))
         print(json.dumps({"url": url}), flush=True)

@@ -256,6 +256,7 @@ class Peer:
         message = parsed if isinstance(parsed, dict) else None
         await self._lines_send.send(Incoming(message, line))
 
+
 class ProcessChannel:
     """An agent process's stdio as a `Channel` (its stderr's tail kept for `summary`)."""
 
@@ -272,7 +273,7 @@ class ProcessChannel:
 
     async def receive_some(self) -> bytes:
         assert self.process.stdout is not None
-        return await self.process.stdout.receive_some()
+        return bytes(await self.process.stdout.receive_some())
 
     async def close(self) -> None:
         """Close its stdin, wait for it to exit (killed after `EXIT_GRACE`)."""
