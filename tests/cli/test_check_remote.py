@@ -136,15 +136,26 @@ def test_an_endpoint_that_cannot_be_reached_exits_8() -> None:
     assert done.returncode == CheckExit.AGENT_NOT_STARTED == 8
     assert done.stdout == ""
     assert done.stderr.startswith(
-        "acpwire check: the agent could not be reached: the agent at ws://127.0.0.1:9/acp: "
-        "cannot connect: "
+        "acpwire check: the agent at ws://127.0.0.1:9/acp: cannot connect: "
     )
 
 
 def test_an_endpoint_that_refuses_the_upgrade_exits_8_with_its_status(echo_url: str) -> None:
     done = acpwire("check", "--url", echo_url.replace("/acp", "/elsewhere"))
     assert done.returncode == 8
-    assert "could not be reached" in done.stderr and "404" in done.stderr, done.stderr
+    assert done.stderr.startswith("acpwire check: the agent at "), done.stderr
+    assert "refused the WebSocket upgrade: 404" in done.stderr, done.stderr
+
+
+def test_an_agent_that_ends_the_connection_before_initialize_exits_8(broken_url: str) -> None:
+    """broken_agent.py exits at once on a defect it does not know: the relay closes the
+    socket."""
+    done = acpwire("check", "--url", f"{broken_url}/no-such-defect")
+    assert (done.returncode, done.stdout) == (8, "")
+    assert done.stderr == (
+        f"acpwire check: the agent at {broken_url}/no-such-defect ended the connection before "
+        "answering initialize: the server closed the WebSocket (code 1000: '')\n"
+    )
 
 
 def test_headers_are_sent_when_connecting() -> None:

@@ -221,8 +221,9 @@ def check_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
     try:
         outcome = trio.run(run_scenarios, settings)
     except AgentNotStarted as error:
-        how = "reached" if args.url is not None else "started"
-        print(f"acpwire check: the agent could not be {how}: {error}", file=sys.stderr)
+        # a remote agent's error names it (its URL) and what happened
+        said = str(error) if args.url is not None else f"the agent could not be started: {error}"
+        print(f"acpwire check: {said}", file=sys.stderr)
         return CheckExit.AGENT_NOT_STARTED
     verdicts = outcome.verdicts.table(outcome.protocol)
     return _report(args, target, outcome.protocol, outcome.agent, verdicts)
