@@ -6,51 +6,37 @@ reached exits 8 naming it; headers are sent; the command line is checked."""
 
 from __future__ import annotations
 
-import json
-import subprocess
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from acpwire.cli.check import CheckExit
 from acpwire.cli.check_rules import RULES
-from helpers.check_documents import V1_ONLY_NOT_APPLICABLE, check, failed, result_of, statuses
-from helpers.commands import ECHO_AGENT, ENV, acpwire
+from helpers.check_documents import (
+    V1_ONLY_NOT_APPLICABLE,
+    check,
+    failed,
+    result_of,
+    serving,
+    statuses,
+)
+from helpers.commands import ECHO_AGENT, acpwire
 
 BROKEN_REMOTE_AGENT = [sys.executable, str(Path(__file__).with_name("broken_remote_agent.py"))]
 STDIO_ONLY = "input.stdout-clean"
 
 
-@contextmanager
-def server(command: list[str]) -> Iterator[str]:
-    """A server process; yields the URL its first line names. Closing its stdin (the broken
-    agent's server) or terminating it (the echo agent's) stops it."""
-    process = subprocess.Popen(
-        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=ENV
-    )
-    assert process.stdout is not None and process.stdin is not None
-    try:
-        first = process.stdout.readline()
-        assert first, f"{command} printed no URL (exit {process.poll()})"
-        yield str(json.loads(first)["url"])
-    finally:
-        process.stdin.close()
-        process.terminate()
-        process.wait(timeout=10)
-
-
 @pytest.fixture(scope="module")
 def echo_url() -> Iterator[str]:
-    with server([*ECHO_AGENT, "--serve", "127.0.0.1:0"]) as url:
+    with serving([*ECHO_AGENT, "--serve", "127.0.0.1:0"]) as url:
         yield url
 
 
 @pytest.fixture(scope="module")
 def broken_url() -> Iterator[str]:
-    with server(BROKEN_REMOTE_AGENT) as url:
+    with serving(BROKEN_REMOTE_AGENT) as url:
         yield url
 
 
@@ -162,7 +148,7 @@ def test_headers_are_sent_when_connecting() -> None:
     """A server that refuses connections without the right bearer token (`RemoteOptions
     .authorize`) is checked once the header is given."""
     token_server = [sys.executable, str(Path(__file__).with_name("token_echo_agent.py"))]
-    with server(token_server) as url:
+    with serving(token_server) as url:
         refused = acpwire("check", "--url", url)
         assert refused.returncode == 8 and "401" in refused.stderr, refused.stderr
         code, document = check("--url", url, "--header", "Authorization: Bearer sesame")

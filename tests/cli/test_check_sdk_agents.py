@@ -7,16 +7,12 @@ tests/interop/ts/node_modules or the Python SDK are missing: `nox -s tests` inst
 
 from __future__ import annotations
 
-import json
-import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from helpers.commands import ENV
+from helpers.check_documents import serving
 from helpers.paths import INTEROP
 from helpers.readme_tables import (
     assert_column_found,
@@ -54,35 +50,10 @@ def test_the_readme_table_is_what_the_checker_finds(column: str) -> None:
     assert_column_found(results_table(SECTION)[column], [*options, "--", *command])
 
 
-@contextmanager
-def serving(command: list[str]) -> Iterator[str]:
-    """An SDK's remote server (run in tests/interop); yields the URL its first line names."""
-    process = subprocess.Popen(
-        command,
-        cwd=INTEROP,
-        env=ENV,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
-    assert process.stdin is not None and process.stdout is not None
-    try:
-        first = process.stdout.readline()
-        assert first, f"{command} printed no URL (exit {process.poll()})"
-        yield str(json.loads(first)["url"])
-    finally:
-        process.stdin.close()
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
 @pytest.mark.parametrize("column", REMOTE_COLUMNS)
 def test_the_readme_table_over_websocket_is_what_the_checker_finds(column: str) -> None:
     command, options = REMOTE_COLUMNS[column]
-    with serving(command) as url:
+    with serving(command, cwd=INTEROP) as url:
         assert_column_found(results_table(SECTION)[column], [*options, "--url", url])
 
 
