@@ -71,6 +71,9 @@ def test_the_readme_sessions_print_what_it_shows(tmp_path: Path) -> None:
         ["acpwire", "show"],
         ["acpwire", "show"],
         ["acpwire", "show"],
+        ["acpwire", "replay"],
+        ["acpwire", "replay"],
+        ["acpwire", "run"],
     ], "a session added to the README: check it here"
     env = shims(tmp_path / "bin")
     work = tmp_path / "work"

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from helpers.paths import ROOT
 from helpers.processes import PYTHONPATH
+from helpers.traces import record_hello_trace
 
 README = (ROOT / "README.md").read_text()
 EXAMPLE = re.compile(r"<!-- pytest example: (\S+) -->\n```python\n(.*?)```\n", re.S)
@@ -33,19 +34,26 @@ def run_pytest(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def test_the_readme_example_tests_pass_on_both_loops(tmp_path: Path) -> None:
     examples = dict(EXAMPLE.findall(README))
-    assert set(examples) == {"conftest.py", "test_hello_agent.py", "test_hello_client.py"}
+    assert set(examples) == {
+        "conftest.py",
+        "test_hello_agent.py",
+        "test_hello_client.py",
+        "test_hello_client_replay.py",
+    }
     for name, code in examples.items():
         (tmp_path / name).write_text(code)
+    record_hello_trace(tmp_path / "hello.trace")  # as the README says it was recorded
     done = run_pytest(tmp_path, "-v")
     assert done.returncode == 0, done.stdout + done.stderr
     for test in (
         "test_hello_agent.py::test_it_greets_once_allowed",
         "test_hello_agent.py::test_it_refuses_when_the_user_says_no",
         "test_hello_client.py::test_it_allows_and_shows_the_reply",
+        "test_hello_client_replay.py::test_it_keeps_to_the_recorded_session",
     ):
         for loop in ("trio", "asyncio"):
             assert f"{test}[{loop}] PASSED" in done.stdout
-    assert "6 passed" in done.stdout
+    assert "8 passed" in done.stdout
 
 
 def test_a_failing_user_test_fails(tmp_path: Path) -> None:

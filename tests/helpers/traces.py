@@ -4,8 +4,12 @@ tests/cli: the findings it must produce and their lines."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
+
+from helpers.commands import ACPWIRE, ENV, HELLO_AGENT
 
 
 def update(session: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -132,19 +136,26 @@ BROKEN: list[tuple[str, Any, str | tuple[str, ...] | None]] = [  # (side, messag
 ]
 
 
-def broken_trace(path: Path) -> Path:
-    header = {
-        "acpwire_trace": 1,
-        "started": "2026-01-01T00:00:00.000000Z",
-        "command": ["broken-agent"],
-    }
+def write_trace(path: Path, messages: list[tuple[str, Any]], command: str = "agent") -> Path:
+    """A trace of `messages` ((side, message or text) in order, a millisecond apart), the
+    header on line 1 and the first message on line 2; `(side, "eof")` for an EOF record."""
+    header = {"acpwire_trace": 1, "started": "2026-01-01T00:00:00.000000Z", "command": [command]}
     lines = [json.dumps(header)]
-    for n, (side, message, _) in enumerate(BROKEN):
-        field = "text" if isinstance(message, str) else "line"
-        lines.append(json.dumps({"t": n / 1000, "from": side, field: message}))
+    for n, (side, message) in enumerate(messages):
+        record: dict[str, Any] = {"t": n / 1000, "from": side}
+        if message == "eof":
+            record["eof"] = True
+        else:
+            record["text" if isinstance(message, str) else "line"] = message
+        lines.append(json.dumps(record))
     lines.append(json.dumps({"t": 1.0, "exit": {"code": 1}}))
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def broken_trace(path: Path) -> Path:
+    messages = [(side, message) for side, message, _ in BROKEN]
+    return write_trace(path, messages, command="broken-agent")
 
 
 def expected_findings() -> list[tuple[int, str]]:
@@ -154,3 +165,20 @@ def expected_findings() -> list[tuple[int, str]]:
         for n, (_, _, found) in enumerate(BROKEN)
         for finding in ((found,) if isinstance(found, str) else found or ())
     ]
+
+
+def record_hello_trace(path: Path) -> Path:
+    """The hello client's session with the hello agent, recorded by `acpwire trace` at
+    `path` (the client prompts "Hi", allows the permission, prompts an unknown session and
+    closes the session)."""
+    tap = [*ACPWIRE, "trace", "--out", str(path), "--", *HELLO_AGENT]
+    done = subprocess.run(
+        [sys.executable, "-m", "acpwire.examples.hello_client", "--", *tap],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=ENV,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "agent: acpwire!" in done.stdout
+    return path

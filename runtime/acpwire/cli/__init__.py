@@ -1,6 +1,7 @@
 """The `acpwire` command: `acpwire run` (a headless client), `acpwire trace` (a transparent tap
 between an editor and an agent, recording the traffic), `acpwire show` (a recorded trace
-rendered for a person) and `acpwire check` (an agent's conformance, rule by rule). `acpwire <command> --help` says more; `python -m acpwire` runs it too.
+rendered for a person), `acpwire replay` (one side of a recorded trace played against a live
+peer) and `acpwire check` (an agent's conformance, rule by rule). `acpwire <command> --help` says more; `python -m acpwire` runs it too.
 
 Built on acpwire's public API only, like any user's program; nothing of it is imported by
 `import acpwire`.
@@ -14,12 +15,12 @@ from collections.abc import Sequence
 
 from acpwire import __version__
 
-from . import check, run, show, trace
+from . import check, replay, run, show, trace
 from .codes import output_closed
 
 __all__ = ["main"]
 
-COMMANDS = (run, trace, show, check)
+COMMANDS = (run, trace, show, replay, check)
 
 
 def parser() -> argparse.ArgumentParser:

@@ -24,6 +24,9 @@ class ExitCode(enum.IntEnum):
     TIMEOUT = 9
     INTERRUPTED = 130
     OUTPUT_CLOSED = 141
+    DIVERGED = 10
+    """`acpwire replay` only: the live peer diverged from the recorded trace (not in `acpwire
+    run`'s table: `acpwire replay --help` says it)."""
 
 
 MEANING = {
@@ -56,7 +59,7 @@ def exit_code_of_stop_reason(stop_reason: str | None) -> ExitCode:
 
 def exit_code_table() -> str:
     """The exit codes, one per line, for `--help`."""
-    return "\n".join(f"  {int(code):>3}  {MEANING[code]}" for code in ExitCode)
+    return "\n".join(f"  {int(code):>3}  {meaning}" for code, meaning in MEANING.items())
 
 
 def output_closed() -> ExitCode:

@@ -194,8 +194,10 @@ class Tap:
 
 
 def forward(source: int, sink: int, side: bytes, recorder: Recorder, start: float) -> None:
-    """Copy `source` to `sink` as it comes, handing each chunk to the recorder; at EOF close
-    `sink`; when `sink`'s reader went away, stop reading `source` and close it."""
+    """Copy `source` to `sink` as it comes, handing each chunk to the recorder (with the time
+    it was read, before writing it on: so the trace's order is causal, never a peer's answer
+    before what it answers); at EOF close `sink`; when `sink`'s reader went away, stop
+    reading `source` and close it."""
     read, write, clock, chunk, writing = (
         os.read,
         os.write,
@@ -212,6 +214,7 @@ def forward(source: int, sink: int, side: bytes, recorder: Recorder, start: floa
         if not data:
             break
         writing[side] = True
+        chunk(clock() - start, side, data)  # queued before the peer can see it and answer
         try:
             view = memoryview(data)
             while view:
@@ -219,7 +222,6 @@ def forward(source: int, sink: int, side: bytes, recorder: Recorder, start: floa
         except OSError:
             broken = True
         writing[side] = False
-        chunk(clock() - start, side, data)
         if broken:
             break
     recorder.eof(clock() - start, side, broken)

@@ -5,7 +5,9 @@
   v1, in this process (`agent.connected()`: a stream for `acpwire.connect`) or as a command
   (`agent.command(tmp_path)`: `python -m acpwire.testing SCENARIO.json`), and records every
   line for assertions (`agent.wire`: the methods called, the prompts, the permission answers,
-  the cancels).
+  the cancels). `FakeAgent.from_trace(path)` plays the agent's side of a trace recorded by
+  `acpwire trace` instead (`acpwire replay --as agent`'s code), and lists in `divergences`
+  where the client left the recording.
 - **An agent under test** is driven by a `FakeClient` (`async with client_for(MyAgent) as
   client`, or `client_for(command=[...])`): `await client.prompt("Hi", answers=["allow"])`
   runs one turn through acpwire's `prompt()` and returns a `TurnResult` (the stop reason,
@@ -31,6 +33,8 @@ async with anyio.create_task_group() as tasks:
         await conn.initialize(...)
 ```
 """
+
+from typing import TYPE_CHECKING
 
 from .fake_agent import FakeAgent, MakeFakeAgent
 from .fake_client import (
@@ -60,12 +64,16 @@ from .scenario import (
 )
 from .wire import Line, Wire
 
+if TYPE_CHECKING:
+    from acpwire.cli.replay_engine import Divergence
+
 __all__ = [
     "AgentScenario",
     "Ask",
     "ClientFor",
     "ClientScenario",
     "Diff",
+    "Divergence",
     "ErrorAnswer",
     "FakeAgent",
     "FakeClient",
@@ -88,3 +96,14 @@ __all__ = [
     "client_for",
     "memory_stream_pair",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """`Divergence` (`acpwire replay`'s, what `FakeAgent.divergences` holds) is imported on
+    first use: `import acpwire.testing` loads nothing of the `acpwire` command."""
+    if name == "Divergence":
+        from acpwire.cli.replay_engine import Divergence
+
+        globals()[name] = Divergence
+        return Divergence
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,7 +1,8 @@
 """A scripted agent to test a client (an editor integration) against: it plays an
-`AgentScenario` over v2 or v1, in this process (`FakeAgent.connected()`, a stream for
-`connect`) or as a command (`FakeAgent.command()`, for `open_agent`), and records every line
-(`FakeAgent.wire`) for the test's assertions."""
+`AgentScenario` over v2 or v1 (or the agent's side of a recorded trace, `from_trace`), in
+this process (`FakeAgent.connected()`, a stream for `connect`) or as a command
+(`FakeAgent.command()`, for `open_agent`), and records every line (`FakeAgent.wire`) for the
+test's assertions."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import sys
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 import anyio
 import msgspec
@@ -41,6 +42,7 @@ from .scenario import (
     Diff,
     ErrorAnswer,
     Say,
+    ScenarioError,
     Sleep,
     Step,
     Stop,
@@ -50,6 +52,10 @@ from .scenario import (
     WaitForCancel,
 )
 from .wire import Line, RecordingStream, Sender, Wire, record_line
+
+if TYPE_CHECKING:
+    from acpwire.cli.replay_engine import Divergence
+    from acpwire.cli.replay_script import Script
 
 __all__ = ["FakeAgent", "MakeFakeAgent"]
 
@@ -85,6 +91,51 @@ class FakeAgent:
         self._lines: list[Line] = []
         self._record_files: list[Path] = []
         self._prompts = itertools.count()
+        self._trace: _TraceReplay | None = None
+        self._divergences: list[Divergence] = []
+
+    @classmethod
+    def from_trace(
+        cls,
+        path: str | Path,
+        *,
+        strict: bool = False,
+        timeout: float = 10.0,
+    ) -> FakeAgent:
+        """An agent that plays the agent's side of a trace recorded by `acpwire trace`, as
+        `acpwire replay FILE --as agent` does (the same matching code): it answers the
+        client's requests with the recorded responses (matched by method and params shape,
+        ids remapped) and sends the recorded updates and requests in recorded order, waiting
+        up to `timeout` seconds for the client's messages recorded before each; `strict`
+        compares values, not only shapes. Where the client under test diverged from the
+        recording is in `divergences` once the connection ended (a request that matches
+        nothing recorded is answered -32603). `ScenarioError` when the file is no trace.
+
+            agent = FakeAgent.from_trace("tests/data/hello.trace")
+            async with agent.connected() as stream:
+                await my_client_session(stream)
+            assert agent.divergences == []
+
+        `command()` gives `acpwire replay PATH --as agent` (it reports its divergences on
+        its stderr; `wire` and `divergences` see only the connections in this process).
+        """
+        from acpwire.cli.replay_script import read_script  # the command's code: loaded here only
+        from acpwire.cli.trace_format import TraceError
+
+        try:
+            script = read_script(Path(path))
+        except TraceError as error:
+            raise ScenarioError(f"trace {path}: {error}") from None
+        agent = cls(AgentScenario())
+        agent._trace = _TraceReplay(script, strict, timeout)
+        return agent
+
+    @property
+    def divergences(self) -> list[Divergence]:
+        """For an agent `from_trace`: where the client diverged from the recording, over the
+        connections ended so far (each `str()` says the trace line, what and how); empty for a
+        scenario's agent."""
+        return list(self._divergences)
 
     @property
     def wire(self) -> Wire:
@@ -110,6 +161,8 @@ class FakeAgent:
         `open_agent(command, ...)` or your client's own launcher: it writes the scenario to
         `directory` (default: the one given to the constructor; created if missing), where
         the process records the lines for `wire`."""
+        if self._trace is not None:
+            return self._trace.command()
         directory = directory or self.directory
         if directory is None:
             raise TypeError(
@@ -126,8 +179,11 @@ class FakeAgent:
         return [sys.executable, "-m", "acpwire.testing", str(scenario), "--record", str(record)]
 
     async def serve(self, stream: ByteStream) -> None:
-        """Serve the scenario over `stream` until the client closes it (what `connected()`
-        and the command run)."""
+        """Serve the scenario (or play the trace) over `stream` until the client closes it
+        (what `connected()` and the command run)."""
+        if self._trace is not None:
+            await self._trace.play(stream, self._divergences)
+            return
         agent_v2, agent_v1 = _agent_classes(self.scenario, self._prompts)
         await serve_agent(
             agent_v2 if 2 in self.scenario.protocols else None,
@@ -138,6 +194,32 @@ class FakeAgent:
 
     def _record(self, sender: Sender, data: bytes) -> None:
         self._lines.append(Line(sender, data))
+
+
+class _TraceReplay:
+    """What an agent `from_trace` plays: the trace's script and how to compare."""
+
+    def __init__(self, script: Script, strict: bool, timeout: float) -> None:
+        self.script = script
+        self.strict = strict
+        self.timeout = timeout
+
+    async def play(self, stream: ByteStream, divergences: list[Divergence]) -> None:
+        from acpwire.cli.replay_engine import Replayer
+
+        replayer = Replayer(self.script, "agent", strict=self.strict, timeout=self.timeout)
+        try:
+            await replayer.run(stream)
+        finally:
+            divergences += replayer.divergences
+
+    def command(self) -> list[str]:
+        strict = ["--strict"] if self.strict else []
+        return [
+            *(sys.executable, "-m", "acpwire", "replay", str(self.script.path), "--as", "agent"),
+            *strict,
+            *("--timeout", f"{self.timeout:g}"),
+        ]
 
 
 MakeFakeAgent: TypeAlias = Callable[[AgentScenario | Mapping[str, Any]], FakeAgent]
