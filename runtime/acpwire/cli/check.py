@@ -176,7 +176,7 @@ def add_parser(subcommands: Any) -> None:
         "--transport",
         choices=("websocket",),
         help="with --url: the transport (default and, so far, only: websocket, one text frame "
-        "per line)",
+        "per line; Streamable HTTP is not supported yet)",
     )
     parser.add_argument(
         "--header",
