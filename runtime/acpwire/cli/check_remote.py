@@ -24,6 +24,8 @@ from .check_peer import AgentNotStarted, Channel, Connect
 __all__ = ["WebSocketChannel", "remote_channel"]
 
 INSTALL = "pip install 'acpwire[remote]'"
+CLOSE_GRACE = 3.0
+"""Seconds the server has to answer the WebSocket close handshake."""
 
 
 class WebSocketChannel:
@@ -34,6 +36,7 @@ class WebSocketChannel:
         self.url = url
         self._errors = errors  # what sending or receiving raises once the socket is gone
         self._ended: str | None = None  # why the connection ended, once it did
+        self._receiving: anyio.CancelScope | None = None  # the receive under way
 
     async def send_all(self, data: bytes) -> None:
         for line in data.split(b"\n"):
@@ -49,23 +52,31 @@ class WebSocketChannel:
         import httpx_ws
 
         while self._ended is None:
-            try:
-                text = await self._session.receive_text()
-            except httpx_ws.WebSocketInvalidTypeReceived:
-                continue
-            except httpx_ws.WebSocketDisconnect as exc:
-                self._ended = f"the server closed the WebSocket (code {exc.code}: {exc.reason!r})"
-            except self._errors as exc:
-                self._ended = f"the WebSocket connection was lost ({type(exc).__name__})"
-            else:
-                return " ".join(text.splitlines()).encode() + b"\n"
+            with anyio.CancelScope() as self._receiving:  # `close` ends the wait
+                try:
+                    text = await self._session.receive_text()
+                except httpx_ws.WebSocketInvalidTypeReceived:
+                    continue
+                except httpx_ws.WebSocketDisconnect as exc:
+                    self._ended = (
+                        f"the server closed the WebSocket (code {exc.code}: {exc.reason!r})"
+                    )
+                except self._errors as exc:
+                    self._ended = f"the WebSocket connection was lost ({type(exc).__name__})"
+                else:
+                    return " ".join(text.splitlines()).encode() + b"\n"
         return b""
 
     async def close(self) -> None:
+        """Close the socket (the server has `CLOSE_GRACE` to answer the close handshake); a
+        receive under way ends."""
         if self._ended is None:
             self._ended = "the connection was closed by the checker"
+        if self._receiving is not None:
+            self._receiving.cancel()
         with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
-            await self._session.close()
+            with anyio.move_on_after(CLOSE_GRACE):
+                await self._session.close()
 
     def gone(self) -> bool:
         return self._ended is not None
