@@ -7,7 +7,6 @@ the rules change, see the PR)."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -17,39 +16,11 @@ import pytest
 
 from acpwire.cli.check import CheckExit
 from acpwire.cli.check_rules import RULES, Family
+from helpers.check_documents import V1_ONLY_NOT_APPLICABLE, check, failed, result_of, statuses
 from helpers.commands import ACPWIRE, ECHO_AGENT, ENV, acpwire
 from helpers.schema_quotes import assert_sources_quoted
 
 BROKEN_AGENT = [sys.executable, str(Path(__file__).with_name("broken_agent.py"))]
-V1_ONLY_NOT_APPLICABLE = {
-    "turn.user-message",
-    "turn.running",
-    "turn.idle-stop-reason",
-    "turn.requires-action",
-    "turn.close-order",
-    "input.close-unknown-session",
-}
-
-
-def check(*args: str) -> tuple[int, dict[str, Any]]:
-    """`acpwire check --format json ARGS`: the exit code and the document."""
-    done = acpwire("check", "--format", "json", *args, timeout=120)
-    assert done.stdout, f"exit {done.returncode}, no output; stderr:\n{done.stderr}"
-    document: dict[str, Any] = json.loads(done.stdout)
-    assert document["exitCode"] == done.returncode
-    return done.returncode, document
-
-
-def statuses(document: dict[str, Any]) -> dict[str, str]:
-    return {result["rule"]: result["status"] for result in document["results"]}
-
-
-def result_of(document: dict[str, Any], rule_id: str) -> dict[str, Any]:
-    return next(r for r in document["results"] if r["rule"] == rule_id)
-
-
-def failed(document: dict[str, Any]) -> set[str]:
-    return {rule for rule, status in statuses(document).items() if status == "fail"}
 
 
 def test_the_echo_agent_passes_every_v2_rule() -> None:

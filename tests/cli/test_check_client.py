@@ -17,6 +17,7 @@ import pytest
 from acpwire.cli.check import CheckExit
 from acpwire.cli.check_client_rules import CLIENT_RULES
 from acpwire.cli.check_rules import Family
+from helpers.check_documents import check, failed, result_of, statuses
 from helpers.commands import ACPWIRE, ENV, acpwire
 from helpers.schema_quotes import assert_sources_quoted
 
@@ -26,23 +27,7 @@ V1_ONLY = {"caps.advertised-served", "caps.served-advertised"}
 
 def check_client(*args: str, options: tuple[str, ...] = ()) -> tuple[int, dict[str, Any]]:
     """`acpwire check --client --format json OPTIONS -- ARGS`: the exit code and the document."""
-    done = acpwire("check", "--client", "--format", "json", *options, "--", *args, timeout=120)
-    assert done.stdout, f"exit {done.returncode}, no output; stderr:\n{done.stderr}"
-    document: dict[str, Any] = json.loads(done.stdout)
-    assert document["exitCode"] == done.returncode
-    return done.returncode, document
-
-
-def statuses(document: dict[str, Any]) -> dict[str, str]:
-    return {result["rule"]: result["status"] for result in document["results"]}
-
-
-def failed(document: dict[str, Any]) -> set[str]:
-    return {rule for rule, status in statuses(document).items() if status == "fail"}
-
-
-def result_of(document: dict[str, Any], rule_id: str) -> dict[str, Any]:
-    return next(r for r in document["results"] if r["rule"] == rule_id)
+    return check("--client", *options, "--", *args)
 
 
 def test_a_correct_v2_client_passes_every_rule_through_the_relay() -> None:

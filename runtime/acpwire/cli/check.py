@@ -1,5 +1,5 @@
-"""`acpwire check -- <agent command>`: a conformance checker for agents. Runs scripted
-scenarios against the agent (`check_scenarios`), judges its answers rule by rule
+"""`acpwire check -- <agent command>` (or `--url URL`): a conformance checker for agents. Runs
+scripted scenarios against the agent (`check_scenarios`; a remote one over `check_remote`), judges its answers rule by rule
 (`check_rules`, each with the schema or spec text it checks) and prints the table
 (`check_report`). `acpwire check --client -- <client command>` checks a client against a
 scripted agent (`check_client`, `check_client_agent`, `check_client_rules`)."""
@@ -16,7 +16,8 @@ import trio
 
 from .check_client import ClientSettings, check_client, relay
 from .check_client_rules import CLIENT_RULES
-from .check_peer import AgentNotStarted
+from .check_peer import AgentNotStarted, process_channel
+from .check_remote import remote_channel
 from .check_report import render_json, render_text
 from .check_rules import RULES
 from .check_scenarios import Settings, run_scenarios
@@ -42,8 +43,8 @@ MEANING = {
     CheckExit.FAILED: "acpwire itself failed (a bug: please report the traceback)",
     CheckExit.USAGE: "the command line is wrong",
     CheckExit.RULE_FAILED: "the agent (--client: the client) broke at least one rule",
-    CheckExit.AGENT_NOT_STARTED: "the agent could not be started, or exited before answering "
-    "initialize (--client: the client could not be started, or exited without starting its agent)",
+    CheckExit.AGENT_NOT_STARTED: "the agent could not be started (--url: reached), or exited "
+    "before answering initialize (--client: the client could not be started, or exited without starting its agent)",
 }
 
 DESCRIPTION = """\
@@ -60,6 +61,12 @@ permission requests allowed); a turn per refusal (its permission request answere
 reject option, `cancelled`, v2: an option not offered, a custom outcome), whose tool call
 must not run; a turn cancelled by session/cancel, a turn closed by session/close (v2); a
 malformed line and a request without a method.
+
+--url URL checks an agent served over the network instead (the remote-transport RFD's
+WebSocket profile: acpwire's agent_app, the SDKs' remote servers): the same scenarios in raw
+lines, one text frame per line both ways, a new connection where a process would be started;
+--header 'Authorization: Bearer ...' is sent when connecting. input.stdout-clean (a rule of
+the stdio transport) is n/a there. Only WebSocket so far (--transport websocket).
 
 An agent without credentials may refuse sessions or prompts: the rules that need them are
 then not applicable (with its answer as the reason), never passed. The prompts contain the
@@ -105,6 +112,7 @@ exit codes:
 examples:
   acpwire check -- python -m acpwire.fixtures.echo_agent
   acpwire check --protocol 1 --format json -- node agent.mjs
+  acpwire check --url ws://127.0.0.1:8000/acp --header 'Authorization: Bearer s3cret'
   acpwire check --client -- node client.mjs -- {{agent}}
   acpwire check --client          (prints the agent command for an editor, then waits)
 """
@@ -119,7 +127,8 @@ def add_parser(subcommands: Any) -> None:
         epilog=_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
         usage="acpwire check [--protocol 1|2] [--format text|json] [--timeout S] [--cwd DIR] "
-        "-- <agent command...>\n       acpwire check --client [options] [-- <client command "
+        "-- <agent command...>\n       acpwire check [options] --url URL [--transport websocket] "
+        "[--header K:V]...\n       acpwire check --client [options] [-- <client command "
         "with {agent}...>]",
     )
     parser.add_argument(
@@ -155,7 +164,27 @@ def add_parser(subcommands: Any) -> None:
     parser.add_argument(
         "--cwd",
         metavar="DIR",
-        help="the sessions' working directory; the agent runs there too (default: this one)",
+        help="the sessions' working directory; the agent runs there too (default: this one; "
+        "with --url: sent as given, a directory of the agent's machine)",
+    )
+    parser.add_argument(
+        "--url",
+        help="check an agent served over the network at this ACP endpoint (ws://, wss://, "
+        "http://, https://; a new connection per scenario; needs acpwire[remote])",
+    )
+    parser.add_argument(
+        "--transport",
+        choices=("websocket",),
+        help="with --url: the transport (default and, so far, only: websocket, one text frame "
+        "per line; Streamable HTTP is not supported yet)",
+    )
+    parser.add_argument(
+        "--header",
+        metavar="K:V",
+        action="append",
+        default=[],
+        help="with --url: an HTTP header sent when connecting (repeatable), e.g. "
+        "'Authorization: Bearer ...'",
     )
     parser.set_defaults(handler=check_command, takes_command=True, subparser=parser)
 
@@ -168,22 +197,60 @@ def check_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
         trio.run(relay, args.serve)
         return CheckExit.PASSED
     if args.client:
+        if args.url is not None:
+            parser.error("--client checks a client command: --url is for a remote agent")
         return _check_client(args, parser)
-    if not args.command:
-        parser.error("the agent command is missing: acpwire check [options] -- <agent command>")
-    settings = Settings(args.command, args.protocol, args.timeout, _checked_cwd(args, parser))
+    if args.url is None and (args.header or args.transport is not None):
+        parser.error("--transport and --header go with --url")
+    if args.url is not None:
+        if args.command:
+            parser.error("give either --url URL or `-- <agent command>`, not both")
+        cwd = _checked_cwd(args, parser, local=False)
+        connect = remote_channel(args.url, _headers(args.header, parser))
+        target = ["--url", args.url]
+    elif not args.command:
+        parser.error(
+            "the agent command is missing: acpwire check [options] -- <agent command> "
+            "(or --url URL)"
+        )
+    else:
+        cwd = _checked_cwd(args, parser)
+        connect = process_channel(args.command, cwd)
+        target = args.command
+    settings = Settings(connect, args.protocol, args.timeout, cwd, remote=args.url is not None)
     try:
         outcome = trio.run(run_scenarios, settings)
     except AgentNotStarted as error:
-        print(f"acpwire check: the agent could not be started: {error}", file=sys.stderr)
+        # a remote agent's error names it (its URL) and what happened
+        said = str(error) if args.url is not None else f"the agent could not be started: {error}"
+        print(f"acpwire check: {said}", file=sys.stderr)
         return CheckExit.AGENT_NOT_STARTED
-    return _report(args, outcome.protocol, outcome.agent, outcome.verdicts.table(outcome.protocol))
+    verdicts = outcome.verdicts.table(outcome.protocol)
+    return _report(args, target, outcome.protocol, outcome.agent, verdicts)
 
 
-def _checked_cwd(args: argparse.Namespace, parser: argparse.ArgumentParser) -> str:
-    """The working directory (`--cwd`, absolute), once `--timeout` and it are checked."""
+def _headers(given: list[str], parser: argparse.ArgumentParser) -> dict[str, str]:
+    """`--header K:V` options as a mapping (`K: V` and `K:V` alike)."""
+    headers = {}
+    for header in given:
+        name, colon, value = header.partition(":")
+        if not colon or not name.strip():
+            parser.error(f"--header {header!r}: give it as NAME:VALUE")
+        headers[name.strip()] = value.strip()
+    return headers
+
+
+def _checked_cwd(
+    args: argparse.Namespace, parser: argparse.ArgumentParser, local: bool = True
+) -> str:
+    """The working directory (`--cwd`, absolute), once `--timeout` and it are checked (not
+    `local`: a directory of the remote agent's machine, taken as given)."""
     if args.timeout <= 0:
         parser.error("--timeout must be a positive number of seconds")
+    if not local:
+        if args.cwd is not None and not os.path.isabs(args.cwd):
+            parser.error(f"--cwd {args.cwd}: with --url, an absolute path on the agent's machine")
+        return str(args.cwd or os.getcwd())
     cwd = os.path.abspath(args.cwd or os.getcwd())
     if not os.path.isdir(cwd):
         parser.error(f"--cwd {args.cwd}: not a directory")
@@ -198,23 +265,25 @@ def _check_client(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
         print(f"acpwire check --client: the client could not be started: {error}", file=sys.stderr)
         return CheckExit.AGENT_NOT_STARTED
     verdicts = outcome.verdicts.table(outcome.protocol)
-    return _report(args, outcome.protocol, outcome.client, verdicts, "client")
+    return _report(args, args.command, outcome.protocol, outcome.client, verdicts, "client")
 
 
 def _report(
     args: argparse.Namespace,
+    target: list[str],
     protocol: int | None,
     name: str | None,
     verdicts: list[Verdict],
     peer: str = "agent",
 ) -> int:
-    """Print the table (or the JSON document); the exit code of the verdicts."""
+    """Print the table (or the JSON document) of `target` (the command checked, or `--url
+    URL`); the exit code of the verdicts."""
     failed = any(v.status is Status.FAIL for v in verdicts)
     code = CheckExit.RULE_FAILED if failed else CheckExit.PASSED
     if args.format == "json":
-        text = render_json(args.command, protocol, name, verdicts, code, peer)
+        text = render_json(target, protocol, name, verdicts, code, peer)
     else:
-        text = render_text(args.command, protocol, name, verdicts, peer)
+        text = render_text(target, protocol, name, verdicts, peer)
     try:
         sys.stdout.write(text)
         sys.stdout.flush()

@@ -1,5 +1,6 @@
-"""The checker's side of the wire: an agent process spoken to in raw JSON-RPC lines, every line
-both ways kept in a transcript (the evidence of `acpwire check`'s verdicts).
+"""The checker's side of the wire: an agent process (or a remote connection: `check_remote`)
+spoken to in raw JSON-RPC lines, every line both ways kept in a transcript (the evidence of
+`acpwire check`'s verdicts).
 
 Raw lines, not acpwire's connection: the checker sends what a well-behaved client never would
 (malformed JSON, unknown methods, wrong params) and judges the agent's exact answers.
@@ -10,20 +11,24 @@ from __future__ import annotations
 import json
 import math
 import subprocess
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import trio
 
 __all__ = [
     "AgentNotStarted",
+    "Channel",
+    "Connect",
     "Incoming",
     "Peer",
     "RequestHandler",
     "Transcript",
     "WireLine",
     "open_peer",
+    "process_channel",
 ]
 
 STDERR_TAIL = 20
@@ -108,28 +113,52 @@ RequestHandler = Callable[[Incoming], JsonObject]
 the one key)."""
 
 
+class Channel(Protocol):
+    """A peer's line transport: an agent process's stdio (`process_channel`), or a remote
+    connection (`check_remote`), each line one text frame or message."""
+
+    async def send_all(self, data: bytes) -> None:
+        """Send the bytes (whole lines); a peer gone is not an error (its silence is)."""
+
+    async def receive_some(self) -> bytes:
+        """Bytes of lines from the peer; b"" once it ended."""
+
+    async def close(self) -> None:
+        """End the checker's side, and wait (a little) for the peer to go."""
+
+    def gone(self) -> bool:
+        """Whether the peer ended (exited, or closed the connection)."""
+
+    def summary(self) -> str:
+        """Why the peer is gone, for an `AgentNotStarted` message."""
+
+
+Connect = Callable[[], AbstractAsyncContextManager[Channel]]
+"""Opens a new channel to the agent (a new process, or a new connection), once per scenario."""
+
+
 class Peer:
-    """One agent process: send lines, receive them (agent requests answered by `on_request`)."""
+    """One agent process (or connection): send lines, receive them (agent requests answered by
+    `on_request`)."""
 
     def __init__(
         self,
-        process: trio.Process,
+        channel: Channel,
         transcript: Transcript,
         number: int,
         timeout: float,
         on_request: RequestHandler,
     ) -> None:
-        self.process = process
+        self.channel = channel
         self.transcript = transcript
         self.number = number
         self.timeout = timeout
         """Seconds to wait for an answer the checker expects."""
         self.on_request = on_request
-        self.stderr_tail: list[str] = []
         self._lines_send, self._lines = trio.open_memory_channel[Incoming](math.inf)
         self._next_id = 0
         self.closed = False
-        """Whether the agent closed its stdout."""
+        """Whether the agent closed its stdout (or the connection)."""
         self.last_request: WireLine | None = None
         """The line of the last request sent."""
         self.last_sent: WireLine | None = None
@@ -142,11 +171,7 @@ class Peer:
     async def send_line(self, text: str) -> WireLine:
         """Write `text` and a newline to the agent (even when it is not JSON)."""
         line = self.last_sent = self.transcript.add(self.number, True, text)
-        assert self.process.stdin is not None
-        try:
-            await self.process.stdin.send_all(text.encode() + b"\n")
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
-            pass  # the agent is gone: what it (did not) answer is the evidence
+        await self.channel.send_all(text.encode() + b"\n")
         return line
 
     async def send(self, message: JsonObject) -> WireLine:
@@ -206,10 +231,9 @@ class Peer:
         await self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
 
     async def _read(self) -> None:
-        assert self.process.stdout is not None
         buffer = b""
         async with self._lines_send:
-            async for chunk in self.process.stdout:
+            while chunk := await self.channel.receive_some():
                 buffer += chunk
                 *lines, buffer = buffer.split(b"\n")
                 for raw in lines:
@@ -217,6 +241,10 @@ class Peer:
             if buffer:
                 await self._deliver(buffer)
         self.closed = True
+
+    def gone(self) -> bool:
+        """Whether the agent ended (its stdout closed, or it exited; the connection closed)."""
+        return self.closed or self.channel.gone()
 
     async def _deliver(self, raw: bytes) -> None:
         text = raw.decode("utf-8", "replace").rstrip("\r")
@@ -228,7 +256,41 @@ class Peer:
         message = parsed if isinstance(parsed, dict) else None
         await self._lines_send.send(Incoming(message, line))
 
-    async def _read_stderr(self) -> None:
+
+class ProcessChannel:
+    """An agent process's stdio as a `Channel` (its stderr's tail kept for `summary`)."""
+
+    def __init__(self, process: trio.Process) -> None:
+        self.process = process
+        self.stderr_tail: list[str] = []
+
+    async def send_all(self, data: bytes) -> None:
+        assert self.process.stdin is not None
+        try:
+            await self.process.stdin.send_all(data)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass  # the agent is gone: what it (did not) answer is the evidence
+
+    async def receive_some(self) -> bytes:
+        assert self.process.stdout is not None
+        return bytes(await self.process.stdout.receive_some())
+
+    async def close(self) -> None:
+        """Close its stdin, wait for it to exit (killed after `EXIT_GRACE`)."""
+        process = self.process
+        with trio.CancelScope(shield=True):
+            if process.stdin is not None:
+                await process.stdin.aclose()
+            with trio.move_on_after(EXIT_GRACE):
+                await process.wait()
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+
+    def gone(self) -> bool:
+        return self.process.poll() is not None
+
+    async def read_stderr(self) -> None:
         assert self.process.stderr is not None
         buffer = b""
         async for chunk in self.process.stderr:
@@ -239,8 +301,7 @@ class Peer:
                 *(raw.decode("utf-8", "replace") for raw in lines),
             ][-STDERR_TAIL:]
 
-    def exit_summary(self) -> str:
-        """Why the agent is gone, for an `AgentNotStarted` message."""
+    def summary(self) -> str:
         code = self.process.returncode
         said = "\n".join(f"  {line}" for line in self.stderr_tail)
         how = "closed its stdout" if code is None else f"exited with code {code}"
@@ -249,61 +310,45 @@ class Peer:
         )
 
 
-class open_peer:
-    """`async with open_peer(command, ...) as peer`: the agent running, reading its output;
-    on exit its stdin is closed, then it is waited for (killed after `EXIT_GRACE`)."""
+def process_channel(command: Sequence[str], cwd: str) -> Connect:
+    """Each call runs `command` in `cwd`: a new agent process, its stderr read."""
 
-    def __init__(
-        self,
-        command: Sequence[str],
-        transcript: Transcript,
-        timeout: float,
-        on_request: RequestHandler,
-        cwd: str,
-    ) -> None:
-        self.command = list(command)
-        self.transcript = transcript
-        self.timeout = timeout
-        self.on_request = on_request
-        self.cwd = cwd
-        self._nursery_manager: Any = None
-        self._peer: Peer | None = None
-
-    async def __aenter__(self) -> Peer:
+    @asynccontextmanager
+    async def running() -> AsyncIterator[Channel]:
         try:
             process = await trio.lowlevel.open_process(
-                self.command,
+                list(command),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                cwd=self.cwd,
+                cwd=cwd,
             )
         except OSError as error:
-            raise AgentNotStarted(f"{self.command[0]}: {error.strerror or error}") from error
-        self.transcript.processes += 1
-        peer = Peer(
-            process, self.transcript, self.transcript.processes, self.timeout, self.on_request
-        )
-        self._peer = peer
-        self._nursery_manager = trio.open_nursery()
-        nursery = await self._nursery_manager.__aenter__()
-        nursery.start_soon(peer._read)
-        nursery.start_soon(peer._read_stderr)
-        return peer
+            raise AgentNotStarted(f"{command[0]}: {error.strerror or error}") from error
+        channel = ProcessChannel(process)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(channel.read_stderr)
+            try:
+                yield channel
+            finally:
+                await channel.close()  # shielded: the agent never outlives its scenario
 
-    async def __aexit__(self, *exc_info: object) -> bool | None:
-        peer = self._peer
-        assert peer is not None
-        process = peer.process
-        try:
-            with trio.CancelScope(shield=True):
-                if process.stdin is not None:
-                    await process.stdin.aclose()
-                with trio.move_on_after(EXIT_GRACE):
-                    await process.wait()
-                if process.returncode is None:
-                    process.kill()
-                    await process.wait()
-        finally:
-            result: bool | None = await self._nursery_manager.__aexit__(*exc_info)
-        return result
+    return running
+
+
+@asynccontextmanager
+async def open_peer(
+    connect: Connect, transcript: Transcript, timeout: float, on_request: RequestHandler
+) -> AsyncIterator[Peer]:
+    """`async with open_peer(connect, ...) as peer`: a new channel to the agent, its output
+    read; on exit the channel is closed (a process's stdin closed, then it is waited for)."""
+    async with connect() as channel:
+        transcript.processes += 1
+        peer = Peer(channel, transcript, transcript.processes, timeout, on_request)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(peer._read)
+            try:
+                yield peer
+            finally:
+                with trio.CancelScope(shield=True):
+                    await channel.close()

@@ -10,7 +10,7 @@ with an error) makes the rule not applicable, with the reason, never a pass.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +21,7 @@ from acpwire import __version__
 
 from .check_peer import (
     AgentNotStarted,
+    Connect,
     Incoming,
     JsonObject,
     Peer,
@@ -56,12 +57,15 @@ SESSION_RULES = (
 
 @dataclass(frozen=True)
 class Settings:
-    command: Sequence[str]
+    connect: Connect
+    """A new agent process (`process_channel`) or connection (`check_remote.remote_channel`)."""
     protocol: int | None
     """The version to check (None: offer 2, accept 1)."""
     timeout: float
     """Seconds to wait for each answer the checker expects."""
     cwd: str
+    remote: bool = False
+    """Whether the agent is remote (`--url`): no stdio, so the stdio rules do not apply."""
 
 
 @dataclass
@@ -132,14 +136,13 @@ class Scenarios:
         self.permission_answer = "allow"
         """How the checker answers permission requests now (`REFUSALS`, or "allow")."""
 
-    def peer(self) -> open_peer:
+    def peer(self) -> AbstractAsyncContextManager[Peer]:
         settings = self.settings
         return open_peer(
-            settings.command,
+            settings.connect,
             self.outcome.transcript,
             settings.timeout,
             lambda incoming: answer_agent_request(incoming, self.permission_answer),
-            settings.cwd,
         )
 
     async def run(self) -> Outcome:
@@ -154,7 +157,7 @@ class Scenarios:
                     await self.capabilities(peer)
                     await self.sessions(peer)
         if started is None:
-            raise AgentNotStarted(peer.exit_summary())  # after the exit: its code is known
+            raise AgentNotStarted(peer.channel.summary())  # after the exit: its code is known
         if started:
             self.stdout_clean()
         return self.outcome
@@ -170,7 +173,7 @@ class Scenarios:
         when the agent went away without answering."""
         asked = self.version
         _, response = await peer.call("initialize", initialize_params(asked, asked))
-        if response is None and (peer.closed or peer.process.poll() is not None):
+        if response is None and (peer.gone()):
             return None
         rest = "initialize failed"
         evidence = [peer.last_request, response]
@@ -451,8 +454,8 @@ class Scenarios:
                     "initialize got no answer",
                 )
                 return
-            await peer.send_line('{"jsonrpc": "2.0", "id": 41, "method": "session/new", ')
-            garbled = peer.transcript.lines[-1]
+            # the line sent, not the transcript's last: other scenarios write to it meanwhile
+            garbled = await peer.send_line('{"jsonrpc": "2.0", "id": 41, "method": "session/new", ')
             _, answer = await peer.until(lambda i: i.is_response)
             id_null = answer is not None and (answer.message or {}).get("id") is None
             verdicts.judge(
@@ -478,11 +481,23 @@ class Scenarios:
                 "the next request was answered"
                 if answer
                 else "the next request got no answer"
-                + (" (the agent closed its stdout)" if peer.closed else ""),
+                + (f" (the agent closed {self.ended_what})" if peer.closed else ""),
                 [answer],
             )
 
+    @property
+    def ended_what(self) -> str:
+        """What an agent that went away closed."""
+        return "the connection" if self.settings.remote else "its stdout"
+
     def stdout_clean(self) -> None:
+        if self.settings.remote:
+            self.verdicts.not_applicable(
+                "input.stdout-clean",
+                "a rule of the stdio transport; over --url each message is its own WebSocket "
+                "frame (the JSON-RPC rules judge what is in them)",
+            )
+            return
         bad = [
             line
             for line in self.outcome.transcript.lines
@@ -528,6 +543,6 @@ def _all_rules_but(*kept: str) -> list[str]:
 
 
 async def run_scenarios(settings: Settings) -> Outcome:
-    """Run every scenario against `settings.command`; raises `AgentNotStarted` when the agent
+    """Run every scenario against the agent `settings.connect` reaches; raises `AgentNotStarted` when the agent
     cannot be run or exits before answering initialize."""
     return await Scenarios(settings).run()
