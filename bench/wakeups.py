@@ -27,16 +27,14 @@ from __future__ import annotations
 import argparse
 import os
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import agents as raw  # noqa: E402  (the raw client and the agents' commands)
-import stdio  # noqa: E402  (the pairs' commands)
+import agents as raw  # the raw client and the agents' commands (bench/ is on the path)
+import stdio  # the pairs' commands
 
 SYSCALLS = ("read", "write", "writev", "epoll_wait", "epoll_pwait", "epoll_ctl", "futex")
 EVENTS = [
@@ -182,7 +180,7 @@ def pair_run(case: Case, count: int, work: Path) -> dict[str, dict[str, float]]:
          *EVENTS]
     )  # fmt: skip
     watch = Watch(proc.pid, proc.pid)
-    out, err = proc.communicate(timeout=300)
+    _, err = proc.communicate(timeout=300)
     watch.stop()
     client_perf.wait(timeout=30)
     if proc.returncode != 0:
@@ -240,8 +238,7 @@ def main() -> None:
         measure(case, tuple(args.counts))
         for process, figures in case.per_process.items():
             cells = " ".join(
-                f"{figures[c]:>9.0f}" if c == "threads" else f"{figures[c]:>9.2f}"
-                for c in COLUMNS
+                f"{figures[c]:>9.0f}" if c == "threads" else f"{figures[c]:>9.2f}" for c in COLUMNS
             )
             print(f"{case.label:<24} {process:<7} {cells}", flush=True)
 
