@@ -18,8 +18,12 @@ the two runs' totals divided by N2 - N1, so start-up and shut-down cancel out:
 Columns per process and round trip: `sleeps` (voluntary context switches: the process blocked,
 and each wake-up of a sleeping CPU costs microseconds on a VM), `preempted` (involuntary),
 `migr` (CPU migrations), `syscalls` (all) and the ones that matter here by name, `cpu µs`
-(task-clock); sampled every 5 ms while the longer run ran: `threads` (the most the process
-had) and `same cpu` (the share of samples in which client and agent had last run on one CPU).
+(task-clock: the one figure the differencing leaves noisy, start-up's CPU time varies by
+milliseconds between runs, and the load inflates it); sampled every 5 ms while the longer run
+ran: `threads` (the most the process had) and `same cpu` (the share of samples in which
+client and agent had last run on one CPU). On a busy machine a process that would sleep is
+often preempted first (its peer, woken on the same CPU, runs): read `sleeps` + `preempted`
+as the times it was switched out.
 """
 
 from __future__ import annotations
