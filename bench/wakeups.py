@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import tempfile
 import threading
@@ -231,6 +232,8 @@ def main() -> None:
     parser.add_argument("--counts", nargs=2, type=int, default=(1000, 6000), metavar="N")
     parser.add_argument("--baseline", type=Path, help="another checkout: its agent and pair too")
     args = parser.parse_args()
+    if shutil.which("perf") is None:
+        raise SystemExit("wakeups.py counts with `perf stat`: install perf (linux-perf)")
     selected = [
         c for c in cases(args.baseline)
         if not args.only or any(c.label.startswith(o) for o in args.only)
