@@ -75,11 +75,6 @@ Ts = TypeVarTuple("Ts")
 
 CANCEL_REQUEST = "$/cancel_request"
 READ_CHUNK = 64 * 1024
-"""What a read asks for. A pipe read allocates all of it first: asking for more costs a lone
-message (a request, an answer) latency."""
-STREAM_READ_CHUNK = 256 * 1024
-"""What a read asks for after one that came back with READ_CHUNK or more (the peer streams):
-a quarter of the reads, scheduler passes and writer wake-ups per message."""
 ADMIT_PATIENCE = 8  # scheduler passes to wait for a free slot before refusing a request
 UNPARSABLE_QUOTED = 3  # non-JSON lines quoted in the log; past that, a count at 10, 100, ...
 SNIPPET_BYTES = 120
@@ -349,7 +344,6 @@ class Connection:
         receive_line = self.core.receive_line
         to_start = self._to_start
         line_hook = self._line_hook
-        size = READ_CHUNK
         while True:
             while to_start:
                 started = self._start(to_start.pop(0))
@@ -363,11 +357,10 @@ class Connection:
             if self._input_ended:
                 return None
             try:
-                data = await self.stream.receive_some(size)
+                data = await self.stream.receive_some(READ_CHUNK)
             except self._stream_errors:
                 data = b""
             if data:
-                size = STREAM_READ_CHUNK if len(data) >= READ_CHUNK else READ_CHUNK
                 self._outbox.input_arrived()
                 items = self._reader.feed(data)
             else:
