@@ -90,10 +90,20 @@ def test_a_line_with_leading_whitespace_is_still_read() -> None:
     ],
     ids=["method first", "spaces"],
 )
-def test_a_notification_not_written_as_acpwire_writes_it_still_decodes_typed(
+def test_a_notification_not_written_as_acpwire_writes_it_still_takes_the_one_pass_decoder(
     line: bytes,
 ) -> None:
-    (call,) = client_core().receive_line(line)
+    core = client_core()
+    fast = core._decode_fast
+    decoded: list[bytes] = []
+
+    def counting(data: bytes) -> Any:
+        decoded.append(data)
+        return fast(data)
+
+    core._decode_fast = counting
+    (call,) = core.receive_line(line)
+    assert decoded == [line]  # found by searching for "method", not by its head
     assert isinstance(call, Call) and call.spec is not None and call.id is msgspec.UNSET
     assert isinstance(call.params, v2.UpdateSessionNotification)
     assert call.params.update == v2.AgentMessageChunk(
