@@ -19,7 +19,8 @@ into the typed v2 notifications before anything is timed.
   decoder acpwire uses (`acp_schema.v2.CLIENT_CODEC.fast_decoder`): no event loop, no JSON-RPC
   state, no dispatch.
 
-A client prints one JSON line: `{"updates": N, "seconds": S, "agent_rss_kb": ...}`.
+A client prints one JSON line: `{"updates": N, "seconds": S, "agent_rss_kb": ...,
+"agent_cpu_s": ..., "client_cpu_s": ...}`, the CPU seconds each process used while streaming.
 """
 
 from __future__ import annotations
@@ -55,6 +56,27 @@ def run(loop: str, main: Any, *args: Any) -> Any:
     import asyncio
 
     return asyncio.run(main(*args))
+
+
+def cpu_seconds(pid: int | None) -> float | None:
+    """User + system CPU time a process has used so far, from /proc (Linux; 10 ms ticks)."""
+    if pid is None:
+        return None
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rpartition(")")[2].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_used(pid: int | None, before: float | None, own_before: float) -> dict[str, float]:
+    """The CPU seconds both processes used since `before` (the other's) and `own_before`."""
+    after = cpu_seconds(pid)
+    used = {"client_cpu_s": time.process_time() - own_before}
+    if before is not None and after is not None:
+        used["agent_cpu_s"] = after - before
+    return used
 
 
 def peak_rss_kb(pid: int | None) -> int | None:
@@ -115,11 +137,14 @@ def acpwire_client(updates_path: str, repeat: int, loop: str, command: list[str]
         async with open_agent(command, v2=Counting) as conn:
             info = v2.Implementation(name="stream-client", version="1")
             await conn.initialize(v2.InitializeRequest(protocol_version=2, info=info))
+            pid = getattr(conn, "agent_pid", None)
+            agent_cpu, own_cpu = cpu_seconds(pid), time.process_time()
             started = time.perf_counter()
             await conn.v2.peer.session_new(v2.NewSessionRequest(cwd="/"))
             seconds = time.perf_counter() - started
-            rss = peak_rss_kb(getattr(conn, "agent_pid", None))
-        return {"updates": Counting.count, "seconds": seconds, "agent_rss_kb": rss}
+            cpu = cpu_used(pid, agent_cpu, own_cpu)
+            rss = peak_rss_kb(pid)
+        return {"updates": Counting.count, "seconds": seconds, "agent_rss_kb": rss, **cpu}
 
     result = run(loop, main)
     if result["updates"] != expected:
@@ -167,6 +192,7 @@ def floor_reader(updates_path: str, repeat: int, command: list[str]) -> None:
     while not ready.endswith(b"\n"):  # the writer has decoded its updates: not timed
         ready += os.read(receive, 100)
     count, tail, done = 0, b"", False
+    agent_cpu, own_cpu = cpu_seconds(writer.pid), time.process_time()
     started = time.perf_counter()
     os.write(send, b"go\n")
     while not done:
@@ -181,12 +207,13 @@ def floor_reader(updates_path: str, repeat: int, command: list[str]) -> None:
             decode(line)
             count += 1
     seconds = time.perf_counter() - started
+    cpu = cpu_used(writer.pid, agent_cpu, own_cpu)
     rss = peak_rss_kb(writer.pid)
     os.write(send, b"done\n")
     writer.wait()
     if count != expected:
         raise SystemExit(f"received {count} updates of {expected}")
-    result = {"updates": count, "seconds": seconds, "agent_rss_kb": rss}
+    result = {"updates": count, "seconds": seconds, "agent_rss_kb": rss, **cpu}
     result["client_rss_kb"] = peak_rss_kb(os.getpid())
     print(json.dumps(result))
 

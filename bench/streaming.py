@@ -19,7 +19,8 @@ what each process does):
   checkout.
 
 Rates are updates per second as the client times them; the peak resident memory (VmHWM) of
-both processes is shown next to it. Memory per connection: in one process, K agents served
+both processes and the CPU time each used per update while streaming (user + system, from
+/proc: what each side costs, steadier than the rate on a shared machine) are shown next to it. Memory per connection: in one process, K agents served
 and K clients connected to them over `acpwire.testing` in-memory streams, each initialized
 with one `session/new`, on each loop; tracemalloc's count of what they hold, per pair.
 
@@ -68,6 +69,8 @@ class Pair:
     rates: list[float] = field(default_factory=list)
     agent_rss: list[int] = field(default_factory=list)  # kB
     client_rss: list[int] = field(default_factory=list)
+    agent_cpu: list[float] = field(default_factory=list)  # µs per update
+    client_cpu: list[float] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
 
 
@@ -107,6 +110,10 @@ def stream_once(pair: Pair) -> None:
         pair.agent_rss.append(result["agent_rss_kb"])
     if result.get("client_rss_kb"):
         pair.client_rss.append(result["client_rss_kb"])
+    if "agent_cpu_s" in result:
+        pair.agent_cpu.append(result["agent_cpu_s"] / result["updates"] * 1e6)
+    if "client_cpu_s" in result:
+        pair.client_cpu.append(result["client_cpu_s"] / result["updates"] * 1e6)
     print(f"  {pair.label}: {pair.rates[-1]:,.0f} updates/s", file=sys.stderr)
 
 
@@ -208,7 +215,7 @@ def report(found: list[Pair], memory: list[Memory], what: str, args: argparse.Na
     floor = next((statistics.median(p.rates) for p in found if p.label == "floor" and p.rates), 0)
     header = (
         f"{'pair':{LABEL}} {'updates/s':>11} {'spread':>7} {'vs floor':>9} "
-        f"{'agent MB':>9} {'client MB':>10}"
+        f"{'agent MB':>9} {'client MB':>10} {'agent µs':>9} {'client µs':>10}"
     )
     lines = [
         f"acpwire streaming benchmark, {time.strftime('%Y-%m-%d %H:%M')}: {args.rounds} "
@@ -230,13 +237,22 @@ def report(found: list[Pair], memory: list[Memory], what: str, args: argparse.Na
         agent = (
             f"{statistics.median(pair.agent_rss) / 1024:9.1f}" if pair.agent_rss else "        -"
         )
-        client = f"{statistics.median(pair.client_rss) / 1024:10.1f}" if pair.client_rss else ""
+        client = (
+            f"{statistics.median(pair.client_rss) / 1024:10.1f}" if pair.client_rss else " " * 10
+        )
         versus = f"{rate / floor:.2f}x" if floor else "-"
+        cpu = "".join(
+            f" {statistics.median(used):{width}.2f}" if used else " " * (width + 1)
+            for used, width in ((pair.agent_cpu, 9), (pair.client_cpu, 10))
+        )
         lines.append(
             f"{pair.label:{LABEL}} {rate:11,.0f} {spread(pair.rates)} {versus:>9} {agent} {client}"
+            f"{cpu}"
         )
     lines += [
         "MB = peak resident set (VmHWM) of the process; spread = (max - min) / median.",
+        "µs = CPU time (user + system, /proc, 10 ms ticks) of the process per update while "
+        "streaming: what the process costs, less noisy than the rate on a shared machine.",
         "",
         f"memory per connection: {args.connections} agent + client pairs in one process "
         "(in-memory streams), each initialized with one session/new; tracemalloc",

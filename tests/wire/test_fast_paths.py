@@ -1,7 +1,8 @@
 """The runtime's fast paths (issue 18) keep the slow paths' behaviour where the fast one
 does not apply: an answer computed on the reader waits for room in a full outbox; a line
 without a `"method"` key skips the one-pass call decoder, and one that has it in a result
-or escaped still decodes right; a call's single-waiter event behaves as an Event."""
+or escaped, or a call written in another key order, still decodes right; a call's
+single-waiter event behaves as an Event."""
 
 from __future__ import annotations
 
@@ -75,6 +76,39 @@ def test_a_line_with_leading_whitespace_is_still_read() -> None:
         b'  {"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/"}}'
     )
     assert isinstance(call, Call) and call.params == v2.NewSessionRequest(cwd="/")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"method":"session/update","jsonrpc":"2.0","params":{"sessionId":"s1","update":'
+        b'{"sessionUpdate":"agent_message_chunk","messageId":"m","content":{"type":"text",'
+        b'"text":"hi"}}}}',
+        b'{ "jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s1", '
+        b'"update": {"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": '
+        b'{"type": "text", "text": "hi"}}}}',
+    ],
+    ids=["method first", "spaces"],
+)
+def test_a_notification_not_written_as_acpwire_writes_it_still_takes_the_one_pass_decoder(
+    line: bytes,
+) -> None:
+    core = client_core()
+    fast = core._decode_fast
+    decoded: list[bytes] = []
+
+    def counting(data: bytes) -> Any:
+        decoded.append(data)
+        return fast(data)
+
+    core._decode_fast = counting
+    (call,) = core.receive_line(line)
+    assert decoded == [line]  # found by searching for "method", not by its head
+    assert isinstance(call, Call) and call.spec is not None and call.id is msgspec.UNSET
+    assert isinstance(call.params, v2.UpdateSessionNotification)
+    assert call.params.update == v2.AgentMessageChunk(
+        message_id="m", content=v2.TextContent(text="hi")
+    )
 
 
 async def test_a_single_waiter_event_set_first_is_waited_for_at_once() -> None:

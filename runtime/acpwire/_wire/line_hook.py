@@ -67,6 +67,9 @@ class HookedOutbox(Outbox):
         super().__init__(stream, max_buffered_bytes, on_failure)
         self.line_hook = line_hook
 
-    def put_nowait(self, message: bytes) -> None:
-        Outbox.put_nowait(self, message)  # raises, and nothing is reported, once writing failed
+    def offer(self, message: bytes, bounded: bool = True) -> bool:
+        # raises, and nothing is reported, once writing failed
+        if not Outbox.offer(self, message, bounded):
+            return False
         self.line_hook.call("out", message, monotonic())
+        return True

@@ -93,23 +93,19 @@ class Outbox:
                 self._has_room = self.loop.Event()
             await self._has_room.wait()
 
-    def offer(self, message: bytes) -> bool:
+    def offer(self, message: bytes, bounded: bool = True) -> bool:
         """Queue a message when no sender has to wait (`full` is False): True; else False,
         and nothing is queued (the sender then does `await room()` and `put_nowait`). One
-        call for the common case of a send (latency); raises once writing failed."""
-        if self._queued >= self.max_buffered_bytes or self._unyielded >= YIELD_BYTES:
-            return False
-        self.put_nowait(message)
-        return True
-
-    def put_nowait(self, message: bytes) -> None:
-        """Queue a message at once, past the bound (never waits); raises once writing failed.
+        call for the common case of a send (latency); raises once writing failed.
+        `bounded=False` is `put_nowait`.
 
         `message` is one JSON text without raw newlines (JsonRpcCore's encoding checks that).
         On a stream that can write without waiting (`DirectWrite`), a message sent while the
         writer is idle goes out at once: a lone request or answer then costs no trip through
         the writer task (latency). Only the first one until the writer has run again, so a
         burst is still written in one piece (`input_arrived` also allows it again)."""
+        if bounded and (self._queued >= self.max_buffered_bytes or self._unyielded >= YIELD_BYTES):
+            return False
         if self.error is not None:
             raise self.error
         size = len(message) + 1
@@ -120,7 +116,7 @@ class Outbox:
             self._wrote_directly = True
             sent = self._direct([message, _LF])
             if sent == size:
-                return
+                return True
             message = message[sent:] if sent < size - 1 else b""  # what the pipe did not take
             size -= sent
         # No `message + b"\n"`: the one copy is the writer's join, which adds the newlines
@@ -129,6 +125,12 @@ class Outbox:
         self._queued += size
         if len(queue) == 1:  # the first of a batch: the writer is told once per batch
             self._has_data.set()
+        return True
+
+    def put_nowait(self, message: bytes) -> None:
+        """Queue a message at once, past the bound (never waits); raises once writing failed
+        (`offer` says how it is sent)."""
+        self.offer(message, bounded=False)
 
     def input_arrived(self) -> None:
         """The peer wrote to us: what we send next answers it, so the next lone message may
