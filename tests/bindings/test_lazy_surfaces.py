@@ -12,6 +12,7 @@ import pickle
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -22,6 +23,7 @@ import acp_schema
 from codegen.__main__ import load_modules
 from codegen.areas import assign, references
 from helpers.paths import ROOT
+from helpers.typecheck import mypy_strict_errors
 
 MODULES = {
     m.version + (".unstable" if m.unstable else ""): m for m in load_modules(ROOT / "schema")
@@ -138,6 +140,30 @@ def test_every_public_name_resolves(label: str) -> None:
         if name in types.__all__:
             assert getattr(types, name) is getattr(module, name), name
     assert module.SURFACE.module is module
+
+
+def test_type_checkers_see_every_public_name_and_no_other(tmp_path: Path) -> None:
+    """`mypy --strict` sees every name of a surface's `__all__` and its `types`' (which the
+    generated code lists once, for the runtime: type checkers see them through star imports),
+    and not the lazy machinery."""
+    code = []
+    for i, label in enumerate(LABELS):
+        module = surface_module(label)
+        types = importlib.import_module(f"{module.__name__}.types")
+        code += [f"import {module.__name__} as m{i}", f"import {types.__name__} as t{i}"]
+        code += [f"m{i}.{name}" for name in module.__all__]
+        code += [f"t{i}.{name}" for name in types.__all__]
+        code += [f"m{i}.TYPE_CHECKING", f"t{i}.TYPE_CHECKING"]  # imported, not exported
+    errors = mypy_strict_errors("\n".join(code) + "\n", tmp_path)
+    assert [e.split(": error: ")[1] for e in errors] == [
+        message
+        for label in LABELS
+        for message in (
+            f'Module "acp_schema.{label}{types}" does not explicitly export attribute '
+            '"TYPE_CHECKING"  [attr-defined]'
+            for types in ("", ".types")
+        )
+    ]
 
 
 def test_an_unknown_name_is_an_attribute_error_naming_the_module() -> None:
