@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from acp_schema.v2.methods import SESSION_REQUEST_PERMISSION
 from acpwire.streams import ByteStream
 
 __all__ = ["Line", "Wire"]
@@ -103,7 +104,7 @@ class Wire:
         return cls([Line(record.sender, record.line.encode()) for record in records])
 
 
-PERMISSION = "session/request_permission"
+PERMISSION = SESSION_REQUEST_PERMISSION.name  # the same name in v1
 
 
 class _Record(msgspec.Struct, array_like=True):
