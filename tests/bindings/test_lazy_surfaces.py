@@ -9,9 +9,6 @@ from __future__ import annotations
 import importlib
 import json
 import pickle
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -23,6 +20,7 @@ import acp_schema
 from codegen.__main__ import load_modules
 from codegen.areas import assign, references
 from helpers.paths import ROOT
+from helpers.processes import bindings_only
 from helpers.typecheck import mypy_strict_errors
 
 MODULES = {
@@ -33,15 +31,7 @@ LABELS = sorted(MODULES)
 
 def fresh(code: str) -> Any:
     """Run `code` in a new interpreter (nothing imported yet); what it prints, as JSON."""
-    done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        env={"PYTHONPATH": str(ROOT / "generated")},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
+    return json.loads(bindings_only(code).stdout)
 
 
 LOADED = """
@@ -210,19 +200,6 @@ def test_values_of_area_classes_belong_to_their_surface_and_pickle() -> None:
 
 def test_what_a_name_imports_is_reported_by_importtime() -> None:
     """`python -X importtime` reports the areas a name imports, as for an `import` statement."""
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-X",
-            "importtime",
-            "-c",
-            "import acp_schema.v2; acp_schema.v2.PromptRequest",
-        ],
-        env={"PYTHONPATH": str(ROOT / "generated")},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr
+    done = bindings_only("import acp_schema.v2; acp_schema.v2.PromptRequest", "-X", "importtime")
     reported = {line.rpartition("|")[2].strip() for line in done.stderr.splitlines()}
     assert {"acp_schema.v2._types", "acp_schema.v2._types.session"} <= reported
