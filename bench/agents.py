@@ -53,9 +53,19 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from report import (
+    RESULTS,
+    ROOT,
+    load_average,
+    machine,
+    median_of,
+    node_version,
+    publish,
+    ratio,
+    spread,
+)
+
 INTEROP = ROOT / "tests" / "interop"
-RESULTS = ROOT / "bench" / "results"
 PYCACHE = RESULTS / "pycache"
 PY = sys.executable
 WARM_UP = 200
@@ -348,31 +358,13 @@ def importtime_top(module: str, env: dict[str, str], runs: int, count: int = 8) 
 # --------------------------------------------------------------------------- report
 
 
-def spread(values: list[float]) -> str:
-    if len(values) < 2:
-        return "      -"
-    return f"{(max(values) - min(values)) / statistics.median(values) * 100:6.1f}%"
-
-
-def median(agent_list: list[Agent], label: str, attr: str) -> float | None:
-    for agent in agent_list:
-        values = getattr(agent, attr)
-        if agent.label == label and values:
-            return statistics.median(values)
-    return None
-
-
-def ratio(value: float, base: float | None) -> str:
-    return f"{value / base:.2f}x" if base else "-"
-
-
 def requests_table(found: list[Agent]) -> list[str]:
     header = (
         f"{'agent':{LABEL}} {'p50 µs':>8} {'spread':>7} {'p99 µs':>9} {'spread':>7} "
         f"{'vs ts-sdk v2':>12} {'vs ts-sdk v1':>12} {'vs floor':>9}"
     )
     lines = [header, "-" * len(header)]
-    bases = [median(found, label, "p50s") for label in ("ts-sdk v2", "ts-sdk v1", "floor")]
+    bases = [median_of(found, label, "p50s") for label in ("ts-sdk v2", "ts-sdk v1", "floor")]
     for agent in found:
         if not agent.p50s:
             lines.append(f"{agent.label:{LABEL}} skipped: {why(agent)}")
@@ -428,9 +420,9 @@ def why(agent: Agent) -> str:
 
 
 def targets(found: list[Agent], cases: list[ImportCase]) -> list[str]:
-    ts = [median(found, label, "p50s") for label in ("ts-sdk v2", "ts-sdk v1")]
+    ts = [median_of(found, label, "p50s") for label in ("ts-sdk v2", "ts-sdk v1")]
     fastest_ts = min((p for p in ts if p is not None), default=None)
-    floor = median(found, "floor", "p50s")
+    floor = median_of(found, "floor", "p50s")
     lines = [
         f"issue 18's targets: p50 <= {AGENT_TARGET:g}x the faster TypeScript SDK agent's "
         f"(moonshot: <= {FLOOR_MOONSHOT:g}x the floor); start <= {START_TARGET_MS:g} ms "
@@ -462,21 +454,13 @@ def targets(found: list[Agent], cases: list[ImportCase]) -> list[str]:
     return lines
 
 
-def node_version() -> str:
-    if not HAVE_NODE:
-        return "not installed"
-    return subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip()
-
-
 def report(
     found: list[Agent], cases: list[ImportCase], interpreter: list[float], args: argparse.Namespace
 ) -> str:
-    load = os.getloadavg()
     lines = [
         f"acpwire agents benchmark, {time.strftime('%Y-%m-%d %H:%M')}: {args.rounds} interleaved "
         f"rounds; python {platform.python_version()}, node {node_version()}; "
-        f"{platform.machine()} {platform.system()}, {os.cpu_count()} CPUs, load average "
-        f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f} at the end",
+        f"{machine()}, load average {load_average()} at the end",
         "",
         f"a cheap request answered: {args.requests:,} session/new requests per run, one after "
         f"another, from a raw client (after initialize and {WARM_UP} warm-up ones)",
@@ -553,11 +537,7 @@ def main() -> None:
             interpreter_once(interpreter)
             for case in cases:
                 import_once(case)
-    text = report(found, cases, interpreter, args)
-    print(text)
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "agents.txt").write_text(text + "\n")
-    print(f"\nwritten to {(RESULTS / 'agents.txt').relative_to(ROOT)}")
+    publish(report(found, cases, interpreter, args), RESULTS / "agents.txt")
 
 
 if __name__ == "__main__":

@@ -54,6 +54,7 @@ import forward  # noqa: E402
 import msgspec  # noqa: E402
 import orjson  # noqa: E402
 import reference  # noqa: E402
+from report import Sampled, cpu_name, publish  # noqa: E402
 
 from acp_schema import v1, v2  # noqa: E402
 
@@ -192,7 +193,7 @@ def load_sdk() -> Sdk | None:
 
 
 @dataclass
-class Case:
+class Case(Sampled):
     section: str
     name: str
     run: Callable[[], object]  # one pass over the section's items
@@ -200,14 +201,6 @@ class Case:
     nbytes: int
     passes: int = 1
     samples: list[float] = field(default_factory=list)  # seconds per item
-
-    @property
-    def median(self) -> float:
-        return statistics.median(self.samples)
-
-    @property
-    def spread(self) -> float:
-        return (max(self.samples) - min(self.samples)) / self.median
 
 
 def calibrate(case: Case, target: float) -> None:
@@ -691,16 +684,10 @@ def header(args: argparse.Namespace, sdk: Sdk | None) -> list[str]:
     versions = {
         name: metadata.version(name) for name in ("msgspec", "orjson", "pydantic", "pydantic-core")
     }
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
     libs = ", ".join(f"{k} {v}" for k, v in versions.items())
     return [
         f"acpwire codec benchmark ({'quick' if args.quick else 'full'}), {time.strftime('%Y-%m-%d %H:%M')}",
-        f"python {platform.python_version()} on {cpu} ({os.cpu_count()} cpus); {libs}; "
+        f"python {platform.python_version()} on {cpu_name()} ({os.cpu_count()} cpus); {libs}; "
         f"agent-client-protocol {sdk.version if sdk else 'n/a'}",
         corpus_mod.code_state(),
         f"corpus: make_streams.py --direction agent --messages {args.messages} --seed {args.seed}"
@@ -833,11 +820,7 @@ def main() -> None:
     report += ["", "targets", *targets(cases, memory)]
     if notes:
         report += ["", "notes"] + [f"  {n}" for n in notes]
-    text = "\n".join(report)
-    print(text)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text + "\n")
-    print(f"\nwritten to {args.out}")
+    publish("\n".join(report), args.out)
 
 
 if __name__ == "__main__":

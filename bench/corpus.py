@@ -31,8 +31,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "bench" / "results"
+from report import RESULTS, ROOT
+
 CACHE = RESULTS / "corpus"
 BIG_TARGET_BYTES = 1_000_000
 

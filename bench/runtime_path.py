@@ -49,6 +49,7 @@ import corpus as corpus_mod  # noqa: E402
 import trio  # noqa: E402
 import trio.testing  # noqa: E402
 from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
+from report import cpu_name, publish, relative_spread  # noqa: E402
 
 from acp_schema import v2  # noqa: E402
 from acpwire._wire.connection import READ_CHUNK, Connection  # noqa: E402
@@ -218,16 +219,10 @@ def run(stages: Stages, rounds: int, target: float) -> dict[str, list[float]]:
 
 def report(args: argparse.Namespace, stages: Stages, samples: dict[str, list[float]]) -> str:
     nbytes = sum(map(len, stages.lines))
-    cpu = platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
     out = [
         f"acpwire runtime path benchmark ({'quick' if args.quick else 'full'}), "
         f"{time.strftime('%Y-%m-%d %H:%M')}",
-        f"python {platform.python_version()} on {cpu} ({os.cpu_count()} cpus); "
+        f"python {platform.python_version()} on {cpu_name()} ({os.cpu_count()} cpus); "
         f"msgspec {metadata.version('msgspec')}, trio {metadata.version('trio')}",
         corpus_mod.code_state(),
         f"input: the {len(stages.lines)} session/update notifications of make_streams.py --version v2"
@@ -241,7 +236,7 @@ def report(args: argparse.Namespace, stages: Stages, samples: dict[str, list[flo
     for name, _ in STAGES:
         values = samples[name]
         med = statistics.median(values)
-        spread = (max(values) - min(values)) / med * 100
+        spread = relative_spread(values) * 100
         step = f"+{(med - previous) * 1e6:.3f}" if name != STAGES[0][0] else ""
         out.append(
             f"  {name:40} {med * 1e6:8.3f} {spread:6.1f}% {1 / med:9.0f} {med / base:7.2f}x {step:>8}"
@@ -301,11 +296,7 @@ def main() -> None:
     if args.profile:
         profile(stages)
         return
-    text = report(args, stages, run(stages, args.rounds, target))
-    print(text)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text + "\n")
-    print(f"\nwritten to {args.out}")
+    publish(report(args, stages, run(stages, args.rounds, target)), args.out)
 
 
 if __name__ == "__main__":

@@ -47,6 +47,7 @@ for _p in (ROOT / "generated", ROOT / "runtime", HERE):
         sys.path.insert(0, str(_p))
 
 import corpus as corpus_mod  # noqa: E402
+from report import RESULTS, Sampled, publish  # noqa: E402
 
 from acp_schema import v1, v2  # noqa: E402
 from acpwire.client import SessionState, V1SessionState  # noqa: E402
@@ -57,18 +58,10 @@ TARGET_VS_DECODE = 1.0  # applying an update costs no more than decoding it
 
 
 @dataclass
-class Case:
+class Case(Sampled):
     name: str
     run: Callable[[], int]
     samples: list[float] = field(default_factory=list)
-
-    @property
-    def median(self) -> float:
-        return statistics.median(self.samples)
-
-    @property
-    def spread(self) -> float:
-        return (max(self.samples) - min(self.samples)) / self.median
 
 
 def update_lines(lines: list[bytes]) -> list[bytes]:
@@ -246,11 +239,7 @@ def main() -> None:
         f"  memory held by one session's state ({SESSION_UPDATES} updates, tracemalloc):",
     ]
     out += [f"    {name:30} {size / 1e3:10.1f} kB" for name, size in mem.items()]
-    text = "\n".join(out)
-    print(text)
-    results = ROOT / "bench" / "results"
-    results.mkdir(parents=True, exist_ok=True)
-    (results / f"session_state{'-quick' if args.quick else ''}.txt").write_text(text + "\n")
+    publish("\n".join(out), RESULTS / f"session_state{'-quick' if args.quick else ''}.txt")
 
 
 def fold_state(state_class: Callable[[], Any], updates: list[Any]) -> Callable[[], Any]:

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import importlib.metadata
 import importlib.util
 import json
 import os
@@ -41,7 +40,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-ROOT = Path(__file__).resolve().parent.parent
+from report import (  # remote.py imports these from here
+    ROOT,
+    machine,
+    median_of,
+    node_version,
+    publish,
+    ratio,
+    spread,
+    version,
+)
+
 for _p in (ROOT / "generated", ROOT / "runtime"):
     if str(_p) not in sys.path:
         sys.path.insert(0, str(_p))
@@ -191,35 +200,6 @@ def roundtrips_once(pair: Pair, count: int) -> None:
     )
 
 
-def median_of(pairs: list[Pair], label: str, attr: str) -> float | None:
-    for pair in pairs:
-        values = getattr(pair, attr)
-        if pair.label == label and values:
-            return statistics.median(values)
-    return None
-
-
-def ratio(value: float, base: float | None) -> str:
-    return f"{value / base:.2f}x" if base else "-"
-
-
-def spread(values: list[float]) -> str:
-    return f"{(max(values) - min(values)) / statistics.median(values) * 100:6.1f}%"
-
-
-def version(dist: str) -> str:
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return "not installed"
-
-
-def node_version() -> str:
-    if not HAVE_NODE:
-        return "not installed"
-    return subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip()
-
-
 def skipped(pair: Pair) -> str:
     reason = pair.missing or f"failed: {pair.failures[-1].splitlines()[-1][:70]}"
     return f"{pair.label:{LABEL}} {'-':>13}  skipped: {reason}"
@@ -349,7 +329,7 @@ def report(pairs: list[Pair], chunks: int, count: int, rounds: int) -> str:
         f"{version('msgspec')}, trio {version('trio')}, anyio {version('anyio')}, uvloop "
         f"{version('uvloop')}, agent-client-protocol "
         f"{version('agent-client-protocol')}, @agentclientprotocol/sdk 2.4.0; "
-        f"{platform.machine()} {platform.system()}, {os.cpu_count()} CPUs",
+        f"{machine()}",
         "",
         f"streaming: {chunks:,} agent_message_chunk updates per run",
         *table(pairs, STREAM_HEADER, "rates", stream_row),
@@ -392,14 +372,6 @@ def interleaved(active: Sequence[P], rounds: int, measure: Callable[[P], None]) 
         shift = round_no % len(active)
         for pair in [*active[shift:], *active[:shift]]:
             measure(pair)
-
-
-def publish(text: str, results: Path) -> None:
-    """Print the report and write it to `results`."""
-    print(text)
-    results.parent.mkdir(parents=True, exist_ok=True)
-    results.write_text(text + "\n")
-    print(f"\nwritten to {results.relative_to(ROOT)}")
 
 
 def main() -> None:

@@ -40,9 +40,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from report import RESULTS, ROOT, load_average, machine, publish, spread
+
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-RESULTS = ROOT / "bench" / "results"
 PEERS = str(HERE / "stream_peers.py")
 PY = sys.executable
 TARGET = 0.8  # issue 18: streaming >= 0.8x the raw msgspec pipe floor
@@ -205,12 +205,6 @@ def memory_once(case: Memory, count: int) -> None:
 # --------------------------------------------------------------------------- report
 
 
-def spread(values: list[float]) -> str:
-    if len(values) < 2:
-        return "      -"
-    return f"{(max(values) - min(values)) / statistics.median(values) * 100:6.1f}%"
-
-
 def report(found: list[Pair], memory: list[Memory], what: str, args: argparse.Namespace) -> str:
     floor = next((statistics.median(p.rates) for p in found if p.label == "floor" and p.rates), 0)
     header = (
@@ -219,9 +213,8 @@ def report(found: list[Pair], memory: list[Memory], what: str, args: argparse.Na
     )
     lines = [
         f"acpwire streaming benchmark, {time.strftime('%Y-%m-%d %H:%M')}: {args.rounds} "
-        f"interleaved rounds; python {platform.python_version()}, {platform.machine()} "
-        f"{platform.system()}, {os.cpu_count()} CPUs, load average "
-        + " ".join(f"{x:.2f}" for x in os.getloadavg()),
+        f"interleaved rounds; python {platform.python_version()}, {machine()}, load average "
+        f"{load_average()}",
         "",
         f"streaming: {what}",
         header,
@@ -300,10 +293,7 @@ def main() -> None:
             stream_once(pair)
         for case in memory:
             memory_once(case, args.connections)
-    text = report(found, memory, what, args)
-    print(text)
-    (RESULTS / "streaming.txt").write_text(text + "\n")
-    print(f"\nwritten to {(RESULTS / 'streaming.txt').relative_to(ROOT)}")
+    publish(report(found, memory, what, args), RESULTS / "streaming.txt")
 
 
 if __name__ == "__main__":

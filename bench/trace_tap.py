@@ -30,8 +30,9 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "bench" / "results" / "trace_tap.txt"
+from report import RESULTS, ROOT, write
+
+OUT = RESULTS / "trace_tap.txt"
 PY = sys.executable
 ENV = {
     **os.environ,
@@ -190,8 +191,7 @@ def main() -> None:
     text = "\n".join(rows) + "\n"
     print(text)
     if not args.quick:
-        RESULTS.parent.mkdir(parents=True, exist_ok=True)
-        RESULTS.write_text(text)
+        write(text, OUT)
 
 
 if __name__ == "__main__":

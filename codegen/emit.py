@@ -216,14 +216,14 @@ class ModuleEmitter:
         return UnionView(u.name, doc, static, f"Annotated[{inner}, {info}]", variants)
 
     def render_types(self) -> dict[str, str]:
-        """types.py (every name, each imported from its area when first used), the `_types`
-        package and one module per area (codegen/areas.py), by path under the surface."""
+        """types.py (every name, each imported from its area when first used, by the surface
+        module's table), the `_types` package and one module per area (codegen/areas.py), by
+        path under the surface."""
         areas = assign(self.module)
-        sources = self.type_sources(areas)
         header = self.header()
         files = {
             "types.py": self.env.get_template("types.py.j2").render(
-                sources=sources, names=sorted(n for _, names in sources for n in names), **header
+                sources=[source for source, _ in self.type_sources(areas)], **header
             ),
             "_types/__init__.py": self.env.get_template("types_package.py.j2").render(
                 metadata=self._metadata(), **header
@@ -242,15 +242,14 @@ class ModuleEmitter:
             by_area.setdefault(f"._types.{areas[d.name]}", []).extend(_defined(d))
         return [(source, sorted(by_area[source])) for source in sorted(by_area)]
 
-    def sources(self) -> list[tuple[str, list[str]]]:
-        """Every public name of the surface module, by the module (relative to it) defining
-        it: what its `__getattr__` imports when the name is first used."""
+    def own_sources(self) -> list[tuple[str, list[str]]]:
+        """The public names of the surface module that are not types, by the module (relative
+        to it) defining them: what its `__getattr__` imports when a name is first used."""
         exported = self.exported()
         return [
             *([("._surface", ["SURFACE"])] if self.surface() is not None else []),
             (".handlers", sorted(exported["handlers"])),
             (".methods", sorted(exported["methods"])),
-            *self.type_sources(assign(self.module)),
         ]
 
     def _metadata(self) -> tuple[str, str, str] | None:
@@ -497,15 +496,14 @@ def emit(modules: list[ir.Module], out: Path, *, version: str) -> list[Path]:
                     **emitter.header(), **label, surface=surface
                 ),
             )
-        sources = emitter.sources()
         write(
             pkg / "__init__.py",
             env.get_template("version_init.py.j2").render(
                 **emitter.header(),
                 **label,
                 surface=surface,
-                sources=sources,
-                names=sorted({"PROTOCOL_VERSION", *(n for _, names in sources for n in names)}),
+                own=emitter.own_sources(),
+                types=emitter.type_sources(assign(module)),
                 has_unstable=any(m.version == module.version and m.unstable for m in modules),
             ),
         )

@@ -182,7 +182,8 @@ def _module_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
 @functools.cache
 def _imported_docstrings(modulename: str) -> dict[str, str]:
     """The docstrings of the module-level names `modulename` defines or imports from a module
-    of its own package (`from .permissions import Decision`), followed to the definition.
+    of its own package (`from .permissions import Decision`, `from .types import *`), followed
+    to the definition.
 
     pdoc reads a variable's docstring only in the module it is rendered in, so a type alias
     (which has no `__doc__` of its own) re-exported by a package would render undocumented."""
@@ -197,10 +198,13 @@ def _imported_docstrings(modulename: str) -> dict[str, str]:
         for _ in range(node.level - 1):
             base = base.rpartition(".")[0]
         origin = f"{base}.{node.module}"
+        found = _imported_docstrings(origin)
         for alias in node.names:
-            found = _imported_docstrings(origin).get(alias.name)
-            if found is not None:
-                docstrings.setdefault(alias.asname or alias.name, found)
+            if alias.name == "*":  # what the origin exports (a surface's names, by module)
+                for name in set(importlib.import_module(origin).__all__) & found.keys():
+                    docstrings.setdefault(name, found[name])
+            elif alias.name in found:
+                docstrings.setdefault(alias.asname or alias.name, found[alias.name])
     return docstrings
 
 

@@ -9,9 +9,7 @@ from __future__ import annotations
 import importlib
 import json
 import pickle
-import subprocess
-import sys
-import textwrap
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -22,6 +20,8 @@ import acp_schema
 from codegen.__main__ import load_modules
 from codegen.areas import assign, references
 from helpers.paths import ROOT
+from helpers.processes import bindings_only
+from helpers.typecheck import mypy_strict_errors
 
 MODULES = {
     m.version + (".unstable" if m.unstable else ""): m for m in load_modules(ROOT / "schema")
@@ -31,15 +31,7 @@ LABELS = sorted(MODULES)
 
 def fresh(code: str) -> Any:
     """Run `code` in a new interpreter (nothing imported yet); what it prints, as JSON."""
-    done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        env={"PYTHONPATH": str(ROOT / "generated")},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
+    return json.loads(bindings_only(code).stdout)
 
 
 LOADED = """
@@ -140,6 +132,30 @@ def test_every_public_name_resolves(label: str) -> None:
     assert module.SURFACE.module is module
 
 
+def test_type_checkers_see_every_public_name_and_no_other(tmp_path: Path) -> None:
+    """`mypy --strict` sees every name of a surface's `__all__` and its `types`' (which the
+    generated code lists once, for the runtime: type checkers see them through star imports),
+    and not the lazy machinery."""
+    code = []
+    for i, label in enumerate(LABELS):
+        module = surface_module(label)
+        types = importlib.import_module(f"{module.__name__}.types")
+        code += [f"import {module.__name__} as m{i}", f"import {types.__name__} as t{i}"]
+        code += [f"m{i}.{name}" for name in module.__all__]
+        code += [f"t{i}.{name}" for name in types.__all__]
+        code += [f"m{i}.TYPE_CHECKING", f"t{i}.TYPE_CHECKING"]  # imported, not exported
+    errors = mypy_strict_errors("\n".join(code) + "\n", tmp_path)
+    assert [e.split(": error: ")[1] for e in errors] == [
+        message
+        for label in LABELS
+        for message in (
+            f'Module "acp_schema.{label}{types}" does not explicitly export attribute '
+            '"TYPE_CHECKING"  [attr-defined]'
+            for types in ("", ".types")
+        )
+    ]
+
+
 def test_an_unknown_name_is_an_attribute_error_naming_the_module() -> None:
     with pytest.raises(AttributeError, match=r"module 'acp_schema.v2' has no attribute 'Nope'"):
         acp_schema.v2.Nope  # type: ignore[attr-defined]  # noqa: B018
@@ -184,19 +200,6 @@ def test_values_of_area_classes_belong_to_their_surface_and_pickle() -> None:
 
 def test_what_a_name_imports_is_reported_by_importtime() -> None:
     """`python -X importtime` reports the areas a name imports, as for an `import` statement."""
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-X",
-            "importtime",
-            "-c",
-            "import acp_schema.v2; acp_schema.v2.PromptRequest",
-        ],
-        env={"PYTHONPATH": str(ROOT / "generated")},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr
+    done = bindings_only("import acp_schema.v2; acp_schema.v2.PromptRequest", "-X", "importtime")
     reported = {line.rpartition("|")[2].strip() for line in done.stderr.splitlines()}
     assert {"acp_schema.v2._types", "acp_schema.v2._types.session"} <= reported

@@ -5,9 +5,6 @@ imports only the surface asked for; importing one surface imports no other one."
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
 import typing
 from pathlib import Path
 from types import ModuleType
@@ -22,7 +19,7 @@ import acp_schema.v1.unstable as v1u
 import acp_schema.v2 as v2
 import acp_schema.v2.unstable as v2u
 from acp_schema import OpenVariant, Request, Surface, surface, surface_of, tag_of
-from helpers.paths import ROOT
+from helpers.processes import bindings_only
 from helpers.typecheck import mypy_strict_errors
 
 SURFACES = [v1, v1u, v2, v2u]
@@ -171,15 +168,7 @@ def test_surface_by_version() -> None:
 
 
 def run(code: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        env={"PYTHONPATH": str(ROOT / "generated")},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
+    return bindings_only(code).stdout.strip()
 
 
 def test_importing_a_surface_imports_no_other_one() -> None:

@@ -1,15 +1,15 @@
-"""broken_agent.py served over WebSocket, for `acpwire check --url`'s tests: `python
-broken_remote_agent.py` prints `{"url": "ws://127.0.0.1:PORT/acp"}` and serves until its stdin
-closes. A WebSocket to `/acp/DEFECT` runs `broken_agent.py DEFECT` (a new process per
+"""broken_agent.py served over WebSocket, for `acpwire check --url`'s tests: `python -m
+cli.broken_remote_agent` (in tests/, for `helpers`) prints `{"url": "ws://127.0.0.1:PORT/acp"}`
+and serves until its stdin closes. A WebSocket to `/acp/DEFECT` runs `broken_agent.py DEFECT` (a new process per
 connection, as the RFD's server runs a new ACP connection) and relays: each text frame is a
 line to its stdin, each line of its stdout a text frame; when it exits, the socket is closed.
-A raw ASGI app under Hypercorn (trio), no acpwire: the defects are the broken agent's own.
+A raw ASGI app under Hypercorn (trio, `helpers.asgi_servers`), no acpwire: the defects are the
+broken agent's own.
 """
 
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import trio
-from hypercorn.config import Config
-from hypercorn.trio import serve
+
+from helpers.asgi_servers import hypercorn_serving
 
 BROKEN_AGENT = str(Path(__file__).with_name("broken_agent.py"))
 EXIT_GRACE = 3.0
@@ -79,18 +79,9 @@ async def agent_to_socket(process: trio.Process, send: Send, scope: trio.CancelS
 
 
 async def main() -> None:
-    listener = socket.create_server(("127.0.0.1", 0))
-    port = listener.getsockname()[1]
-    config = Config()
-    config.bind = [f"fd://{listener.detach()}"]
-    config.accesslog = None
-    config.graceful_timeout = 0.5
-    print(json.dumps({"url": f"ws://127.0.0.1:{port}/acp"}), flush=True)
-
-    async def stdin_closed() -> None:
-        await trio.to_thread.run_sync(sys.stdin.read, abandon_on_cancel=True)
-
-    await serve(app, config, shutdown_trigger=stdin_closed)  # type: ignore[arg-type]
+    async with hypercorn_serving(app) as url:
+        print(json.dumps({"url": url.replace("http://", "ws://", 1)}), flush=True)
+        await trio.to_thread.run_sync(sys.stdin.read, abandon_on_cancel=True)  # until it closes
 
 
 if __name__ == "__main__":

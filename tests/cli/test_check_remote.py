@@ -24,7 +24,8 @@ from helpers.check_documents import (
 )
 from helpers.commands import ECHO_AGENT, acpwire
 
-BROKEN_REMOTE_AGENT = [sys.executable, str(Path(__file__).with_name("broken_remote_agent.py"))]
+BROKEN_REMOTE_AGENT = [sys.executable, "-m", "cli.broken_remote_agent"]  # in TESTS: `helpers`
+TESTS = Path(__file__).parents[1]
 STDIO_ONLY = "input.stdout-clean"
 
 
@@ -36,7 +37,7 @@ def echo_url() -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def broken_url() -> Iterator[str]:
-    with serving(BROKEN_REMOTE_AGENT) as url:
+    with serving(BROKEN_REMOTE_AGENT, cwd=TESTS) as url:
         yield url
 
 

@@ -31,6 +31,7 @@ from acp_schema._runtime.schema import (
 )
 from codegen import ir
 from codegen.__main__ import load_modules
+from codegen.areas import assign
 from codegen.classify import classify
 from codegen.emit import ModuleEmitter, _environment
 from helpers.paths import ROOT
@@ -140,10 +141,13 @@ def test_a_meta_unlike_the_default_gets_its_own_entry(
 ) -> None:
     meta = {"type": ["object", "null"], "additionalProperties": True, **annotations}
     module = classify(meta_schema(meta), version="v9", unstable=False, source="x", sha256="0")
-    files = ModuleEmitter(module, _environment()).render_types()
+    emitter = ModuleEmitter(module, _environment())
+    files = emitter.render_types()
     assert ("__acp_lenient__" in "".join(files.values())) == lenient
     name = f"v9_types_{len(annotations)}_{lenient}"
-    for path, text in {"__init__.py": "", **files}.items():
+    # types.py looks its names up in the surface module's table (the rest of it is not needed)
+    package = f"_TYPE_AREAS = {dict(emitter.type_sources(assign(module)))!r}\n"
+    for path, text in {"__init__.py": package, **files}.items():
         (tmp_path / name / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name / path).write_text(text)
     monkeypatch.syspath_prepend(tmp_path)

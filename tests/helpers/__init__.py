@@ -18,7 +18,8 @@
 - `helpers.serving`: an agent and a client run in-process over `acpwire.testing` streams, either
   side raw (`raw_client`, `session`, `raw_agent`) or both typed (`pair`); only the front door.
 - `helpers.connection`: a bare `Connection` with scripted handlers and its raw peer (wire tests).
-- `helpers.processes`: subprocess peers: `python(code)`, `loop_script`, `PYTHONPATH`.
+- `helpers.processes`: subprocess peers: `python(code)`, `loop_script`, `PYTHONPATH`;
+  `bindings_only(code)` in a fresh interpreter that sees generated/ only.
 - `helpers.remote` (`served`: an `AgentApp` under `serve_remote`; `Tls`; `raw_client`) and
   `helpers.asgi_servers` (any ASGI app under Hypercorn or uvicorn).
 - `helpers.hello_turns`: `hello_turn(conn)`, one turn of the hello agent over a connection.

@@ -5,10 +5,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import acp_schema
 import acpwire
+from helpers.paths import ROOT
 
 SOURCE_PATH = os.pathsep.join(
     str(Path(path).parents[1]) for path in (acpwire.__file__, acp_schema.__file__)
@@ -30,6 +32,16 @@ def last_line_of(program: str) -> str:
     proc = subprocess.run(python(program), capture_output=True, text=True, timeout=60, env=env)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.strip().splitlines()[-1]
+
+
+def bindings_only(code: str, *options: str) -> subprocess.CompletedProcess[str]:
+    """`code` (dedented) run by a new interpreter (with `options`, e.g. `-X importtime`) that
+    imports from generated/ only: nothing is imported yet, no acpwire. It must succeed."""
+    command = [sys.executable, *options, "-c", textwrap.dedent(code)]
+    env = {"PYTHONPATH": str(ROOT / "generated")}
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done
 
 
 def loop_script(code: str) -> str:

@@ -14,14 +14,22 @@ __all__ = ["lazy_names"]
 
 
 def lazy_names(
-    module: str, where: Mapping[str, Iterable[str]], submodules: Iterable[str] = ()
-) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-    """The `__getattr__` and `__dir__` of `module` (which calls this while it is imported):
-    `where` maps a module, relative to `module`'s package (`._types.session`), to the names it
-    defines; `submodules` are imported when looked up as attributes. A name, once looked up,
-    is an ordinary attribute of `module` (no second look-up through `__getattr__`)."""
+    module: str,
+    where: Mapping[str, Iterable[str]],
+    submodules: Iterable[str] = (),
+    defined: Iterable[str] = (),
+) -> tuple[Callable[[str], Any], Callable[[], list[str]], list[str]]:
+    """The `__getattr__`, `__dir__` and `__all__` of `module` (which calls this while it is
+    imported): `where` maps a module, relative to `module`'s package (`._types.session`), to
+    the names it defines; `submodules` are imported when looked up as attributes; `defined` are
+    the public names `module` defines itself (in `__all__` with the others). A name, once
+    looked up, is an ordinary attribute of `module` (no second look-up through `__getattr__`).
+
+    Type checkers see the names through star imports of the same modules under
+    `TYPE_CHECKING`, so the generated code lists each name once (here)."""
     package = sys.modules[module].__package__ or module  # relative names resolve against it
-    home = {name: _absolute(source, package) for source, names in where.items() for name in names}
+    absolute = {source: _absolute(source, package) for source in where}
+    home = {name: absolute[source] for source, names in where.items() for name in names}
     nested = frozenset(submodules)
 
     def __getattr__(name: str) -> Any:
@@ -38,7 +46,7 @@ def lazy_names(
     def __dir__() -> list[str]:
         return sorted({*vars(sys.modules[module]), *home, *nested})
 
-    return __getattr__, __dir__
+    return __getattr__, __dir__, sorted([*home, *defined])
 
 
 def _absolute(source: str, package: str) -> str:

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import msgspec
 
+import acp_schema.v2.methods as v2_methods
 from acp_schema import v1, v2
 
 from .._groups import SingleException
@@ -130,7 +131,7 @@ class AgentEndpoint:
         """Before initialize succeeded; then the connection dispatches to the agent directly."""
         if not call.is_request:
             return None
-        if call.method == "initialize" and not self._initializing:
+        if call.method == v2_methods.INITIALIZE.name and not self._initializing:
             return await self._initialize(call)
         if not self._initializing:
             # Requests read together start in either order: let an initialize read before
@@ -143,7 +144,7 @@ class AgentEndpoint:
         """Start a request that arrived before initialize was answered."""
         if self._dispatch is not None:
             return self._dispatch(call)
-        if call.method == "initialize":
+        if call.method == v2_methods.INITIALIZE.name:
             return self._initialize(call)
         raise RpcError.invalid_request("the connection is not initialized: send `initialize` first")
 

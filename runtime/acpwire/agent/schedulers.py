@@ -100,8 +100,8 @@ def _counted(prefix: str) -> TurnIds:
     return lambda session_id: f"{prefix}_{next(numbers)}"
 
 
-PROMPT = "session/prompt"
-CLOSE = "session/close"
+PROMPT = acp.SESSION_PROMPT.name
+CLOSE = acp.SESSION_CLOSE.name
 
 V1_STOP_REASONS: frozenset[str] = frozenset(get_args(v1.StopReason))
 

@@ -24,7 +24,7 @@ import trio
 
 from .check_client_agent import ClientOutcome, ScriptedAgent
 from .check_client_wire import ClientWire
-from .check_peer import AgentNotStarted
+from .check_peer import AgentNotStarted, ended
 
 __all__ = ["PLACEHOLDER", "ClientSettings", "check_client", "relay", "serve_command"]
 
@@ -108,22 +108,13 @@ async def _start(command: Sequence[str], cwd: str, stdin: int, stdout: int) -> t
         raise AgentNotStarted(f"{command[0]}: {error.strerror or error}") from error
 
 
-async def _finish(process: trio.Process) -> None:
-    with trio.CancelScope(shield=True):
-        with trio.move_on_after(EXIT_GRACE):
-            await process.wait()
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
-
-
 async def _over_stdio(settings: ClientSettings, outcome: ClientOutcome) -> None:
     process = await _start(settings.command, settings.cwd, subprocess.PIPE, subprocess.PIPE)
     assert process.stdin is not None and process.stdout is not None
     try:
         await _serve(settings, outcome, process.stdin, process.stdout)
     finally:
-        await _finish(process)
+        await ended(process, EXIT_GRACE)
 
 
 async def _spawned_with_relay(
@@ -154,7 +145,7 @@ async def _spawned_with_relay(
             )
         await _serve(settings, outcome, stream, stream)
     finally:
-        await _finish(process)
+        await ended(process, EXIT_GRACE)
 
 
 async def relay(socket_path: str) -> None:

@@ -25,6 +25,7 @@ from typing import Any
 import trio
 
 import acp_schema
+import acp_schema.v2.methods as v2_methods
 from acpwire import __version__
 
 from .check_client_probes import burst, jsonrpc_probes
@@ -158,7 +159,9 @@ class ScriptedAgent:
         return await self.wire.send({"jsonrpc": "2.0", "method": method, "params": params})
 
     async def update(self, session_id: str, **update: Any) -> WireLine:
-        return await self.notify("session/update", {"sessionId": session_id, "update": update})
+        return await self.notify(
+            v2_methods.SESSION_UPDATE.name, {"sessionId": session_id, "update": update}
+        )
 
     async def send_request(
         self, method: str, params: JsonObject, request_id: object = None
@@ -187,7 +190,7 @@ class ScriptedAgent:
         method = request.method or ""
         params = (request.message or {}).get("params")
         params = params if isinstance(params, dict) else {}
-        if method == "initialize":
+        if method == v2_methods.INITIALIZE.name:
             await self.initialize(request, params)
             return
         if method in self._agent_methods():
@@ -196,18 +199,18 @@ class ScriptedAgent:
                 self.unfit.append(request)
                 await self.respond(request, _error(-32602, f"Invalid params: {problem}"))
                 return
-        if method == "session/new":
+        if method == v2_methods.SESSION_NEW.name:
             session_id = f"sess_acpwire_check_{len(self.sessions) + 1}"
             self.sessions[session_id] = Session()
             await self.respond(request, {"result": {"sessionId": session_id}})
-        elif method == "session/prompt":
+        elif method == v2_methods.SESSION_PROMPT.name:
             await self.prompt(request, str(params.get("sessionId")))
-        elif method == "session/close":
+        elif method == v2_methods.SESSION_CLOSE.name:
             session = self.sessions.pop(str(params.get("sessionId")), None)
             if session is not None:
                 session.cancelled.set()
             await self.respond(request, {"result": {}})
-        elif method == "session/list":
+        elif method == v2_methods.SESSION_LIST.name:
             await self.respond(request, {"result": {"sessions": []}})
         else:
             await self.respond(request, _error(-32601, f"Method not found: {method}"))
@@ -220,7 +223,7 @@ class ScriptedAgent:
         if self.protocol is None and asked == 1:
             self.version = 1  # otherwise 2, or --protocol whatever was asked (the agent's only)
         self.outcome.protocol = self.version
-        problem = fits(self.version, "agent", "initialize", "params", params)
+        problem = fits(self.version, "agent", v2_methods.INITIALIZE.name, "params", params)
         self.verdicts.judge(
             "init.params-fit",
             problem is None,
@@ -247,7 +250,7 @@ class ScriptedAgent:
 
     def notified(self, incoming: Incoming) -> None:
         params = (incoming.message or {}).get("params")
-        if incoming.method == "session/cancel" and isinstance(params, dict):
+        if incoming.method == v2_methods.SESSION_CANCEL.name and isinstance(params, dict):
             session = self.sessions.get(str(params.get("sessionId")))
             if session is not None and session.running:
                 session.cancel_line = incoming.line
@@ -327,7 +330,8 @@ class ScriptedAgent:
         if self.version >= 2:
             await self.update(session_id, sessionUpdate="state_update", state="requires_action")
         sent, answer = await self.ask(
-            "session/request_permission", self.permission_params(session_id, "Read the README")
+            v2_methods.SESSION_REQUEST_PERMISSION.name,
+            self.permission_params(session_id, "Read the README"),
         )
         self.judge_permission(sent, answer)
         if self.version >= 2:
@@ -346,7 +350,9 @@ class ScriptedAgent:
                 rule_id, f"the permission request got {describe(answer)}", [sent, answer]
             )
             return
-        problem = fits(self.version, "client", "session/request_permission", "result", result)
+        problem = fits(
+            self.version, "client", v2_methods.SESSION_REQUEST_PERMISSION.name, "result", result
+        )
         outcome = result.get("outcome")
         outcome = outcome if isinstance(outcome, dict) else {}
         offered = [o["optionId"] for o in OPTIONS]
@@ -362,11 +368,14 @@ class ScriptedAgent:
     async def permission_after_cancel(self, session_id: str, session: Session) -> None:
         rule_id = "turn.permission-cancelled"
         request_id, pending = await self.send_request(
-            "session/request_permission", self.permission_params(session_id, "Write a file")
+            v2_methods.SESSION_REQUEST_PERMISSION.name,
+            self.permission_params(session_id, "Write a file"),
         )
         cancel_line = None
         if self.version >= 2:
-            cancel_line = await self.notify("$/cancel_request", {"requestId": request_id})
+            cancel_line = await self.notify(
+                v2_methods.CANCEL_REQUEST.name, {"requestId": request_id}
+            )
         with trio.move_on_after(self.timeout):
             await pending.answered.wait()
         answer = pending.answers[0] if pending.answers else None
@@ -391,7 +400,7 @@ class ScriptedAgent:
         if first is None:
             verdicts.failed("init.initialize-first", "the client sent nothing")
         else:
-            ok = first.is_request and first.method == "initialize"
+            ok = first.is_request and first.method == v2_methods.INITIALIZE.name
             why = "initialize first" if ok else f"the first message is {_what(first)}"
             verdicts.judge("init.initialize-first", ok, why, [first])
             if not ok:

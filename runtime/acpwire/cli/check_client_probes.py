@@ -9,6 +9,9 @@ from typing import TYPE_CHECKING
 
 import trio
 
+import acp_schema.v1.methods as v1_methods
+import acp_schema.v2.methods as v2_methods
+
 from .check_peer import WireLine
 from .check_turns import describe
 from .check_verdicts import CapabilityProbes
@@ -76,7 +79,7 @@ async def jsonrpc_probes(agent: ScriptedAgent, session_id: str) -> None:
         )
     for what, method, params in (
         ("rpc.notification-unanswered", UNKNOWN_NOTIFICATION, {}),
-        ("rpc.cancel-request", "$/cancel_request", {"requestId": NEVER_SENT_ID}),
+        ("rpc.cancel-request", v2_methods.CANCEL_REQUEST.name, {"requestId": NEVER_SENT_ID}),
     ):
         before = len(agent.stray)
         notified = await agent.notify(method, params)
@@ -96,7 +99,7 @@ async def jsonrpc_probes(agent: ScriptedAgent, session_id: str) -> None:
                 [notified, *answered],
             )
     cancelled_id, pending = await agent.send_request(UNKNOWN_METHOD, {})
-    cancel = await agent.notify("$/cancel_request", {"requestId": cancelled_id})
+    cancel = await agent.notify(v2_methods.CANCEL_REQUEST.name, {"requestId": cancelled_id})
     with trio.move_on_after(agent.timeout):
         await pending.answered.wait()
     await trio.sleep(0.2)  # a second answer would come now
@@ -116,14 +119,14 @@ async def capability_probes(agent: ScriptedAgent, session_id: str) -> None:
     terminal: served exactly when advertised."""
     fs = agent.capabilities.get("fs")
     probes = {
-        "fs/read_text_file": (
+        v1_methods.FS_READ_TEXT_FILE.name: (
             isinstance(fs, dict) and fs.get("readTextFile") is True,
             {
                 "sessionId": session_id,
                 "path": os.path.join(agent.missing_folder, "no-such-file.txt"),
             },
         ),
-        "terminal/output": (
+        v1_methods.TERMINAL_OUTPUT.name: (
             agent.capabilities.get("terminal") is True,
             {"sessionId": session_id, "terminalId": "term_acpwire_check_unknown"},
         ),

@@ -27,6 +27,7 @@ __all__ = [
     "RequestHandler",
     "Transcript",
     "WireLine",
+    "ended",
     "open_peer",
     "process_channel",
 ]
@@ -277,15 +278,10 @@ class ProcessChannel:
 
     async def close(self) -> None:
         """Close its stdin, wait for it to exit (killed after `EXIT_GRACE`)."""
-        process = self.process
-        with trio.CancelScope(shield=True):
-            if process.stdin is not None:
-                await process.stdin.aclose()
-            with trio.move_on_after(EXIT_GRACE):
-                await process.wait()
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
+        if self.process.stdin is not None:
+            with trio.CancelScope(shield=True):
+                await self.process.stdin.aclose()
+        await ended(self.process, EXIT_GRACE)
 
     def gone(self) -> bool:
         return self.process.poll() is not None
@@ -352,3 +348,13 @@ async def open_peer(
             finally:
                 with trio.CancelScope(shield=True):
                     await channel.close()
+
+
+async def ended(process: trio.Process, grace: float) -> None:
+    """Wait for `process` to exit, killing it after `grace` seconds; even when cancelled."""
+    with trio.CancelScope(shield=True):
+        with trio.move_on_after(grace):
+            await process.wait()
+        if process.returncode is None:
+            process.kill()
+            await process.wait()

@@ -17,6 +17,8 @@ from typing import Any
 import msgspec
 import trio
 
+import acp_schema.v1.methods as v1_methods
+import acp_schema.v2.methods as v2_methods
 from acpwire import __version__
 
 from .check_peer import (
@@ -42,7 +44,7 @@ STRING_ID = "acpwire-check-ü-1"
 LARGE_ID = 2**32 + 1
 HELLO = "Hello from acpwire check"
 SLOW = "Please be slow: acpwire check cancels this turn"
-NOT_PROBED = {"auth/logout", "logout"}
+NOT_PROBED = {v2_methods.AUTH_LOGOUT.name, v1_methods.LOGOUT.name}
 """Capability-bound methods the checker never calls: they would log the user out."""
 
 SESSION_RULES = (
@@ -95,7 +97,7 @@ def answer_agent_request(incoming: Incoming, answer: str = "allow") -> JsonObjec
     turn goes on), or the refusal `answer` names (`REFUSALS`); anything else is a method this
     client does not serve."""
     params = _dict((incoming.message or {}).get("params"))
-    if incoming.method == "session/request_permission":
+    if incoming.method == v2_methods.SESSION_REQUEST_PERMISSION.name:
         options = [_dict(o) for o in params.get("options") or [] if isinstance(o, dict)]
         wanted = "reject" if answer == "reject" else "allow"
         fitting = [o for o in options if str(o.get("kind", "")).startswith(wanted)]
@@ -172,7 +174,7 @@ class Scenarios:
         """The first initialize; False when the rest cannot run (the verdicts say why), None
         when the agent went away without answering."""
         asked = self.version
-        _, response = await peer.call("initialize", initialize_params(asked, asked))
+        _, response = await peer.call(v2_methods.INITIALIZE.name, initialize_params(asked, asked))
         if response is None and (peer.gone()):
             return None
         rest = "initialize failed"
@@ -206,7 +208,7 @@ class Scenarios:
         self.version = version
         self.outcome.protocol = version
         self.initialized = result
-        problem = fits(version, "agent", "initialize", "result", result)
+        problem = fits(version, "agent", v2_methods.INITIALIZE.name, "result", result)
         self.verdicts.judge(
             "init.answer",
             problem is None,
@@ -226,7 +228,9 @@ class Scenarios:
         """Ask a new agent process for version `asked` (65535, then 0)."""
         newer = asked > self.version
         async with self.peer() as peer:
-            _, response = await peer.call("initialize", initialize_params(asked, None))
+            _, response = await peer.call(
+                v2_methods.INITIALIZE.name, initialize_params(asked, None)
+            )
             sent = peer.last_request
         result = (response.message or {}).get("result") if response else None
         got = result.get("protocolVersion") if isinstance(result, dict) else None
@@ -273,8 +277,10 @@ class Scenarios:
         await self._no_answer_then_serving(
             peer, "rpc.notification-unanswered", UNKNOWN_NOTIFICATION
         )
-        await peer.notify("$/cancel_request", {"requestId": 987654321})
-        await self._no_answer_then_serving(peer, "rpc.cancel-request", "$/cancel_request")
+        await peer.notify(v2_methods.CANCEL_REQUEST.name, {"requestId": 987654321})
+        await self._no_answer_then_serving(
+            peer, "rpc.cancel-request", v2_methods.CANCEL_REQUEST.name
+        )
 
     async def _no_answer_then_serving(self, peer: Peer, rule_id: str, what: str) -> None:
         """After a notification: a request is answered, and nothing else answered before it."""
@@ -302,29 +308,29 @@ class Scenarios:
                 **{
                     m: has_session
                     for m in (
-                        "session/new",
-                        "session/list",
-                        "session/resume",
-                        "session/close",
-                        "session/prompt",
+                        v2_methods.SESSION_NEW.name,
+                        v2_methods.SESSION_LIST.name,
+                        v2_methods.SESSION_RESUME.name,
+                        v2_methods.SESSION_CLOSE.name,
+                        v2_methods.SESSION_PROMPT.name,
                     )
                 },
-                "session/delete": delete,
-                "auth/login": methods,
-                "auth/logout": methods,
+                v2_methods.SESSION_DELETE.name: delete,
+                v2_methods.AUTH_LOGIN.name: methods,
+                v2_methods.AUTH_LOGOUT.name: methods,
             }
         caps = _dict(result.get("agentCapabilities"))
         sessions = _dict(caps.get("sessionCapabilities"))
         return {
-            "session/new": True,
-            "session/prompt": True,
-            "session/load": caps.get("loadSession") is True,
+            v1_methods.SESSION_NEW.name: True,
+            v1_methods.SESSION_PROMPT.name: True,
+            v1_methods.SESSION_LOAD.name: caps.get("loadSession") is True,
             **{
                 f"session/{n}": isinstance(sessions.get(n), dict)
                 for n in ("list", "close", "resume", "delete")
             },
-            "logout": isinstance(_dict(caps.get("auth")).get("logout"), dict),
-            "authenticate": methods,
+            v1_methods.LOGOUT.name: isinstance(_dict(caps.get("auth")).get("logout"), dict),
+            v1_methods.AUTHENTICATE.name: methods,
         }
 
     def probe_params(self, method: str) -> JsonObject:
@@ -334,15 +340,15 @@ class Scenarios:
         v1_extra: JsonObject = {"mcpServers": []} if self.version < 2 else {}
         text = [{"type": "text", "text": HELLO}]
         params: dict[str, JsonObject] = {
-            "session/new": {"cwd": cwd, **v1_extra},
-            "session/list": {},
-            "session/resume": {"sessionId": UNKNOWN_SESSION, "cwd": cwd, **v1_extra},
-            "session/load": {"sessionId": UNKNOWN_SESSION, "cwd": cwd, **v1_extra},
-            "session/close": {"sessionId": UNKNOWN_SESSION},
-            "session/delete": {"sessionId": UNKNOWN_SESSION},
-            "session/prompt": {"sessionId": UNKNOWN_SESSION, "prompt": text},
-            "auth/login": {"methodId": "acpwire-check-no-such-method"},
-            "authenticate": {"methodId": "acpwire-check-no-such-method"},
+            v2_methods.SESSION_NEW.name: {"cwd": cwd, **v1_extra},
+            v2_methods.SESSION_LIST.name: {},
+            v2_methods.SESSION_RESUME.name: {"sessionId": UNKNOWN_SESSION, "cwd": cwd, **v1_extra},
+            v1_methods.SESSION_LOAD.name: {"sessionId": UNKNOWN_SESSION, "cwd": cwd, **v1_extra},
+            v2_methods.SESSION_CLOSE.name: {"sessionId": UNKNOWN_SESSION},
+            v2_methods.SESSION_DELETE.name: {"sessionId": UNKNOWN_SESSION},
+            v2_methods.SESSION_PROMPT.name: {"sessionId": UNKNOWN_SESSION, "prompt": text},
+            v2_methods.AUTH_LOGIN.name: {"methodId": "acpwire-check-no-such-method"},
+            v1_methods.AUTHENTICATE.name: {"methodId": "acpwire-check-no-such-method"},
         }
         return params[method]
 
@@ -367,7 +373,7 @@ class Scenarios:
         params: JsonObject = {"cwd": self.settings.cwd}
         if self.version < 2:
             params["mcpServers"] = []
-        _, response = await peer.call("session/new", params)
+        _, response = await peer.call(v2_methods.SESSION_NEW.name, params)
         result = (response.message or {}).get("result") if response else None
         session_id = result.get("sessionId") if isinstance(result, dict) else None
         return (session_id if isinstance(session_id, str) else None), response
@@ -386,7 +392,7 @@ class Scenarios:
         await self.refused_turns(peer, session_id, judge)
 
         async def cancel(peer: Peer, session_id: str) -> None:
-            await peer.notify("session/cancel", {"sessionId": session_id})
+            await peer.notify(v2_methods.SESSION_CANCEL.name, {"sessionId": session_id})
 
         judge.cancelled(await follow_turn(peer, self.version, session_id, SLOW, cancel))
         if self.version >= 2:
@@ -407,7 +413,7 @@ class Scenarios:
         judge.refused(turns, self.outcome.transcript)
 
     async def closed_turn(self, peer: Peer, judge: TurnJudge) -> None:
-        if self.served.get("session/close") is False:
+        if self.served.get(v2_methods.SESSION_CLOSE.name) is False:
             self.verdicts.not_applicable("turn.close-order", "session/close is not served")
             return
         session_id, response = await self.new_session(peer)
@@ -417,13 +423,15 @@ class Scenarios:
             return
 
         async def close(peer: Peer, session_id: str) -> object:
-            return await peer.request("session/close", {"sessionId": session_id})
+            return await peer.request(v2_methods.SESSION_CLOSE.name, {"sessionId": session_id})
 
         turn = await follow_turn(peer, self.version, session_id, SLOW, close)
         judge.closed(turn)
 
     async def bad_session_requests(self, peer: Peer) -> None:
-        _, response = await peer.call("session/new", {"cwd": 42, "mcpServers": "none"})
+        _, response = await peer.call(
+            v2_methods.SESSION_NEW.name, {"cwd": 42, "mcpServers": "none"}
+        )
         self.verdicts.judge(
             "rpc.invalid-params",
             response is not None and response.error_code == -32602,
@@ -431,7 +439,9 @@ class Scenarios:
             [peer.last_request, response],
         )
         if self.version >= 2:
-            _, response = await peer.call("session/close", {"sessionId": UNKNOWN_SESSION})
+            _, response = await peer.call(
+                v2_methods.SESSION_CLOSE.name, {"sessionId": UNKNOWN_SESSION}
+            )
             ok = response is not None and (response.error_code in (None, -32002))
             self.verdicts.judge(
                 "input.close-unknown-session",
@@ -446,7 +456,7 @@ class Scenarios:
         verdicts = self.verdicts
         async with self.peer() as peer:
             _, response = await peer.call(
-                "initialize", initialize_params(self.version, self.version)
+                v2_methods.INITIALIZE.name, initialize_params(self.version, self.version)
             )
             if response is None:
                 verdicts.unjudged(

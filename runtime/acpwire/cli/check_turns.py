@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import msgspec
 
 import acp_schema
+import acp_schema.v2.methods as v2_methods
 
 from .check_peer import Incoming, JsonObject, Peer, Transcript, WireLine
 from .check_verdicts import Verdicts
@@ -73,7 +74,11 @@ def describe(incoming: Incoming | None) -> str:
 
 def session_update(incoming: Incoming, session_id: str | None = None) -> JsonObject | None:
     """The update of a `session/update` notification (of `session_id`, when given)."""
-    if incoming.method != "session/update" or incoming.is_request or incoming.message is None:
+    if (
+        incoming.method != v2_methods.SESSION_UPDATE.name
+        or incoming.is_request
+        or incoming.message is None
+    ):
         return None
     params = incoming.message.get("params")
     if not isinstance(params, dict) or not isinstance(params.get("update"), dict):
@@ -110,7 +115,7 @@ def _permission_of(incoming: Incoming, session_id: str) -> bool:
     params = _dict((incoming.message or {}).get("params"))
     return (
         incoming.is_request
-        and incoming.method == "session/request_permission"
+        and incoming.method == v2_methods.SESSION_REQUEST_PERMISSION.name
         and params.get("sessionId") == session_id
     )
 
@@ -180,7 +185,7 @@ async def follow_turn(
     than the peer's timeout ends the wait."""
     turn = Turn(session_id, version)
     params = {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}
-    prompt_id = await peer.request("session/prompt", params)
+    prompt_id = await peer.request(v2_methods.SESSION_PROMPT.name, params)
     action_id: object = None
     while not _followed(turn, action_id):
         incoming = await peer.receive()
@@ -236,9 +241,11 @@ class TurnJudge:
     def wire(self, turn: Turn) -> None:
         """turn.updates-fit and turn.stop-reason-known: for any turn."""
         for incoming in [*turn.lines, *turn.after_end]:
-            if incoming.method == "session/update" and incoming.message is not None:
+            if incoming.method == v2_methods.SESSION_UPDATE.name and incoming.message is not None:
                 params = incoming.message.get("params")
-                problem = fits(self.version, "client", "session/update", "params", params)
+                problem = fits(
+                    self.version, "client", v2_methods.SESSION_UPDATE.name, "params", params
+                )
                 self.verdicts.judge(
                     "turn.updates-fit",
                     problem is None,
@@ -283,7 +290,7 @@ class TurnJudge:
         if self.unusable(turn, TURN_RULES):
             return
         result = (response.message or {}).get("result")
-        problem = fits(self.version, "agent", "session/prompt", "result", result)
+        problem = fits(self.version, "agent", v2_methods.SESSION_PROMPT.name, "result", result)
         self.verdicts.judge(
             "turn.prompt-accepted", problem is None, problem or "a PromptResponse", [response]
         )
@@ -337,7 +344,7 @@ class TurnJudge:
             i
             for i in turn.lines
             if i.is_request
-            and i.method == "session/request_permission"
+            and i.method == v2_methods.SESSION_REQUEST_PERMISSION.name
             and _dict((i.message or {}).get("params")).get("sessionId") == turn.session_id
         ]
         if not asks:

@@ -23,6 +23,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import acp_schema.v2.methods as v2_methods
+
 __all__ = ["VALUE_KEYS", "IdMap", "differences", "kind_of", "substituted"]
 
 VALUE_KEYS = frozenset(
@@ -78,7 +80,7 @@ def kind_of(message: Mapping[str, Any]) -> str:
     """What a request or notification is, for matching: its method, and for `session/update`
     the update's `sessionUpdate` (`session/update agent_message_chunk`)."""
     method = str(message.get("method"))
-    if method == "session/update":
+    if method == v2_methods.SESSION_UPDATE.name:
         params = message.get("params")
         update = params.get("update") if isinstance(params, dict) else None
         if isinstance(update, dict) and "sessionUpdate" in update:

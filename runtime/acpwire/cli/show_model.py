@@ -28,6 +28,8 @@ from typing import Any, Literal
 import msgspec
 
 import acp_schema
+import acp_schema.v1.methods as v1_methods
+import acp_schema.v2.methods as v2_methods
 from acp_schema import v1
 
 from .trace_format import Record
@@ -262,7 +264,7 @@ class _Teller:
         method, has_id = message.get("method"), "id" in message
         if isinstance(method, str):
             entry.kind, entry.method = ("request" if has_id else "notification"), method
-            if method == "initialize" and side == "client":
+            if method == v2_methods.INITIALIZE.name and side == "client":
                 self._initialize(message)
             self._check_schema(entry, side, raw, None)
             if has_id:
@@ -282,7 +284,7 @@ class _Teller:
                 )
                 return
             entry.method = pending.method
-            if pending.method == "initialize":
+            if pending.method == v2_methods.INITIALIZE.name:
                 self._initialized(message)
             self._check_schema(entry, side, raw, pending.method)
             self._answer(entry, pending, message)
@@ -327,13 +329,17 @@ class _Teller:
         params = params if isinstance(params, dict) else {}
         session_id = params.get("sessionId")
         turn = self.turns.get(session_id) if isinstance(session_id, str) else None
-        if method == "session/prompt" and side == "client" and isinstance(session_id, str):
+        if (
+            method == v2_methods.SESSION_PROMPT.name
+            and side == "client"
+            and isinstance(session_id, str)
+        ):
             self._prompt(entry, session_id, params)
-        elif method == "session/update" and side == "agent":
+        elif method == v2_methods.SESSION_UPDATE.name and side == "agent":
             self._update(entry, turn, params.get("update"))
-        elif method == "session/request_permission" and side == "agent":
+        elif method == v2_methods.SESSION_REQUEST_PERMISSION.name and side == "agent":
             self._permission(entry, turn, params, request_id)
-        elif method == "session/cancel" and side == "client" and turn is not None:
+        elif method == v2_methods.SESSION_CANCEL.name and side == "client" and turn is not None:
             turn.cancelled = entry.t
         if turn is not None and side == "agent":
             self._gap(turn, entry.t)
@@ -451,15 +457,24 @@ class _Teller:
             entry.summary = f"answer #{request_id} to {pending.method}"
         result = message.get("result")
         method = pending.method
-        if method in ("session/new", "session/load", "session/resume") and isinstance(result, dict):
+        if method in (
+            v2_methods.SESSION_NEW.name,
+            v1_methods.SESSION_LOAD.name,
+            v2_methods.SESSION_RESUME.name,
+        ) and isinstance(result, dict):
             session_id = result.get("sessionId") or _get_params(pending, "sessionId")
             if isinstance(session_id, str):
-                how = {"session/new": "new", "session/load": "loaded"}.get(method, "resumed")
+                how = {
+                    v2_methods.SESSION_NEW.name: "new",
+                    v1_methods.SESSION_LOAD.name: "loaded",
+                }.get(method, "resumed")
                 self.story.sessions.setdefault(session_id, Session(session_id, how, entry.t))
                 entry.summary += f": {session_id}"
-        elif method == "session/prompt":
+        elif method == v2_methods.SESSION_PROMPT.name:
             self._prompt_answered(entry, pending, result, error)
-        elif method == "session/request_permission" and pending.permission is not None:
+        elif (
+            method == v2_methods.SESSION_REQUEST_PERMISSION.name and pending.permission is not None
+        ):
             self._permission_answered(entry, pending, result)
 
     def _prompt_answered(self, entry: Entry, pending: _Pending, result: Any, error: Any) -> None:

@@ -18,19 +18,19 @@ import logging
 from collections.abc import Awaitable, Coroutine
 from typing import Any, TypeVar
 
+import acp_schema.v2.methods as _v2
 from acp_schema import MethodSpec
 
 from .._wire.connection import Connection
 from .._wire.dispatch import Dispatch
 from .._wire.jsonrpc import Call
 from .._wire.versions import AnySurface
-from .permissions import cancelled_permission
+from .permissions import PERMISSION, cancelled_permission
 
 log = logging.getLogger("acpwire")
 
-PERMISSION = "session/request_permission"
-SESSION_CANCEL = "session/cancel"
-SESSION_PROMPT = "session/prompt"
+SESSION_CANCEL = _v2.SESSION_CANCEL.name  # the same names in v1
+SESSION_PROMPT = _v2.SESSION_PROMPT.name
 
 P = TypeVar("P")
 R = TypeVar("R")
@@ -75,20 +75,28 @@ class CancelledTurns:
     def dispatch(self, dispatch: Dispatch, surface: AnySurface) -> Dispatch:
         """`dispatch`, answering a cancelled turn's permission requests itself."""
         sessions = self._sessions
-        cancelled = cancelled_permission(surface)
 
         def answering_cancelled_turns(call: Call) -> Awaitable[Any] | None:
-            if sessions and call.method == PERMISSION and _session_of(call) in sessions:
-                log.debug(
-                    "session/request_permission %r answered cancelled: the client cancelled "
-                    "session %s's turn",
-                    call.id,
-                    _session_of(call),
-                )
-                return _answered(cancelled)
+            if sessions and _session_of(call) in sessions:
+                answer = cancelled_answer(call, surface)
+                if answer is not None:
+                    log.debug(
+                        "%s %r answered cancelled: the client cancelled session %s's turn",
+                        call.method,
+                        call.id,
+                        _session_of(call),
+                    )
+                    return _answered(answer)
             return dispatch(call)
 
         return answering_cancelled_turns
+
+
+def cancelled_answer(call: Call, surface: AnySurface) -> Any:
+    """What the client answers a request of the agent's that is cancelled (its turn was, or
+    the agent sent `$/cancel_request`) instead of -32800: a permission request gets the
+    `cancelled` outcome the schema requires; None for any other request."""
+    return cancelled_permission(surface) if call.method == PERMISSION else None
 
 
 def _session_of(call: Call) -> object:

@@ -56,8 +56,7 @@ from ..errors import (
 )
 from ..streams.agent_process import GRACE_PERIOD, TERMINATE_GRACE_PERIOD, spawn_agent
 from ..streams.byte_stream import AnyByteStream
-from .cancelled_turns import PERMISSION, SESSION_CANCEL, CancelledTurns
-from .permissions import cancelled_permission
+from .cancelled_turns import SESSION_CANCEL, CancelledTurns, cancelled_answer
 from .router import UpdateRouter, UpdateStream
 from .unknown_updates import V1UnknownSessionUpdate, open_session_updates
 
@@ -371,9 +370,7 @@ class ClientConnection:
         return self._negotiated
 
     def _cancelled_result(self, call: Call) -> Any:
-        if call.method != PERMISSION or self._surface is None:
-            return None
-        return cancelled_permission(self._surface)
+        return None if self._surface is None else cancelled_answer(call, self._surface)
 
     # ------------------------------------------------------------------ sessions
 

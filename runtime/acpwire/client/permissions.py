@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, overload
 
 from acp_schema import Surface, surface_of, tag_of
+from acp_schema.v2.methods import SESSION_REQUEST_PERMISSION
 
 from .state import SessionState, V1SessionState
 
@@ -54,7 +55,7 @@ Decision = Literal["allow", "reject", "ask"]
 READ_KINDS = frozenset({"read", "search", "think"})
 ALLOW = ("allow_once", "allow_always")
 REJECT = ("reject_once", "reject_always")
-PERMISSION = "session/request_permission"
+PERMISSION = SESSION_REQUEST_PERMISSION.name  # the same name in v1
 
 AnySurface = Surface[Any, Any, Any, Any]
 """A surface chosen at run time (the one a request belongs to)."""

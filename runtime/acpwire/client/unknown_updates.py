@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 
 import msgspec
 
+import acp_schema.v2.methods as methods
 from acp_schema import Codec, MessageCodec, OpenVariant
 from acp_schema._runtime.schema import UnionInfo
 
@@ -31,7 +32,7 @@ __all__ = ["V1UnknownSessionUpdate", "open_session_updates"]
 
 log = logging.getLogger("acpwire")
 
-SESSION_UPDATE = "session/update"
+SESSION_UPDATE = methods.SESSION_UPDATE.name  # the same name in v1
 
 
 class V1UnknownSessionUpdate(OpenVariant):

@@ -15,6 +15,7 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer, Trac
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 from opentelemetry.util.types import AttributeValue
 
+import acp_schema.v2.methods as methods
 from acp_schema import tag_of
 
 from .._version import __version__
@@ -27,8 +28,8 @@ from .turns import STOP_REASON, UPDATE_KIND, Turn, Turns
 
 __all__ = ["Telemetry"]
 
-PROMPT = "session/prompt"
-SESSION_UPDATE = "session/update"
+PROMPT = methods.SESSION_PROMPT.name  # the same names in v1
+SESSION_UPDATE = methods.SESSION_UPDATE.name
 TURN_SPAN = "acp.turn"
 
 RPC_SYSTEM = "rpc.system"

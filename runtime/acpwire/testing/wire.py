@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 import msgspec
 
+import acp_schema.v2.methods as v2_methods
 from acpwire.streams import ByteStream
 
 __all__ = ["Line", "Wire"]
@@ -67,12 +68,14 @@ class Wire:
                 for block in params.get("prompt", [])
                 if isinstance(block, dict) and block.get("type") == "text"
             )
-            for params in self.params("session/prompt")
+            for params in self.params(v2_methods.SESSION_PROMPT.name)
         ]
 
     def cancelled_sessions(self) -> list[str]:
         """The session id of each `session/cancel` the client sent."""
-        return [params.get("sessionId", "") for params in self.params("session/cancel")]
+        return [
+            params.get("sessionId", "") for params in self.params(v2_methods.SESSION_CANCEL.name)
+        ]
 
     def permission_answers(self) -> list[str | None]:
         """The client's answer to each `session/request_permission` the agent sent, in the
@@ -103,7 +106,7 @@ class Wire:
         return cls([Line(record.sender, record.line.encode()) for record in records])
 
 
-PERMISSION = "session/request_permission"
+PERMISSION = v2_methods.SESSION_REQUEST_PERMISSION.name  # the same name in v1
 
 
 class _Record(msgspec.Struct, array_like=True):
