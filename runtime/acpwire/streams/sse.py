@@ -70,7 +70,19 @@ class SseParser:
         # last one are whole. The common one, a single `data: ` line, needs no line work;
         # any other goes through the line rules with its blank line, as it would have.
         limit = self.max_event_bytes
-        for whole in text[:end].split(b"\n\n"):
+        complete = text[:end]
+        wholes = complete.split(b"\n\n")
+        if (  # every event one `data: ` line (as a burst of messages is): no loop of our own
+            complete.startswith(b"data: ")
+            and complete.count(b"\n\ndata: ") == len(wholes) - 1
+            and complete.count(b"\n") == 2 * (len(wholes) - 1)
+        ):
+            if max(map(len, wholes)) - 5 > limit:
+                raise EventTooLarge(f"an event larger than {limit} bytes")
+            events = [whole[6:] for whole in wholes]
+            self._lines(text[end + 2 :], events)
+            return events
+        for whole in wholes:
             if whole[:6] == b"data: " and b"\n" not in whole:
                 if len(whole) - 5 > limit:
                     raise EventTooLarge(f"an event larger than {limit} bytes")

@@ -289,19 +289,22 @@ class StreamableHttpStream:
 
     async def _deliver(self, messages: list[bytes], session: str | None = None) -> None:
         """Messages from the server (one event stream's, in order), to the reader."""
-        lines = []
-        for data in messages:
-            # Only a request or a response concerns the transport, and neither can lack an
-            # `"id"` key, spelt plainly or with `\u` escapes: a notification skips decoding.
-            if b'"id"' in data or b"\\u" in data or b"\n" in data or b"\r" in data:
-                self._note(data, session)
-                data = one_line(data)
-            lines.append(data)
+        data = b"\n".join(messages)
+        # Only a request or a response concerns the transport, and neither can lack an
+        # `"id"` key, spelt plainly or with `\u` escapes: notifications are not decoded.
+        if (
+            b'"id"' in data
+            or b"\\u" in data
+            or b"\r" in data
+            or data.count(b"\n") >= len(messages)  # a message spread over lines
+        ):
+            for message in messages:
+                self._note(message, session)
+            data = b"\n".join(map(one_line, messages))
         while self._received_bytes >= self._max_buffered_bytes and self._what is None:
             self._room = self._loop.Event()
             await self._room.wait()
-        lines.append(b"")
-        self._push(b"\n".join(lines))
+        self._push(data + b"\n")
 
     def _note(self, data: bytes, session: str | None) -> None:
         """Remember the stream of a request from the server (its answer names the session),
@@ -312,9 +315,7 @@ class StreamableHttpStream:
             return  # the connection answers it as unparsable
         if message.is_request and not isinstance(message.id, UnsetType):
             self._request_sessions[message.id] = session or message.params_session
-        elif message.result_session is not None and message.result_session not in (
-            self._sessions
-        ):
+        elif message.result_session is not None and message.result_session not in (self._sessions):
             # a new session: open its stream now, so its updates flow from the start
             opened = self._sessions[message.result_session] = self._loop.Event()
             self._nursery.start_soon(self._read_events, message.result_session, opened)
