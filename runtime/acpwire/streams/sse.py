@@ -61,11 +61,44 @@ class SseParser:
         text = self._pending + chunk
         if b"\r" in text:
             text = text.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        events: list[bytes] = []
+        end = text.rfind(b"\n\n")
+        if end < 0 or self._data or self._event_id is not None:
+            self._lines(text, events)
+            return events
+        # Every "\n\n" ends an event (the blank line after a line): the events before the
+        # last one are whole. The common one, a single `data: ` line, needs no line work;
+        # any other goes through the line rules with its blank line, as it would have.
+        limit = self.max_event_bytes
+        complete = text[:end]
+        wholes = complete.split(b"\n\n")
+        if (  # every event one `data: ` line (as a burst of messages is): no loop of our own
+            complete.startswith(b"data: ")
+            and complete.count(b"\n\ndata: ") == len(wholes) - 1
+            and complete.count(b"\n") == 2 * (len(wholes) - 1)
+        ):
+            if max(map(len, wholes)) - 5 > limit:
+                raise EventTooLarge(f"an event larger than {limit} bytes")
+            events = [whole[6:] for whole in wholes]
+            self._lines(text[end + 2 :], events)
+            return events
+        for whole in wholes:
+            if whole[:6] == b"data: " and b"\n" not in whole:
+                if len(whole) - 5 > limit:
+                    raise EventTooLarge(f"an event larger than {limit} bytes")
+                events.append(whole[6:])
+            else:
+                self._lines(whole + b"\n\n", events)
+        self._lines(text[end + 2 :], events)
+        return events
+
+    def _lines(self, text: bytes, events: list[bytes]) -> None:
+        """Apply the line rules to `text` (LF line ends): the data of each event it ends
+        goes to `events`; its unfinished last line waits for the next chunk."""
         lines = text.split(b"\n")
         self._pending = lines.pop()
         if len(self._pending) > self.max_event_bytes + len(b"data: "):
             raise EventTooLarge(f"an event line longer than {self.max_event_bytes} bytes")
-        events: list[bytes] = []
         for line in lines:
             if not line:
                 if self._data:
@@ -87,4 +120,3 @@ class SseParser:
             if self._size > self.max_event_bytes:
                 raise EventTooLarge(f"an event larger than {self.max_event_bytes} bytes")
             self._data.append(value)
-        return events

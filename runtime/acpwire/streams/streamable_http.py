@@ -170,7 +170,7 @@ class StreamableHttpStream:
             what = f"answered `initialize` without an {CONNECTION_ID_HEADER} header"
             self._end(what)
             raise anyio.BrokenResourceError(what)
-        await self._deliver(body)
+        await self._deliver([body])
 
     async def _request(self, method: str, *, hint: str = "", **kwargs: object) -> httpx.Response:
         try:
@@ -272,8 +272,9 @@ class StreamableHttpStream:
                 parser = SseParser(self._max_message_bytes)
                 async for chunk in response.aiter_raw():
                     streamed = True
-                    for data in parser.feed(chunk):
-                        await self._deliver(data, session)
+                    events = parser.feed(chunk)
+                    if events:
+                        await self._deliver(events, session)
                     if parser.last_event_id is not None:
                         self._cursors[session] = parser.last_event_id
         except httpx.HTTPError as exc:
@@ -286,25 +287,38 @@ class StreamableHttpStream:
         self._resume_failed = True
         self._end(what, status)
 
-    async def _deliver(self, data: bytes, session: str | None = None) -> None:
-        """One message from the server, to the reader."""
-        try:
-            message = envelope(data)
-        except NotAMessage:
-            pass  # the connection answers it as unparsable
-        else:
-            if message.is_request and not isinstance(message.id, UnsetType):
-                self._request_sessions[message.id] = session or message.params_session
-            elif message.result_session is not None and message.result_session not in (
-                self._sessions
-            ):
-                # a new session: open its stream now, so its updates flow from the start
-                opened = self._sessions[message.result_session] = self._loop.Event()
-                self._nursery.start_soon(self._read_events, message.result_session, opened)
+    async def _deliver(self, messages: list[bytes], session: str | None = None) -> None:
+        """Messages from the server (one event stream's, in order), to the reader."""
+        data = b"\n".join(messages)
+        # Only a request or a response concerns the transport, and neither can lack an
+        # `"id"` key, spelt plainly or with `\u` escapes: notifications are not decoded.
+        if (
+            b'"id"' in data
+            or b"\\u" in data
+            or b"\r" in data
+            or data.count(b"\n") >= len(messages)  # a message spread over lines
+        ):
+            for message in messages:
+                self._note(message, session)
+            data = b"\n".join(map(one_line, messages))
         while self._received_bytes >= self._max_buffered_bytes and self._what is None:
             self._room = self._loop.Event()
             await self._room.wait()
-        self._push(one_line(data) + b"\n")
+        self._push(data + b"\n")
+
+    def _note(self, data: bytes, session: str | None) -> None:
+        """Remember the stream of a request from the server (its answer names the session),
+        and open the stream of a session a result names."""
+        try:
+            message = envelope(data)
+        except NotAMessage:
+            return  # the connection answers it as unparsable
+        if message.is_request and not isinstance(message.id, UnsetType):
+            self._request_sessions[message.id] = session or message.params_session
+        elif message.result_session is not None and message.result_session not in (self._sessions):
+            # a new session: open its stream now, so its updates flow from the start
+            opened = self._sessions[message.result_session] = self._loop.Event()
+            self._nursery.start_soon(self._read_events, message.result_session, opened)
 
     def _push(self, line: bytes) -> None:
         self._received.append(line)
