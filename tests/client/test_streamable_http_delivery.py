@@ -40,9 +40,11 @@ async def _quiet() -> AsyncIterator[bytes]:
 
 async def test_events_reach_the_reader_and_requests_keep_their_session(loop: str) -> None:
     posted: list[httpx.Request] = []
+    streams: list[httpx.Request] = []
 
     async def server(request: httpx.Request) -> httpx.Response:
         if request.method == "GET":
+            streams.append(request)
             if "acp-session-id" in request.headers:
                 return httpx.Response(200, content=_quiet())
             return httpx.Response(200, content=_events())
@@ -70,4 +72,6 @@ async def test_events_reach_the_reader_and_requests_keep_their_session(loop: str
         await stream.send_all(ANSWER + b"\n")
         assert posted[-1].content == ANSWER
         assert posted[-1].headers.get("acp-session-id") == "s1"
+        # read raw, so asked uncompressed (a proxy may compress text/event-stream otherwise)
+        assert {r.headers["accept-encoding"] for r in streams} == {"identity"}
         await stream.aclose()

@@ -257,7 +257,12 @@ class StreamableHttpStream:
         self, session: str | None, opened: Event, scope: str, resuming: bool
     ) -> _Ended:
         """Read one GET of the stream until it ends, and say how it did."""
-        headers = {"accept": "text/event-stream", CONNECTION_ID_HEADER: self.connection_id or ""}
+        headers = {
+            "accept": "text/event-stream",
+            # the stream is read raw (aiter_raw), so it must not arrive compressed
+            "accept-encoding": "identity",
+            CONNECTION_ID_HEADER: self.connection_id or "",
+        }
         if session is not None:
             headers[SESSION_ID_HEADER] = session
         if resuming or session in self._cursors:
