@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+import acp_schema
 import acp_schema.v1 as v1
 import acp_schema.v2 as v2
 from acpwire.agent import (
@@ -31,6 +32,7 @@ from helpers.lines import new_session
 from helpers.raw import request, response
 from helpers.redis_server import redis_server
 from helpers.serving import served_tool_agent
+from helpers.surfaces import AnySurface, module
 
 CHUNK = v2.AgentMessageChunk(message_id="m1", content=v2.TextContent(text="hi"))
 
@@ -93,6 +95,48 @@ def test_sessions_and_history_survive_reopening(store_at: Opener) -> None:
         assert list(again.history("s2")) == updates
         assert list(again.history("s1")) == [v1.UserMessageChunk(content=v1.TextContent(text="q"))]
         assert again.get("nope") is None
+    finally:
+        again.close()
+
+
+def surface_history(surface: AnySurface) -> list[Any]:
+    """A history an agent on `surface` records: an update the turn helpers send (the stable
+    module's class, the same on the wire) and one of the surface's own classes; on an unstable
+    surface that one is a variant the stable surface lacks (`plan_removed`); on v2 an
+    extension variant too (v1's union is closed)."""
+    types, stable = module(surface), module(acp_schema.surface(surface.protocol_version))
+    helper = (
+        stable.AgentMessageChunk(message_id="m1", content=stable.TextContent(text="hi"))
+        if surface.protocol_version == 2
+        else stable.AgentMessageChunk(content=stable.TextContent(text="hi"))
+    )
+    own = (
+        types.PlanRemoved(plan_id="p1")
+        if surface.unstable
+        else types.SessionInfoUpdate(title="t")
+    )
+    if surface.protocol_version == 1:
+        return [helper, own]
+    return [helper, own, types.UnknownSessionUpdate(sessionUpdate="_acme_progress", n=1)]
+
+
+def test_the_history_of_any_surface_survives_reopening(
+    store_at: Opener, surface: AnySurface
+) -> None:
+    """A durable store gives back what an agent on any surface recorded, as the memory store
+    does (the same classes), after a restart: an unstable-only variant included."""
+    recorded = surface_history(surface)
+    store = store_at()
+    store.add(StoredSession("s", "/", surface.protocol_version))
+    record = store.recorder("s")
+    for update in recorded:
+        record(update)
+    assert list(store.history("s")) == recorded
+    store.close()
+    again = store_at()
+    try:
+        assert list(again.history("s")) == recorded
+        assert [type(u) for u in again.history("s")] == [type(u) for u in recorded]
     finally:
         again.close()
 
