@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import logging
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +52,19 @@ def redis_url() -> Iterator[str]:
 def store_at(request: pytest.FixtureRequest, tmp_path: Path) -> Opener:
     """Opens the store of one place (a file, a key prefix): again and again, as a server
     restarted opens it."""
+    return opener(request, tmp_path)
+
+
+@pytest.fixture(params=["memory", "sqlite", "redis"])
+def any_store_at(request: pytest.FixtureRequest, tmp_path: Path) -> Opener:
+    """`store_at`, and the memory store (opened again: the same store, a new connection)."""
+    return opener(request, tmp_path)
+
+
+def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Opener:
+    if request.param == "memory":
+        memory = MemorySessionStore()
+        return lambda: memory  # type: ignore[return-value]
     if request.param == "sqlite":
         return lambda: SqliteSessionStore(tmp_path / "sessions.db")
     url, prefix = request.getfixturevalue("redis_url"), f"test{next(PREFIXES)}:"
@@ -99,6 +112,15 @@ def test_sessions_and_history_survive_reopening(store_at: Opener) -> None:
         again.close()
 
 
+def own_update(surface: AnySurface) -> Any:
+    """An update of the surface's own classes: `plan_removed` on an unstable surface (the
+    stable ones lack it)."""
+    types = module(surface)
+    return (
+        types.PlanRemoved(plan_id="p1") if surface.unstable else types.SessionInfoUpdate(title="t")
+    )
+
+
 def surface_history(surface: AnySurface) -> list[Any]:
     """A history an agent on `surface` records: an update the turn helpers send (the stable
     module's class, the same on the wire) and one of the surface's own classes; on an unstable
@@ -110,11 +132,7 @@ def surface_history(surface: AnySurface) -> list[Any]:
         if surface.protocol_version == 2
         else stable.AgentMessageChunk(content=stable.TextContent(text="hi"))
     )
-    own = (
-        types.PlanRemoved(plan_id="p1")
-        if surface.unstable
-        else types.SessionInfoUpdate(title="t")
-    )
+    own = own_update(surface)
     if surface.protocol_version == 1:
         return [helper, own]
     return [helper, own, types.UnknownSessionUpdate(sessionUpdate="_acme_progress", n=1)]
@@ -233,6 +251,77 @@ async def test_serve_turns_replays_a_session_after_a_restart(
             assert not ids & {m["params"]["update"].get("toolCallId") for m in updates} - {None}
     finally:
         store.close()
+
+
+def surface_work(surface: AnySurface) -> Callable[[Any], Awaitable[str]]:
+    """A turn that says something (the helpers' stable class) and sends an update of the
+    surface's own (`plan_removed` on an unstable surface: the stable ones lack it)."""
+    own = own_update(surface)
+
+    async def work(turn: Any) -> str:
+        await turn.say("hi")
+        await turn.update(own)
+        return "end_turn"
+
+    return work
+
+
+@pytest.mark.usefixtures("loop")
+async def test_turn_agents_on_any_surface_replay_what_they_sent(
+    any_store_at: Opener, surface: AnySurface
+) -> None:
+    """`turn_agents` on each surface (`unstable=True` for the unstable ones) records a turn
+    into each store and replays it, on a new connection after the store was opened again (a
+    restart): v2 `session/resume` and v1 `session/load` send exactly what the turn sent, an
+    unstable-only variant included."""
+    version, work = surface.protocol_version, surface_work(surface)
+    serving = {"work": work, "unstable": surface.unstable}
+    store = any_store_at()
+    async with served_tool_agent(version, store, **serving) as peer:
+        sid = await new_session(peer, version)
+        sent = await finished_turn(peer, sid, version)
+    closed(store)
+    updates = [m for m in sent if m.get("method") == "session/update"]
+    tags = [m["params"]["update"]["sessionUpdate"] for m in updates]
+    assert ("plan_removed" if surface.unstable else "session_info_update") in tags
+    store = any_store_at()
+    try:
+        async with served_tool_agent(version, store, **serving) as peer:
+            got = await replayed(peer, sid, version, len(updates) + 2)
+            if version == 2:  # the states are not replayed: the last one is sent as it is now
+                assert got == [*(m for m in updates if m not in states(updates)), sent[-1]]
+            else:  # the prompt comes first, as the user's message
+                prompt, replay = got[: len(got) - len(updates)], got[len(got) - len(updates) :]
+                assert replay == updates
+                assert [m["params"]["update"]["sessionUpdate"] for m in prompt] == [
+                    "user_message_chunk"
+                ]
+    finally:
+        closed(store)
+
+
+def states(updates: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [m for m in updates if m["params"]["update"]["sessionUpdate"] == "state_update"]
+
+
+def closed(store: object) -> None:
+    """Closes a durable store (the memory store has nothing to close)."""
+    if isinstance(store, SqliteSessionStore | RedisSessionStore):
+        store.close()
+
+
+async def replayed(peer: Any, sid: str, version: int, count: int) -> list[dict[str, Any]]:
+    """What the agent sends for v2 `session/resume` from the start (v1 `session/load`), up
+    to `count` messages or its response."""
+    params: dict[str, Any] = {"sessionId": sid, "cwd": "/repo"}
+    params |= {"replayFrom": {"type": "start"}} if version == 2 else {"mcpServers": []}
+    await peer.send(request(7, "session/resume" if version == 2 else "session/load", params))
+    got: list[dict[str, Any]] = []
+    while not got or got[-1].get("id") != 7:
+        got.append(await peer.receive())
+        assert len(got) <= count + 1, got
+    assert got[-1] == response(7, {})
+    return got[:-1]
 
 
 class OldStore:

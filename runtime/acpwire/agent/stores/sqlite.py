@@ -48,6 +48,7 @@ PAGE = 500
 """History rows read per statement (a long history is read in pages)."""
 SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
 
+
 class SqliteSessionStore(_WrittenHistory):
     """Sessions and their history in the SQLite file `path` (made when missing)."""
 
