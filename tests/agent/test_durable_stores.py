@@ -275,7 +275,7 @@ async def test_turn_agents_on_any_surface_replay_what_they_sent(
     restart): v2 `session/resume` and v1 `session/load` send exactly what the turn sent, an
     unstable-only variant included."""
     version, work = surface.protocol_version, surface_work(surface)
-    serving = {"work": work, "unstable": surface.unstable}
+    serving: dict[str, Any] = {"work": work, "unstable": surface.unstable}
     store = any_store_at()
     async with served_tool_agent(version, store, **serving) as peer:
         sid = await new_session(peer, version)
@@ -314,7 +314,10 @@ async def replayed(peer: Any, sid: str, version: int, count: int) -> list[dict[s
     """What the agent sends for v2 `session/resume` from the start (v1 `session/load`), up
     to `count` messages or its response."""
     params: dict[str, Any] = {"sessionId": sid, "cwd": "/repo"}
-    params |= {"replayFrom": {"type": "start"}} if version == 2 else {"mcpServers": []}
+    if version == 2:
+        params["replayFrom"] = {"type": "start"}
+    else:
+        params["mcpServers"] = []
     await peer.send(request(7, "session/resume" if version == 2 else "session/load", params))
     got: list[dict[str, Any]] = []
     while not got or got[-1].get("id") != 7:
