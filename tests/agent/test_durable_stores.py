@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import logging
 import threading
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ from acpwire.agent import (
 from acpwire.agent.stores.redis_store import RedisSessionStore
 from acpwire.agent.stores.writer import HistoryWriter
 from acpwire.examples import tool_agent
-from helpers.durable import finished_turn
+from helpers.durable import finished_turn, own_update, surface_story
 from helpers.lines import new_session
 from helpers.raw import request, response
 from helpers.redis_server import redis_server
@@ -110,15 +110,6 @@ def test_sessions_and_history_survive_reopening(store_at: Opener) -> None:
         assert again.get("nope") is None
     finally:
         again.close()
-
-
-def own_update(surface: AnySurface) -> Any:
-    """An update of the surface's own classes: `plan_removed` on an unstable surface (the
-    stable ones lack it)."""
-    types = module(surface)
-    return (
-        types.PlanRemoved(plan_id="p1") if surface.unstable else types.SessionInfoUpdate(title="t")
-    )
 
 
 def surface_history(surface: AnySurface) -> list[Any]:
@@ -253,19 +244,6 @@ async def test_serve_turns_replays_a_session_after_a_restart(
         store.close()
 
 
-def surface_work(surface: AnySurface) -> Callable[[Any], Awaitable[str]]:
-    """A turn that says something (the helpers' stable class) and sends an update of the
-    surface's own (`plan_removed` on an unstable surface: the stable ones lack it)."""
-    own = own_update(surface)
-
-    async def work(turn: Any) -> str:
-        await turn.say("hi")
-        await turn.update(own)
-        return "end_turn"
-
-    return work
-
-
 @pytest.mark.usefixtures("loop")
 async def test_turn_agents_on_any_surface_replay_what_they_sent(
     any_store_at: Opener, surface: AnySurface
@@ -274,7 +252,7 @@ async def test_turn_agents_on_any_surface_replay_what_they_sent(
     into each store and replays it, on a new connection after the store was opened again (a
     restart): v2 `session/resume` and v1 `session/load` send exactly what the turn sent, an
     unstable-only variant included."""
-    version, work = surface.protocol_version, surface_work(surface)
+    version, work = surface.protocol_version, surface_story(surface.unstable)
     serving: dict[str, Any] = {"work": work, "unstable": surface.unstable}
     store = any_store_at()
     async with served_tool_agent(version, store, **serving) as peer:
