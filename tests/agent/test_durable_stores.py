@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+import acp_schema
 import acp_schema.v1 as v1
 import acp_schema.v2 as v2
 from acpwire.agent import (
@@ -26,11 +27,12 @@ from acpwire.agent import (
 from acpwire.agent.stores.redis_store import RedisSessionStore
 from acpwire.agent.stores.writer import HistoryWriter
 from acpwire.examples import tool_agent
-from helpers.durable import finished_turn
+from helpers.durable import finished_turn, own_update, surface_story
 from helpers.lines import new_session
 from helpers.raw import request, response
 from helpers.redis_server import redis_server
 from helpers.serving import served_tool_agent
+from helpers.surfaces import AnySurface, module
 
 CHUNK = v2.AgentMessageChunk(message_id="m1", content=v2.TextContent(text="hi"))
 
@@ -50,6 +52,19 @@ def redis_url() -> Iterator[str]:
 def store_at(request: pytest.FixtureRequest, tmp_path: Path) -> Opener:
     """Opens the store of one place (a file, a key prefix): again and again, as a server
     restarted opens it."""
+    return opener(request, tmp_path)
+
+
+@pytest.fixture(params=["memory", "sqlite", "redis"])
+def any_store_at(request: pytest.FixtureRequest, tmp_path: Path) -> Opener:
+    """`store_at`, and the memory store (opened again: the same store, a new connection)."""
+    return opener(request, tmp_path)
+
+
+def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Opener:
+    if request.param == "memory":
+        memory = MemorySessionStore()
+        return lambda: memory  # type: ignore[return-value]
     if request.param == "sqlite":
         return lambda: SqliteSessionStore(tmp_path / "sessions.db")
     url, prefix = request.getfixturevalue("redis_url"), f"test{next(PREFIXES)}:"
@@ -93,6 +108,44 @@ def test_sessions_and_history_survive_reopening(store_at: Opener) -> None:
         assert list(again.history("s2")) == updates
         assert list(again.history("s1")) == [v1.UserMessageChunk(content=v1.TextContent(text="q"))]
         assert again.get("nope") is None
+    finally:
+        again.close()
+
+
+def surface_history(surface: AnySurface) -> list[Any]:
+    """A history an agent on `surface` records: an update the turn helpers send (the stable
+    module's class, the same on the wire) and one of the surface's own classes; on an unstable
+    surface that one is a variant the stable surface lacks (`plan_removed`); on v2 an
+    extension variant too (v1's union is closed)."""
+    types, stable = module(surface), module(acp_schema.surface(surface.protocol_version))
+    helper = (
+        stable.AgentMessageChunk(message_id="m1", content=stable.TextContent(text="hi"))
+        if surface.protocol_version == 2
+        else stable.AgentMessageChunk(content=stable.TextContent(text="hi"))
+    )
+    own = own_update(surface)
+    if surface.protocol_version == 1:
+        return [helper, own]
+    return [helper, own, types.UnknownSessionUpdate(sessionUpdate="_acme_progress", n=1)]
+
+
+def test_the_history_of_any_surface_survives_reopening(
+    store_at: Opener, surface: AnySurface
+) -> None:
+    """A durable store gives back what an agent on any surface recorded, as the memory store
+    does (the same classes), after a restart: an unstable-only variant included."""
+    recorded = surface_history(surface)
+    store = store_at()
+    store.add(StoredSession("s", "/", surface.protocol_version))
+    record = store.recorder("s")
+    for update in recorded:
+        record(update)
+    assert list(store.history("s")) == recorded
+    store.close()
+    again = store_at()
+    try:
+        assert list(again.history("s")) == recorded
+        assert [type(u) for u in again.history("s")] == [type(u) for u in recorded]
     finally:
         again.close()
 
@@ -189,6 +242,67 @@ async def test_serve_turns_replays_a_session_after_a_restart(
             assert not ids & {m["params"]["update"].get("toolCallId") for m in updates} - {None}
     finally:
         store.close()
+
+
+@pytest.mark.usefixtures("loop")
+async def test_turn_agents_on_any_surface_replay_what_they_sent(
+    any_store_at: Opener, surface: AnySurface
+) -> None:
+    """`turn_agents` on each surface (`unstable=True` for the unstable ones) records a turn
+    into each store and replays it, on a new connection after the store was opened again (a
+    restart): v2 `session/resume` and v1 `session/load` send exactly what the turn sent, an
+    unstable-only variant included."""
+    version, work = surface.protocol_version, surface_story(surface.unstable)
+    serving: dict[str, Any] = {"work": work, "unstable": surface.unstable}
+    store = any_store_at()
+    async with served_tool_agent(version, store, **serving) as peer:
+        sid = await new_session(peer, version)
+        sent = await finished_turn(peer, sid, version)
+    closed(store)
+    updates = [m for m in sent if m.get("method") == "session/update"]
+    tags = [m["params"]["update"]["sessionUpdate"] for m in updates]
+    assert ("plan_removed" if surface.unstable else "session_info_update") in tags
+    store = any_store_at()
+    try:
+        async with served_tool_agent(version, store, **serving) as peer:
+            got = await replayed(peer, sid, version, len(updates) + 2)
+            if version == 2:  # the states are not replayed: the last one is sent as it is now
+                assert got == [*(m for m in updates if m not in states(updates)), sent[-1]]
+            else:  # the prompt comes first, as the user's message
+                prompt, replay = got[: len(got) - len(updates)], got[len(got) - len(updates) :]
+                assert replay == updates
+                assert [m["params"]["update"]["sessionUpdate"] for m in prompt] == [
+                    "user_message_chunk"
+                ]
+    finally:
+        closed(store)
+
+
+def states(updates: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [m for m in updates if m["params"]["update"]["sessionUpdate"] == "state_update"]
+
+
+def closed(store: object) -> None:
+    """Closes a durable store (the memory store has nothing to close)."""
+    if isinstance(store, SqliteSessionStore | RedisSessionStore):
+        store.close()
+
+
+async def replayed(peer: Any, sid: str, version: int, count: int) -> list[dict[str, Any]]:
+    """What the agent sends for v2 `session/resume` from the start (v1 `session/load`), up
+    to `count` messages or its response."""
+    params: dict[str, Any] = {"sessionId": sid, "cwd": "/repo"}
+    if version == 2:
+        params["replayFrom"] = {"type": "start"}
+    else:
+        params["mcpServers"] = []
+    await peer.send(request(7, "session/resume" if version == 2 else "session/load", params))
+    got: list[dict[str, Any]] = []
+    while not got or got[-1].get("id") != 7:
+        got.append(await peer.receive())
+        assert len(got) <= count + 1, got
+    assert got[-1] == response(7, {})
+    return got[:-1]
 
 
 class OldStore:

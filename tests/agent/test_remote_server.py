@@ -241,6 +241,34 @@ async def test_messages_wait_for_a_stream_opened_late() -> None:
             assert (await stream.next())["id"] == 1
 
 
+async def test_a_request_of_a_session_unknown_to_the_connection_is_answered_on_its_stream() -> None:
+    """A POST naming (header and params alike) a session this connection never opened is
+    taken (202), not 404: the agent answers it (-32002 here), on the connection-scoped stream,
+    since the client cannot open that session's stream (404, above). A session of the store
+    (another connection's, a restarted server's) is loaded or resumed this way."""
+    async with server() as (url, client):
+        connection = await initialized(url, client)
+        headers = {**JSON, "acp-connection-id": connection, "acp-session-id": "never-named"}
+        prompt = rpc(4, "session/prompt", sessionId="never-named", prompt=[])
+        async with events(client, url, connection) as stream:
+            assert (await client.post(url, json=prompt, headers=headers)).status_code == 202
+            answer = await stream.next()
+            assert answer["id"] == 4 and "error" in answer, answer
+
+
+async def test_malformed_json_on_a_connection_is_answered_and_the_connection_goes_on() -> None:
+    async with server() as (url, client):
+        connection = await initialized(url, client)
+        headers = {**JSON, "acp-connection-id": connection}
+        for body in (b"{not json", b'{"jsonrpc": "2.0", "id": 1, "method": 7}', b"\xff\xfe"):
+            broken = await client.post(url, content=body, headers=headers)
+            assert broken.status_code == 400, (body, broken.text)
+        async with events(client, url, connection) as stream:
+            listed = rpc(2, "session/list")
+            assert (await client.post(url, json=listed, headers=headers)).status_code == 202
+            assert (await stream.next())["id"] == 2
+
+
 # ------------------------------------------------------------------ checks and limits
 
 
@@ -293,6 +321,36 @@ async def test_413_for_a_message_over_the_limit() -> None:
     async with server(app) as (url, client):
         big = {**INIT, "params": {**INIT["params"], "_meta": {"pad": "x" * 2000}}}  # type: ignore[dict-item]
         assert (await client.post(url, json=big, headers=JSON)).status_code == 413
+
+
+async def test_413_for_a_streamed_body_over_the_limit_and_the_connection_goes_on() -> None:
+    """A body without a length (streamed in chunks) is kept only up to the limit: 413, which
+    the client reads (the rest is read and dropped: over HTTP/1.1 the client would meet a
+    closed connection, and Hypercorn fails on HTTP/2 data for a stream it answered); a big
+    message on a connection is refused alone (every POST answered), the next one taken."""
+    app = agent_app(HelloAgent, remote=RemoteOptions(max_message_bytes=1000))
+
+    async def chunks() -> AsyncIterator[bytes]:
+        yield b'{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"_meta": "'
+        for _ in range(25):  # 2.5 KB: over the limit, within what is drained (4 limits)
+            yield b"x" * 100
+
+    with anyio.fail_after(8):
+        for http2 in (False, True):
+            async with served(app) as url, raw_client(http2=http2) as client:
+                await _over_the_limit(url, client, chunks())
+
+
+async def _over_the_limit(url: str, client: httpx.AsyncClient, body: AsyncIterator[bytes]) -> None:
+    assert (await client.post(url, content=body, headers=JSON)).status_code == 413
+    connection = await initialized(url, client)
+    headers = {**JSON, "acp-connection-id": connection}
+    big = rpc(1, "session/list", cursor="x" * 2000)
+    assert (await client.post(url, json=big, headers=headers)).status_code == 413
+    async with events(client, url, connection) as stream:
+        listed = rpc(2, "session/list")
+        assert (await client.post(url, json=listed, headers=headers)).status_code == 202
+        assert (await stream.next())["id"] == 2
 
 
 async def test_503_past_the_connection_limit() -> None:

@@ -10,11 +10,14 @@ import socket
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 
+import acp_schema
 from acp_schema import v2
 from acpwire import (
     AgentRequests,
@@ -26,11 +29,24 @@ from acpwire import (
     prompt,
 )
 from acpwire.client import SessionState
-from helpers.durable import CWD, Story, connected_turn, described, initialized, reopened, story_app
+from helpers.clients import turn_client
+from helpers.durable import (
+    CWD,
+    Story,
+    connected_turn,
+    described,
+    initialized,
+    reopened,
+    story_app,
+    surface_described,
+    surface_reopened,
+    surface_turn,
+)
 from helpers.processes import PYTHONPATH
 from helpers.redis_server import redis_server
 from helpers.relay import relay
 from helpers.remote import raw_client, served
+from helpers.surfaces import AnySurface
 
 pytestmark = pytest.mark.usefixtures("loop")
 
@@ -95,12 +111,16 @@ import sys
 import anyio
 from acpwire import SqliteSessionStore, serve_remote
 from acpwire.agent import RedisSessionStore
-from helpers.durable import Story, story_app
+from helpers.durable import Story, story_app, surface_story
 
 where = sys.argv[1]
 store = RedisSessionStore(where) if where.startswith("redis:") else SqliteSessionStore(where)
 try:
-    app = story_app(Story(), store)
+    if len(sys.argv) > 3:  # the surfaces' story, served on them
+        unstable = sys.argv[3] == "unstable"
+        app = story_app(surface_story(unstable), store, unstable=unstable)
+    else:
+        app = story_app(Story(), store)
     anyio.run(lambda: serve_remote(app, bind=sys.argv[2]), backend="asyncio")
 finally:
     store.close()
@@ -113,25 +133,52 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def start_server(db: Path | str, port: int) -> subprocess.Popen[str]:
+def start_server(db: Path | str, port: int, unstable: bool | None = None) -> subprocess.Popen[str]:
     """A server process on `port` with the SQLite store `db` (or the Redis server at a
-    `redis://` URL)."""
+    `redis://` URL); with `unstable` given, serving `surface_story` on the stable or the
+    unstable surfaces."""
+    return start_servers(db, [port], unstable)[0]
+
+
+def start_servers(
+    db: Path | str, ports: Iterable[int], unstable: bool | None = None
+) -> list[subprocess.Popen[str]]:
+    """`start_server` on each port, the processes starting side by side."""
     tests = str(Path(__file__).resolve().parents[1])
     env = {"PYTHONPATH": PYTHONPATH["PYTHONPATH"] + ":" + tests}
-    command = [sys.executable, "-c", textwrap.dedent(SERVER), str(db), f"127.0.0.1:{port}"]
-    server = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
-    assert server.stderr is not None
-    line = server.stderr.readline()
-    assert "Running on" in line, line + server.stderr.read()
-    return server
+    surfaces = [] if unstable is None else ["unstable" if unstable else "stable"]
+    servers = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                textwrap.dedent(SERVER),
+                str(db),
+                f"127.0.0.1:{port}",
+                *surfaces,
+            ],
+            env=env,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for port in ports
+    ]
+    for server in servers:
+        assert server.stderr is not None
+        line = server.stderr.readline()
+        assert "Running on" in line, line + server.stderr.read()
+    return servers
 
 
-def stop(server: subprocess.Popen[str]) -> None:
-    server.send_signal(signal.SIGTERM)  # Hypercorn shuts down gracefully; the store closes
-    try:
-        server.wait(timeout=10)
-    finally:
-        server.kill()
+def stop(*servers: subprocess.Popen[str]) -> None:
+    """Stops the servers side by side (gracefully: Hypercorn shuts down, the store closes)."""
+    for server in servers:
+        server.send_signal(signal.SIGTERM)
+    for server in servers:
+        try:
+            server.wait(timeout=10)
+        finally:
+            server.kill()
 
 
 async def test_sessions_outlive_a_restart_of_the_server_process(tmp_path: Path) -> None:
@@ -168,7 +215,7 @@ async def test_two_server_processes_share_sessions_through_redis() -> None:
     requests = AgentRequests()
     with redis_server() as redis_url:
         ports = free_port(), free_port()
-        servers = [start_server(redis_url, port) for port in ports]
+        servers = start_servers(redis_url, ports)
         try:
             first, second = (f"http://127.0.0.1:{port}/acp" for port in ports)
             with anyio.fail_after(9):
@@ -184,8 +231,72 @@ async def test_two_server_processes_share_sessions_through_redis() -> None:
                         await initialized(conn)
                         assert described(await reopened(conn, session_id)) == described(live)
         finally:
-            for server in servers:
-                stop(server)
+            stop(*servers)
+
+
+UNSTABLE = pytest.mark.parametrize("unstable", [False, True], ids=["stable", "unstable"])
+
+
+@UNSTABLE
+async def test_sessions_of_any_surface_outlive_a_restart(unstable: bool, tmp_path: Path) -> None:
+    """`turn_agents` on the stable or the unstable surfaces (then with the unstable-only
+    `plan_removed`), over each version and profile: a session is resumed (v1: loaded) as it
+    was after the server process restarted on the same SQLite file."""
+    db, port = tmp_path / "sessions.db", free_port()
+    url = f"http://127.0.0.1:{port}/acp"
+    sessions: dict[tuple[AnySurface, str], tuple[str, Any]] = {}
+    server = start_server(db, port, unstable)
+    try:
+        with anyio.fail_after(9):
+            for surface, transport in surfaces_and_transports(unstable):
+                async with open_remote(url, transport=transport, **client_of(surface)) as conn:  # type: ignore[call-overload]
+                    sessions[surface, transport] = await surface_turn(conn, surface)
+    finally:
+        stop(server)
+    server = start_server(db, port, unstable)  # the same file, a new process
+    try:
+        with anyio.fail_after(9):
+            for (surface, transport), (session_id, live) in sessions.items():
+                async with open_remote(url, transport=transport, **client_of(surface)) as conn:  # type: ignore[call-overload]
+                    again = await surface_reopened(conn, surface, session_id)
+                    assert surface_described(again) == surface_described(live)
+                assert len(surface_described(live)["unknown"]) == int(unstable)
+    finally:
+        stop(server)
+
+
+@UNSTABLE
+async def test_two_server_processes_share_sessions_of_any_surface_through_redis(
+    unstable: bool,
+) -> None:
+    """As above, a session opened through one server process on Redis resumed (v1: loaded)
+    through another."""
+    with redis_server() as redis_url:
+        ports = free_port(), free_port()
+        servers = start_servers(redis_url, ports, unstable)
+        try:
+            first, second = (f"http://127.0.0.1:{port}/acp" for port in ports)
+            with anyio.fail_after(9):
+                for surface, transport in surfaces_and_transports(unstable):
+                    client = client_of(surface)
+                    async with open_remote(first, transport=transport, **client) as conn:  # type: ignore[call-overload]
+                        session_id, live = await surface_turn(conn, surface)
+                    async with open_remote(second, transport=transport, **client) as conn:  # type: ignore[call-overload]
+                        again = await surface_reopened(conn, surface, session_id)
+                    assert surface_described(again) == surface_described(live)
+                    assert len(surface_described(live)["unknown"]) == int(unstable)
+        finally:
+            stop(*servers)
+
+
+def surfaces_and_transports(unstable: bool) -> list[tuple[AnySurface, str]]:
+    chosen = [acp_schema.surface(version, unstable) for version in (2, 1)]
+    return [(surface, transport) for surface in chosen for transport in TRANSPORTS]
+
+
+def client_of(surface: AnySurface) -> dict[str, Any]:
+    """`open_remote`'s keyword for a client on `surface`."""
+    return {f"v{surface.protocol_version}": turn_client(surface)}
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)

@@ -30,6 +30,7 @@ from acpwire import (
 from acpwire.agent import AgentApp
 from acpwire.client import SessionState
 from acpwire.streams import Reconnect
+from helpers.asgi_servers import CookieAffinity, hypercorn_serving
 from helpers.durable import CWD, Story, connected_turn, described, initialized, reopened, story_app
 from helpers.relay import Relay, relay
 from helpers.remote import served
@@ -146,6 +147,25 @@ async def test_a_turn_cut_midway_is_resumed_as_if_never_cut(transport: str) -> N
                     assert (await open_session(conn.v2, cwd=CWD)).how == "new"
     assert described(state) == described(live)
     assert described(live)["run"] == ("idle", "end_turn")
+
+
+async def test_a_resuming_websocket_returns_the_servers_cookies() -> None:
+    """Cookie affinity over WebSocket: the 101 sets a cookie, and the upgrade that resumes
+    the connection after the cut carries it (a balancer sends it to the process holding the
+    connection); the turn is resumed whole."""
+    story = Story(anyio.Event())
+    requests = AgentRequests()
+    app = CookieAffinity(resumable_app(story))
+    with anyio.fail_after(15):
+        async with hypercorn_serving(app) as url:
+            live = await reference_state(url, "websocket", requests, story)
+            next_turn(story)
+            async with relay(url) as (cutter, through):
+                state = await client_turn(
+                    through, "websocket", requests, story, cut(cutter, story, down_for=0.05)
+                )
+    assert described(state) == described(live)
+    assert app.with_cookie >= 1
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)

@@ -4,8 +4,6 @@ connection (the RFD's MUST, for servers behind a load balancer with cookie affin
 
 from __future__ import annotations
 
-from typing import Any
-
 import anyio
 import pytest
 
@@ -13,43 +11,11 @@ from acp_schema import v2
 from acpwire import RemoteConnectionError, agent_app, open_remote
 from acpwire.examples.hello_agent import HelloAgent
 from acpwire.examples.hello_client import HelloClient
-from helpers.asgi_servers import hypercorn_serving, uvicorn_serving
+from helpers.asgi_servers import CookieAffinity, hypercorn_serving, uvicorn_serving
 from helpers.hello_turns import HELLO_TURN, hello_turn
 from helpers.loops import run_async
 
 INFO = v2.Implementation(name="servers-test", version="1.0")
-AFFINITY = b"backend=b7"
-
-
-class CookieAffinity:
-    """An ASGI wrapper, as a load balancer with cookie affinity: the `initialize` POST's answer
-    sets a cookie; every later request of the connection without it is refused (403)."""
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-        self.with_cookie = 0
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        headers = dict(scope["headers"])
-        if b"acp-connection-id" not in headers:  # the initialize POST
-
-            async def setting_the_cookie(message: Any) -> None:
-                if message["type"] == "http.response.start":
-                    cookie = (b"set-cookie", AFFINITY + b"; Path=/; HttpOnly")
-                    message = {**message, "headers": [*message["headers"], cookie]}
-                await send(message)
-
-            await self.app(scope, receive, setting_the_cookie)
-            return
-        if AFFINITY not in headers.get(b"cookie", b""):
-            await send({"type": "http.response.start", "status": 403, "headers": []})
-            await send({"type": "http.response.body", "body": b"no affinity cookie"})
-            return
-        self.with_cookie += 1
-        await self.app(scope, receive, send)
 
 
 @pytest.mark.usefixtures("loop")

@@ -1,5 +1,6 @@
 """Any ASGI application served in a test, by Hypercorn (on the test's loop) or uvicorn
-(asyncio only), on a free loopback port: `hypercorn_serving(app)`, `uvicorn_serving(app)`.
+(asyncio only), on a free loopback port: `hypercorn_serving(app)`, `uvicorn_serving(app)`;
+and `CookieAffinity`, an ASGI wrapper acting as a load balancer with cookie affinity.
 (`helpers.remote.served` runs an `AgentApp` through acpwire's own `serve_remote`.)"""
 
 from __future__ import annotations
@@ -12,6 +13,46 @@ from typing import Any
 
 import anyio
 import sniffio
+
+AFFINITY = b"backend=b7"
+
+
+class CookieAffinity:
+    """An ASGI wrapper, as a load balancer with cookie affinity: the answer to a connection's
+    first request (the `initialize` POST, the WebSocket upgrade) sets a cookie; every later
+    request of the connection (with its `Acp-Connection-Id`: POSTs, GETs, the DELETE, a
+    resuming upgrade) without it is refused (403)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.with_cookie = 0
+        """Later requests that carried the cookie."""
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope["headers"])
+        if b"acp-connection-id" not in headers:  # the connection's first request
+            answer = "http.response.start" if scope["type"] == "http" else "websocket.accept"
+
+            async def setting_the_cookie(message: Any) -> None:
+                if message["type"] == answer:
+                    cookie = (b"set-cookie", AFFINITY + b"; Path=/; HttpOnly")
+                    message = {**message, "headers": [*message.get("headers", []), cookie]}
+                await send(message)
+
+            await self.app(scope, receive, setting_the_cookie)
+            return
+        if AFFINITY not in headers.get(b"cookie", b""):
+            if scope["type"] == "websocket":
+                await send({"type": "websocket.close", "code": 1008})  # before accept: 403
+                return
+            await send({"type": "http.response.start", "status": 403, "headers": []})
+            await send({"type": "http.response.body", "body": b"no affinity cookie"})
+            return
+        self.with_cookie += 1
+        await self.app(scope, receive, send)
 
 
 def _listener() -> tuple[socket.socket, str]:

@@ -20,6 +20,7 @@ import msgspec
 
 from acp_schema import Surface
 from acpwire.agent import SessionStore, serve_agent, turn_agents
+from acpwire.agent.turns import AnyWork
 from acpwire.client import ClientConnection, connect
 from acpwire.examples import tool_agent
 from acpwire.fixtures.echo_agent import EchoAgentV2
@@ -71,12 +72,22 @@ async def session(
 
 @asynccontextmanager
 async def served_tool_agent(
-    version: int, store: SessionStore | None = None, page_size: int = 50
+    version: int,
+    store: SessionStore | None = None,
+    page_size: int = 50,
+    *,
+    work: AnyWork = tool_agent.work,
+    unstable: bool = False,
 ) -> AsyncIterator[RawPeer]:
-    """The tool agent example's work served by `turn_agents` (checking what it sends),
-    initialized over `version`."""
+    """The tool agent example's work (or `work`) served by `turn_agents` (on the unstable
+    surfaces with `unstable`; checking what it sends), initialized over `version`."""
     agent_v2, agent_v1 = turn_agents(
-        tool_agent.work, name="tool-agent", version="1.0", store=store, page_size=page_size
+        work,
+        name="tool-agent",
+        version="1.0",
+        store=store,
+        page_size=page_size,
+        unstable=unstable,  # type: ignore[call-overload]
     )
     async with raw_client(agent_v2, v1=agent_v1, check_outgoing=True) as peer:
         init = RAW_INIT_V2 if version == 2 else RAW_INIT_V1

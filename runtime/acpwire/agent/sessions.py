@@ -13,6 +13,8 @@ v2 `session/resume` with `replayFrom` and v1 `session/load` (replaying the histo
 recorded as it was sent), and v1 `session/resume`; `initialize` advertises exactly that
 (`agent_capabilities`). A session's history is replayed in the version it was recorded in:
 a session started over v1 is listed over v2 but cannot be replayed there (-32602).
+`turn_agents(..., unstable=True)` builds the same agents on `acp_schema.v2.unstable` and
+`acp_schema.v1.unstable` (answering with their classes; your work may send their updates).
 """
 
 from __future__ import annotations
@@ -24,11 +26,12 @@ import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, ClassVar, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, cast, overload
 
+import acp_schema
 import acp_schema.v1 as v1
 import acp_schema.v2 as v2
-from acp_schema import UNSET
+from acp_schema import UNSET, tag_of
 
 from .._wire.options import ConnectionOptions
 from ..errors import RpcError
@@ -37,6 +40,10 @@ from .capabilities import agent_capabilities
 from .endpoint import serve_agent
 from .schedulers import PromptTurns, V1PromptTurns
 from .turns import AnyWork, text_of
+
+if TYPE_CHECKING:
+    import acp_schema.v1.unstable as v1u
+    import acp_schema.v2.unstable as v2u
 
 SessionUpdate = v2.SessionUpdate | v1.SessionUpdate
 
@@ -159,6 +166,7 @@ class Served:
     page_size: int
 
 
+@overload
 def turn_agents(
     work: AnyWork,
     *,
@@ -166,16 +174,51 @@ def turn_agents(
     version: str,
     store: SessionStore | None = None,
     page_size: int = 50,
-) -> tuple[type[v2.AgentBase], type[v1.AgentBase]]:
+    unstable: Literal[False] = False,
+) -> tuple[type[v2.AgentBase], type[v1.AgentBase]]: ...
+@overload
+def turn_agents(
+    work: AnyWork,
+    *,
+    name: str,
+    version: str,
+    store: SessionStore | None = None,
+    page_size: int = 50,
+    unstable: Literal[True],
+) -> tuple[type[v2u.AgentBase], type[v1u.AgentBase]]: ...
+def turn_agents(
+    work: AnyWork,
+    *,
+    name: str,
+    version: str,
+    store: SessionStore | None = None,
+    page_size: int = 50,
+    unstable: bool = False,
+) -> tuple[type[Any], type[Any]]:
     """The v2 and v1 agent classes serving `work` (for `serve_agent(v2cls, v1=v1cls)`),
     sharing one store (a `MemorySessionStore` unless given); `name` and `version` as for
-    `serve_turns`."""
+    `serve_turns`. `unstable`: on the unstable surfaces (`acp_schema.v2.unstable`,
+    `acp_schema.v1.unstable`: their `AgentBase`, answering with their classes)."""
     if store is not None and not (hasattr(store, "save") and hasattr(store, "history")):
         warnings.warn(LEGACY_STORE, DeprecationWarning, stacklevel=2)
     served = Served(work, store or MemorySessionStore(), name, version, page_size)
+    if not unstable:
+        return (
+            type("TurnAgent", (TurnAgent,), {"served": served}),
+            type("V1TurnAgent", (V1TurnAgent,), {"served": served}),
+        )
+    v2_surface, v1_surface = acp_schema.surface(2, True), acp_schema.surface(1, True)
     return (
-        type("TurnAgent", (TurnAgent,), {"served": served}),
-        type("V1TurnAgent", (V1TurnAgent,), {"served": served}),
+        type(
+            "TurnAgent",
+            (_TurnHandlers, v2_surface.agent_base),
+            {"served": served, "types": v2_surface.module},
+        ),
+        type(
+            "V1TurnAgent",
+            (_V1TurnHandlers, v1_surface.agent_base),
+            {"served": served, "types": v1_surface.module},
+        ),
     )
 
 
@@ -294,10 +337,8 @@ def _after(sessions: list[StoredSession], cursor: str) -> int:
     )
 
 
-Info = TypeVar("Info", v2.SessionInfo, v1.SessionInfo)
-
-
-def _infos(info: type[Info], sessions: list[StoredSession]) -> list[Info]:
+def _infos(info: type[Any], sessions: list[StoredSession]) -> list[Any]:
+    """The sessions as `info` (the `SessionInfo` of the agent's surface)."""
     return [
         info(
             session_id=s.session_id,
@@ -309,10 +350,13 @@ def _infos(info: type[Info], sessions: list[StoredSession]) -> list[Info]:
     ]
 
 
-class TurnAgent(_SessionsServed, v2.AgentBase):
-    """A v2 agent serving `served.work` (build one with `turn_agents`)."""
+class _TurnHandlers(_SessionsServed):
+    """The v2 handlers of `TurnAgent`, answering with `types` (the surface's module): on
+    `v2.AgentBase`, or the unstable surface's (`turn_agents(..., unstable=True)`)."""
 
     protocol_version = 2
+    types: ClassVar[Any] = v2
+    client: v2.ClientPeer
 
     def __init__(self, client: v2.ClientPeer) -> None:
         self.client = client
@@ -321,19 +365,20 @@ class TurnAgent(_SessionsServed, v2.AgentBase):
         )
 
     async def initialize(self, params: v2.InitializeRequest) -> v2.InitializeResponse:
-        return v2.InitializeResponse(
+        types = self.types
+        return types.InitializeResponse(  # type: ignore[no-any-return]
             protocol_version=2,
-            info=v2.Implementation(name=self.served.name, version=self.served.version),
-            capabilities=agent_capabilities(type(self)),
+            info=types.Implementation(name=self.served.name, version=self.served.version),
+            capabilities=agent_capabilities(type(self)),  # type: ignore[arg-type]
         )
 
     async def session_new(self, params: v2.NewSessionRequest) -> v2.NewSessionResponse:
-        return v2.NewSessionResponse(session_id=self.new_session(params.cwd))
+        return self.types.NewSessionResponse(session_id=self.new_session(params.cwd))  # type: ignore[no-any-return]
 
     async def session_list(self, params: v2.ListSessionsRequest) -> v2.ListSessionsResponse:
         sessions, next_cursor = self.page(params.cwd, params.cursor)
-        return v2.ListSessionsResponse(
-            sessions=_infos(v2.SessionInfo, sessions),
+        return self.types.ListSessionsResponse(  # type: ignore[no-any-return]
+            sessions=_infos(self.types.SessionInfo, sessions),
             next_cursor=UNSET if next_cursor is None else next_cursor,
         )
 
@@ -341,27 +386,26 @@ class TurnAgent(_SessionsServed, v2.AgentBase):
         """Replays the history for `replayFrom: {"type": "start"}` (-32602 for other cursors),
         then the current state (a MUST, even without replay), then the response."""
         session = self.session(params.session_id, params.cwd)
-        replay_from = params.replay_from
-        last = v2.SessionStateUpdate(state="idle")  # the last state recorded
-        if isinstance(replay_from, v2.ReplayFromStart):
+        replay_from, state_update = params.replay_from, self.types.SessionStateUpdate
+        replay = tag_of(replay_from)  # by wire tag: the classes are the surface's
+        last: v2.SessionStateUpdate = state_update(state="idle")  # the last state recorded
+        if replay == "start":
             for update in cast(Iterable[v2.SessionUpdate], self.history(session)):
-                if isinstance(update, v2.SessionStateUpdate):  # sent as it is now, below
-                    last = update
+                if tag_of(update) == "state_update":  # sent as it is now, below
+                    last = cast(v2.SessionStateUpdate, update)
                 else:
                     await self._send(session.session_id, update)
-        elif isinstance(replay_from, v2.UnknownReplayFrom):
+        elif replay is not None:
             raise RpcError.invalid_params(
-                f"replayFrom type {replay_from.tag!r} is not supported: use "
+                f"replayFrom type {replay!r} is not supported: use "
                 '{"type": "start"} or omit replayFrom'
             )
         state = self.turns.current_state(session.session_id)
         # idle: the last turn's end as it was reported (its stop reason and error), so the
         # replayed state is the state of a client that saw the turn end
-        now = (
-            last if state == "idle" and last.state == "idle" else v2.SessionStateUpdate(state=state)
-        )
+        now = last if state == "idle" and last.state == "idle" else state_update(state=state)
         await self._send(session.session_id, now)
-        return v2.ResumeSessionResponse()
+        return self.types.ResumeSessionResponse()  # type: ignore[no-any-return]
 
     async def session_prompt(self, params: v2.PromptRequest) -> v2.PromptResponse:
         self.prompted(params.session_id, text_of(params.prompt))
@@ -374,14 +418,20 @@ class TurnAgent(_SessionsServed, v2.AgentBase):
         return await self.turns.close(params.session_id)
 
     async def _send(self, session_id: str, update: v2.SessionUpdate) -> None:
-        notification = v2.UpdateSessionNotification(session_id=session_id, update=update)
+        notification = self.types.UpdateSessionNotification(session_id=session_id, update=update)
         await self.client.session_update(notification)
 
 
-class V1TurnAgent(_SessionsServed, v1.AgentBase):
-    """A v1 agent serving `served.work` (build one with `turn_agents`)."""
+class TurnAgent(_TurnHandlers, v2.AgentBase):
+    """A v2 agent serving `served.work` (build one with `turn_agents`)."""
+
+
+class _V1TurnHandlers(_SessionsServed):
+    """The v1 handlers of `V1TurnAgent`, answering with `types` (see `_TurnHandlers`)."""
 
     protocol_version = 1
+    types: ClassVar[Any] = v1
+    client: v1.ClientPeer
 
     def __init__(self, client: v1.ClientPeer) -> None:
         self.client = client
@@ -390,33 +440,36 @@ class V1TurnAgent(_SessionsServed, v1.AgentBase):
         )
 
     async def initialize(self, params: v1.InitializeRequest) -> v1.InitializeResponse:
-        return v1.InitializeResponse(
+        types = self.types
+        return types.InitializeResponse(  # type: ignore[no-any-return]
             protocol_version=1,
-            agent_info=v1.Implementation(name=self.served.name, version=self.served.version),
-            agent_capabilities=agent_capabilities(type(self)),
+            agent_info=types.Implementation(name=self.served.name, version=self.served.version),
+            agent_capabilities=agent_capabilities(type(self)),  # type: ignore[arg-type]
         )
 
     async def session_new(self, params: v1.NewSessionRequest) -> v1.NewSessionResponse:
-        return v1.NewSessionResponse(session_id=self.new_session(params.cwd))
+        return self.types.NewSessionResponse(session_id=self.new_session(params.cwd))  # type: ignore[no-any-return]
 
     async def session_load(self, params: v1.LoadSessionRequest) -> v1.LoadSessionResponse:
         """Replays the whole history, then responds (v1: the load response ends replay)."""
         session = self.session(params.session_id, params.cwd)
+        notification = self.types.SessionNotification
         for update in cast(Iterable[v1.SessionUpdate], self.history(session)):
-            notification = v1.SessionNotification(session_id=session.session_id, update=update)
-            await self.client.session_update(notification)
-        return v1.LoadSessionResponse()
+            await self.client.session_update(
+                notification(session_id=session.session_id, update=update)
+            )
+        return self.types.LoadSessionResponse()  # type: ignore[no-any-return]
 
     async def session_list(self, params: v1.ListSessionsRequest) -> v1.ListSessionsResponse:
         sessions, next_cursor = self.page(params.cwd, params.cursor)
-        return v1.ListSessionsResponse(
-            sessions=_infos(v1.SessionInfo, sessions),
+        return self.types.ListSessionsResponse(  # type: ignore[no-any-return]
+            sessions=_infos(self.types.SessionInfo, sessions),
             next_cursor=UNSET if next_cursor is None else next_cursor,
         )
 
     async def session_resume(self, params: v1.ResumeSessionRequest) -> v1.ResumeSessionResponse:
         self.session(params.session_id, params.cwd)  # v1 resume MUST NOT replay
-        return v1.ResumeSessionResponse()
+        return self.types.ResumeSessionResponse()  # type: ignore[no-any-return]
 
     async def session_prompt(self, params: v1.PromptRequest) -> v1.PromptResponse:
         self.prompted(params.session_id, text_of(params.prompt))
@@ -427,3 +480,7 @@ class V1TurnAgent(_SessionsServed, v1.AgentBase):
 
     async def session_close(self, params: v1.CloseSessionRequest) -> v1.CloseSessionResponse:
         return await self.turns.close(params.session_id)
+
+
+class V1TurnAgent(_V1TurnHandlers, v1.AgentBase):
+    """A v1 agent serving `served.work` (build one with `turn_agents`)."""

@@ -18,6 +18,7 @@ import httpcore
 import httpx
 import httpx_ws
 import httpx_ws._api
+import wsproto.connection
 import wsproto.events
 from wsproto.frame_protocol import CloseReason
 
@@ -115,6 +116,8 @@ class _BatchingSession(httpx_ws.AsyncWebSocketSession):
                 self.inbox.put(one_line("".join(partial).encode()) + b"\n")
                 partial.clear()
         elif isinstance(event, wsproto.events.Ping):
+            if self.connection.state is not wsproto.connection.ConnectionState.OPEN:
+                return  # closing: a ping crossing our close frame gets no pong (wsproto: none)
             data = self.connection.send(event.response())
             async with self._write_lock:
                 await self.stream.write(data)

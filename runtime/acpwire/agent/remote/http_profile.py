@@ -86,13 +86,21 @@ async def handle(app: Hub, scope: Scope, receive: Receive, send: Send) -> None:
         await _delete(app, headers, send)
 
 
+DRAINED_BODIES = 4
+"""How much of a body over the limit is read and dropped before the 413, in limits."""
+
+
 async def _read_body(
     receive: Receive, headers: dict[str, str], remote: RemoteOptions
 ) -> bytes | None:
-    """The request's body; None once it is over `max_message_bytes` (the rest is not read)."""
+    """The request's body; None once it is over `max_message_bytes` (the rest is read and
+    dropped, up to `DRAINED_BODIES` times the limit: a client still sending when the 413
+    comes would miss it (HTTP/1.1: the connection closes under its write), and Hypercorn
+    0.18 fails on HTTP/2 data for a stream already answered)."""
     limit = remote.max_message_bytes
     declared = headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
+        await _drain(receive, DRAINED_BODIES * limit)
         return None
     chunks: list[bytes] = []
     size = 0
@@ -103,10 +111,21 @@ async def _read_body(
         chunk = message.get("body", b"")
         size += len(chunk)
         if size > limit:
+            if message.get("more_body", False):
+                await _drain(receive, DRAINED_BODIES * limit - size)
             return None
         chunks.append(chunk)
         if not message.get("more_body", False):
             return b"".join(chunks)
+
+
+async def _drain(receive: Receive, budget: int) -> None:
+    """Read the rest of a body and drop it, up to `budget` bytes."""
+    while budget > 0:
+        message = await receive()
+        if message["type"] != "http.request" or not message.get("more_body", False):
+            return
+        budget -= len(message.get("body", b""))
 
 
 def _media_type(value: str) -> str:

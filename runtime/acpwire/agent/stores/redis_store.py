@@ -24,9 +24,8 @@ from itertools import groupby
 from typing import Any
 
 from ..sessions import SessionUpdate, StoredSession
-from .sqlite import decode_update
 from .writer import Entry
-from .written import _WrittenHistory
+from .written import _WrittenHistory, decode_update
 
 PAGE = 500
 """History entries read per round trip."""

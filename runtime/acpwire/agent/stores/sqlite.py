@@ -22,14 +22,9 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-import msgspec
-
-import acp_schema.v1 as v1
-import acp_schema.v2 as v2
-
 from ..sessions import SessionUpdate, StoredSession
 from .writer import Entry
-from .written import _WrittenHistory
+from .written import _WrittenHistory, decode_update
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -52,16 +47,6 @@ COLUMNS = "session_id, cwd, protocol_version, title, updated_at, prompt_count"
 PAGE = 500
 """History rows read per statement (a long history is read in pages)."""
 SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
-
-DECODERS: dict[int, msgspec.json.Decoder[SessionUpdate]] = {
-    2: msgspec.json.Decoder(v2.SessionUpdate),
-    1: msgspec.json.Decoder(v1.SessionUpdate),
-}
-
-
-def decode_update(version: int, data: bytes) -> SessionUpdate:
-    """A recorded update, decoded as the version the session was recorded in."""
-    return DECODERS[version].decode(data)
 
 
 class SqliteSessionStore(_WrittenHistory):

@@ -1,7 +1,15 @@
 """`_WrittenHistory`: what the durable stores share: history recorded through a
 `HistoryWriter` thread (see writer.py) and read back, after a flush, a page at a time in the
 protocol version the session was recorded in. A store subclasses it and implements `get`
-(the session, or None) and `_pages` (its stored updates, decoded)."""
+(the session, or None) and `_pages` (its stored updates, decoded by `decode_update`).
+
+An update is stored as its JSON, and one of an unstable surface's classes (an agent built on
+`acp_schema.v2.unstable` sends its own, such as `plan_removed`, beside the stable classes of
+the turn helpers) with `UNSTABLE` before it: read back, each is decoded by the surface it was
+recorded with and by that surface's rules (`acp_schema.Codec`), so a durable store gives the
+same classes back as the memory store: an unstable-only variant, an extension variant
+(`UnknownSessionUpdate`) and what only the unstable surface knows of a stable variant.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +18,34 @@ from collections.abc import Callable, Iterator, Sequence
 
 import msgspec
 
+import acp_schema
+from acp_schema import Codec, surface_of
+
 from ..sessions import SessionUpdate, StoredSession
 from .writer import Entry, HistoryWriter
+
+UNSTABLE = b"unstable:"
+"""The mark before a stored update of an unstable surface (JSON never starts with it)."""
+
+_DECODERS: dict[tuple[int, bool], Codec[SessionUpdate]] = {}
+
+
+def _decoder(version: int, unstable: bool) -> Codec[SessionUpdate]:
+    """The surface's `SessionUpdate` codec (msgspec, then the schema's rules: an extension
+    variant comes back as the `UnknownSessionUpdate` it was); an unstable surface is imported
+    when first met."""
+    decoder = _DECODERS.get((version, unstable))
+    if decoder is None:
+        module = acp_schema.surface(version, unstable).module
+        decoder = _DECODERS[version, unstable] = Codec(module.SessionUpdate)
+    return decoder
+
+
+def decode_update(version: int, data: bytes) -> SessionUpdate:
+    """A stored update, decoded as the surface of `version` it was recorded with."""
+    if data.startswith(UNSTABLE):
+        return _decoder(version, True).decode(memoryview(data)[len(UNSTABLE) :])
+    return _decoder(version, False).decode(data)
 
 
 class _WrittenHistory(ABC):
@@ -19,7 +53,7 @@ class _WrittenHistory(ABC):
         """`write(batch)`: writes a batch of (session id, update) entries, on the writer
         thread; `name`: the thread's."""
         self._versions: dict[str, int] = {}  # session -> its protocol version (never changes)
-        self._encode = msgspec.json.Encoder().encode
+        self._json = msgspec.json.Encoder().encode
         self.writer = HistoryWriter(write, name=name)
         """The thread writing history (`flush()` waits for it)."""
 
@@ -36,6 +70,12 @@ class _WrittenHistory(ABC):
         self._versions[session.session_id] = session.protocol_version
         for update in session.history:
             self.writer.put((session.session_id, update))
+
+    def _encode(self, update: object) -> bytes:
+        """The update as stored (on the writer thread): its JSON, marked when unstable."""
+        surface = surface_of(update)
+        data = self._json(update)
+        return UNSTABLE + data if surface is not None and surface.unstable else data
 
     def recorder(self, session_id: str) -> Callable[[SessionUpdate], object]:
         """Queues each update for the writer thread (no I/O on the send path)."""
