@@ -81,10 +81,10 @@ class CustomStopReason(str):
 Work = Callable[["Turn"], Awaitable[StopReason | CustomStopReason]]
 """A turn's work: returns its stop reason (`"end_turn"`, ... or a `CustomStopReason`)."""
 
-ToolKind: TypeAlias = v1.ToolKind
+ToolKind: TypeAlias = "v1.ToolKind"  # a string: the alias imports no area (cold start)
 """The tool kinds both versions know (v2's open enum starts with the same values)."""
 
-ToolCallStatus: TypeAlias = v1.ToolCallStatus
+ToolCallStatus: TypeAlias = "v1.ToolCallStatus"
 """The tool call statuses both versions know (v2 adds `paused` and `cancelled`)."""
 
 Location: TypeAlias = str | tuple[str, int]
@@ -383,7 +383,7 @@ def check_options(
         )
 
 
-LocationStruct = TypeVar("LocationStruct", acp.ToolCallLocation, v1.ToolCallLocation)
+LocationStruct = TypeVar("LocationStruct", "acp.ToolCallLocation", "v1.ToolCallLocation")
 
 
 def _locations(
