@@ -1,8 +1,9 @@
 """Names the public packages export but import on first use (PEP 562), so that `import acpwire`
 pays nothing for what most programs never touch: serving and connecting over the network
 (hmac, hashlib, ipaddress, urllib.parse and the ASGI application), the durable session
-stores (sqlite3, pathlib, queue and a writer thread's machinery) and `serve_turns` with its
-session stores (and the protocol's session-update types they keep).
+stores (sqlite3, pathlib, queue and a writer thread's machinery), `serve_turns` with its
+session stores (and the protocol's session-update types they keep), and spawning an agent
+process or reconnecting (what a client does, never an agent).
 
 `ON_FIRST_USE` is the one table of those names and their home modules. A package lists such a
 name in `__all__`, imports it under `if TYPE_CHECKING:` for type checkers, and installs
@@ -27,6 +28,7 @@ from ._moved import renamed_name
 _REMOTE = "acpwire.agent.remote"
 _STORES = "acpwire.agent.stores"
 _SESSIONS = "acpwire.agent.sessions"
+_SPAWN = "acpwire.streams.agent_process"
 CLIENT = "acpwire.client"
 
 ON_FIRST_USE: dict[str, str] = {
@@ -47,6 +49,10 @@ ON_FIRST_USE: dict[str, str] = {
     "turn_agents": _SESSIONS,
     "SqliteSessionStore": _STORES,
     "open_remote": "acpwire.client.remote",
+    "AgentProcess": _SPAWN,
+    "spawn_agent": _SPAWN,
+    "Child": "acpwire.streams.child",
+    "Reconnect": "acpwire.streams.reconnect",
 }
 """Exported name -> the module defining it, imported when the name is first used."""
 

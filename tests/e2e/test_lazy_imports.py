@@ -18,7 +18,7 @@ import acpwire.agent
 from acpwire._lazy import ON_FIRST_USE
 from helpers.processes import last_line_of
 
-PACKAGES = ("acpwire", "acpwire.agent", "acpwire.client")
+PACKAGES = ("acpwire", "acpwire.agent", "acpwire.client", "acpwire.streams")
 """The packages exporting names imported on first use."""
 
 NOT_IMPORTED = (
