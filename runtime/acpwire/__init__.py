@@ -237,7 +237,7 @@ if TYPE_CHECKING:  # imported on first use at run time (`_lazy`: an agent never 
 else:  # ... and the old names at run time, with a DeprecationWarning, until the next release
     __getattr__, __dir__ = _lazy.exports(
         __name__,
-        {old: new for old, new in _moved.CLIENT_RENAMED.items() if new in __all__},
+        {old: new for old, new in _lazy.CLIENT_RENAMED.items() if new in __all__},
         rest_from=_lazy.CLIENT,
     )
 

@@ -56,6 +56,20 @@ ON_FIRST_USE: dict[str, str] = {
 }
 """Exported name -> the module defining it, imported when the name is first used."""
 
+CLIENT_RENAMED = {
+    "V2Factory": "ClientFactory",
+    "V1Factory": "V1ClientFactory",
+    "V2Connection": "Negotiated",
+    "V1Connection": "V1Negotiated",
+    "V2Event": "TurnEvent",
+    "V1Event": "V1TurnEvent",
+    "V2TurnEvents": "TurnEvents",
+}
+"""The names `acpwire.client` had in earlier releases -> their names now: they still resolve
+(there, and in `acpwire` those it exports), with a DeprecationWarning, until the next release
+(one version-naming rule: no prefix for v2, `V1` for v1). Here, not in the client package:
+`acpwire` needs them without importing it."""
+
 
 def exports(
     package: str, renamed: Mapping[str, str], rest_from: str | None = None

@@ -53,20 +53,6 @@ RENAMED: dict[tuple[str, str], str] = {
 }
 """(old module, old name) -> the name in the new module."""
 
-CLIENT_RENAMED = {
-    "V2Factory": "ClientFactory",
-    "V1Factory": "V1ClientFactory",
-    "V2Connection": "Negotiated",
-    "V1Connection": "V1Negotiated",
-    "V2Event": "TurnEvent",
-    "V1Event": "V1TurnEvent",
-    "V2TurnEvents": "TurnEvents",
-}
-"""The names `acpwire.client` had in earlier releases -> their names now: they still resolve
-(there, and in `acpwire` those it exports), with a DeprecationWarning, until the next release
-(one version-naming rule: no prefix for v2, `V1` for v1). Here, not in the client package:
-`acpwire` needs them without importing it."""
-
 
 class _MovedModule(ModuleType):
     def __getattr__(self, name: str) -> object:

@@ -14,8 +14,7 @@ this package are implementation detail.
 
 from typing import TYPE_CHECKING
 
-from .._lazy import exports
-from .._moved import CLIENT_RENAMED
+from .._lazy import CLIENT_RENAMED, exports
 from .._wire.extensions import Extensions
 from .._wire.options import ConnectionOptions
 from .._wire.telemetry import ConnectionInstrumentation, Instrumentation
