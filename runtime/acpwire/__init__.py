@@ -49,7 +49,6 @@ implementation detail.
 from typing import TYPE_CHECKING
 
 from . import _lazy, _moved
-from . import client as _client
 from ._version import __version__
 from .agent import (
     AgentTurn,
@@ -59,13 +58,10 @@ from .agent import (
     CustomStopReason,
     Extensions,
     Instrumentation,
-    MemorySessionStore,
     PermissionChoice,
     PromptTurns,
     RunState,
-    SessionStore,
     StopReason,
-    StoredSession,
     ToolCallHandle,
     Turn,
     TurnToolCall,
@@ -76,42 +72,6 @@ from .agent import (
     Work,
     agent_capabilities,
     serve_agent,
-    serve_turns,
-)
-from .client import (
-    AgentRequests,
-    ClientConnection,
-    Decision,
-    ElicitationRequested,
-    Negotiated,
-    Opened,
-    PermissionContext,
-    PermissionRequested,
-    Permissions,
-    Policy,
-    SessionState,
-    SessionUpdateEvent,
-    TurnClient,
-    TurnEvent,
-    TurnEvents,
-    UpdateStream,
-    V1Negotiated,
-    V1SessionState,
-    V1TurnClient,
-    V1TurnEvent,
-    V1TurnEvents,
-    V1UnknownSessionUpdate,
-    Verdict,
-    approve_all,
-    approve_reads,
-    ask_user,
-    authenticated,
-    connect,
-    deny_all,
-    open_agent,
-    open_session,
-    prompt,
-    rules,
 )
 from .errors import (
     AgentLaunchError,
@@ -219,24 +179,66 @@ __all__ = [  # noqa: RUF022 (grouped by side, sorted within a group)
     "Verbatim",
 ]
 
-if TYPE_CHECKING:  # imported on first use at run time (`_lazy`); the client's old names
+if TYPE_CHECKING:  # imported on first use at run time (`_lazy`: an agent never imports the
+    # client package); the client's old names
     from .agent import (
+        MemorySessionStore,
         RemoteOptions,
         ResumeOptions,
+        SessionStore,
         SqliteSessionStore,
+        StoredSession,
         agent_app,
         bearer_token,
         serve_remote,
+        serve_turns,
+    )
+    from .client import (
+        AgentRequests,
+        ClientConnection,
+        Decision,
+        ElicitationRequested,
+        Negotiated,
+        Opened,
+        PermissionContext,
+        PermissionRequested,
+        Permissions,
+        Policy,
+        SessionState,
+        SessionUpdateEvent,
+        TurnClient,
+        TurnEvent,
+        TurnEvents,
+        UpdateStream,
+        V1Negotiated,
+        V1SessionState,
+        V1TurnClient,
+        V1TurnEvent,
+        V1TurnEvents,
+        V1UnknownSessionUpdate,
+        Verdict,
+        approve_all,
+        approve_reads,
+        ask_user,
+        authenticated,
+        connect,
+        deny_all,
+        open_agent,
+        open_remote,
+        open_session,
+        prompt,
+        rules,
     )
     from .client import V1Connection as V1Connection
     from .client import V1Event as V1Event
     from .client import V2Connection as V2Connection
     from .client import V2Event as V2Event
     from .client import V2TurnEvents as V2TurnEvents
-    from .client import open_remote
 else:  # ... and the old names at run time, with a DeprecationWarning, until the next release
     __getattr__, __dir__ = _lazy.exports(
-        __name__, {old: new for old, new in _client._RENAMED.items() if new in __all__}
+        __name__,
+        {old: new for old, new in _lazy.CLIENT_RENAMED.items() if new in __all__},
+        rest_from=_lazy.CLIENT,
     )
 
 _moved.install()

@@ -26,7 +26,7 @@ ALLOWED: dict[str, set[str]] = {
     "_loop": set(),
     "_groups": {"_loop"},
     "errors": set(),
-    "streams": {"errors", "_loop", "_groups"},
+    "streams": {"errors", "_loop", "_groups", "_lazy"},
     "_wire": {"streams", "errors", "_loop", "_groups"},
     "agent": {"_wire", "streams", "errors", "_loop", "_groups", "_version", "_lazy"},
     "client": {"_wire", "streams", "errors", "_loop", "_groups", "_version", "_lazy"},

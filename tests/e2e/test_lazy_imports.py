@@ -18,7 +18,7 @@ import acpwire.agent
 from acpwire._lazy import ON_FIRST_USE
 from helpers.processes import last_line_of
 
-PACKAGES = ("acpwire", "acpwire.agent", "acpwire.client")
+PACKAGES = ("acpwire", "acpwire.agent", "acpwire.client", "acpwire.streams")
 """The packages exporting names imported on first use."""
 
 NOT_IMPORTED = (
@@ -38,6 +38,30 @@ def test_importing_acpwire_imports_neither_the_remote_modules_nor_the_stores() -
         f"print(sorted(m for m in {NOT_IMPORTED!r} if m in sys.modules))"
     )
     assert last_line_of(program) == "[]"
+
+
+def test_an_agent_importing_acpwire_imports_no_client() -> None:
+    """`acpwire` exports the client side (`rest_from=_lazy.CLIENT`) without importing it."""
+    program = (
+        "import sys\nimport acpwire, acpwire.agent, acpwire.streams\n"
+        "from acpwire import PromptTurns, serve_agent\n"
+        "print(sorted(m for m in sys.modules if m.startswith('acpwire.client')))"
+    )
+    assert last_line_of(program) == "[]"
+
+
+def test_the_client_side_of_acpwire_is_that_of_acpwire_client() -> None:
+    import acpwire.client
+
+    shared = set(acpwire.__all__) & set(acpwire.client.__all__)
+    assert {"connect", "open_agent", "prompt", "SessionState", "Negotiated"} <= shared
+    for name in shared:
+        assert getattr(acpwire, name) is getattr(acpwire.client, name), name
+
+
+def test_the_client_package_is_still_an_attribute_of_acpwire() -> None:
+    program = "import acpwire\nprint(acpwire.client.load.__module__)"
+    assert last_line_of(program) == "acpwire.client.opening"
 
 
 def test_a_name_imported_on_first_use_is_not_set_before() -> None:

@@ -8,11 +8,11 @@ variant's wire tag, shared by the stable and unstable classes of one tag).
 
 from __future__ import annotations
 
+import functools
 import importlib
 import sys
 import typing
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any, Generic, Literal, TypeVar
 
@@ -34,8 +34,13 @@ ClientPeerT = TypeVar("ClientPeerT")
 PACKAGE = __name__.partition(".")[0]  # `acp_schema`
 
 
-@dataclass(frozen=True, eq=False, repr=False)  # its own __repr__: no generated one built at import
-class Surface(Generic[AgentBaseT, ClientBaseT, AgentPeerT, ClientPeerT]):
+class Surface(
+    msgspec.Struct,
+    Generic[AgentBaseT, ClientBaseT, AgentPeerT, ClientPeerT],
+    frozen=True,
+    eq=False,
+    dict=True,  # for the cached properties
+):  # a Struct, not a dataclass: defined in microseconds at import (cold start)
     """One protocol surface of the bindings, e.g. `acp_schema.v2.SURFACE`: what a runtime needs
     from it, typed by its handler bases and peers (`acp_schema.v2.SURFACE.agent_peer` is
     `type[acp_schema.v2.AgentPeer]`). One instance per surface module; compared by identity."""
@@ -76,25 +81,37 @@ class Surface(Generic[AgentBaseT, ClientBaseT, AgentPeerT, ClientPeerT]):
     """`INITIALIZE`: the `initialize` row of the method table."""
     session_update: MethodSpec[Any, None]
     """`SESSION_UPDATE`: the `session/update` row of the method table."""
-    session_update_union: Any
-    """The module's `SessionUpdate` union (as msgspec decodes it)."""
-    session_update_variants: Mapping[str, type[msgspec.Struct]] = field(init=False)
-    """The known `session/update` variant classes by wire tag, in schema order, e.g.
-    `{"user_message_chunk": UserMessageChunk, ...}` (each class's `__struct_config__.tag`)."""
-    unknown_session_update: type[OpenVariant] | None = field(init=False)
-    """The variant class a `session/update` of a tag this surface does not know decodes to
-    (`UnknownSessionUpdate`); None where the schema's union is closed (v1: an unknown tag is
-    invalid there)."""
+    load_session_update_union: Callable[[], Any]
+    """Returns the module's `SessionUpdate` union, importing the area modules defining it: a
+    surface is built by the first look-up of any of its values (an agent's `initialize`), which
+    should not import the session types it may not use yet."""
 
-    def __post_init__(self) -> None:
-        members, info = _union_parts(self.session_update_union, self.name)
-        variants = {
+    @functools.cached_property
+    def session_update_union(self) -> Any:
+        """The module's `SessionUpdate` union (as msgspec decodes it)."""
+        return self.load_session_update_union()
+
+    @functools.cached_property
+    def _session_update_parts(self) -> tuple[Any, UnionInfo]:
+        return _union_parts(self.session_update_union, self.name)
+
+    @functools.cached_property
+    def session_update_variants(self) -> Mapping[str, type[msgspec.Struct]]:
+        """The known `session/update` variant classes by wire tag, in schema order, e.g.
+        `{"user_message_chunk": UserMessageChunk, ...}` (each class's `__struct_config__.tag`)."""
+        members, info = self._session_update_parts
+        return {
             tag: cls
             for tag, cls in variants_by_tag(info, members).items()
             if cls.__struct_config__.tag == tag  # a default variant named by its title is not
         }
-        object.__setattr__(self, "session_update_variants", variants)
-        object.__setattr__(self, "unknown_session_update", info.unknown)
+
+    @functools.cached_property
+    def unknown_session_update(self) -> type[OpenVariant] | None:
+        """The variant class a `session/update` of a tag this surface does not know decodes to
+        (`UnknownSessionUpdate`); None where the schema's union is closed (v1: an unknown tag
+        is invalid there)."""
+        return self._session_update_parts[1].unknown
 
     def base(self, side: Side) -> type[AgentBaseT] | type[ClientBaseT]:
         """The handler base class of one side: `agent_base` or `client_base`."""

@@ -32,6 +32,6 @@ SURFACE: Final[
     methods=_methods.METHODS,
     initialize=_methods.INITIALIZE,
     session_update=_methods.SESSION_UPDATE,
-    session_update_union=_types.SessionUpdate,
+    load_session_update_union=lambda: _types.SessionUpdate,
 )
 """This protocol surface (ACP v2) as one typed object: see `acp_schema.Surface`."""

@@ -24,14 +24,6 @@ from .capabilities import CapabilityMismatch, agent_capabilities, capability_mis
 from .diffs import git_patch, v1_diff, v2_diff
 from .endpoint import AgentFactory, V1AgentFactory, serve_agent
 from .schedulers import PromptTurns, V1PromptTurns
-from .sessions import (
-    MemorySessionStore,
-    SavingSessionStore,
-    SessionStore,
-    StoredSession,
-    serve_turns,
-    turn_agents,
-)
 from .turns import (
     AgentTurn,
     AnyWork,
@@ -112,6 +104,14 @@ if TYPE_CHECKING:  # imported on first use at run time (`_lazy`); the old names
         agent_app,
         bearer_token,
         serve_remote,
+    )
+    from .sessions import (
+        MemorySessionStore,
+        SavingSessionStore,
+        SessionStore,
+        StoredSession,
+        serve_turns,
+        turn_agents,
     )
     from .stores import RedisSessionStore, SqliteSessionStore
 

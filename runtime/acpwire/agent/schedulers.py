@@ -54,6 +54,7 @@ and reads prompts, cancels and closes by their method and content blocks by thei
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 from collections.abc import Awaitable, Callable
@@ -103,7 +104,11 @@ def _counted(prefix: str) -> TurnIds:
 PROMPT = acp.SESSION_PROMPT.name
 CLOSE = acp.SESSION_CLOSE.name
 
-V1_STOP_REASONS: frozenset[str] = frozenset(get_args(v1.StopReason))
+
+@functools.cache
+def _v1_stop_reasons() -> frozenset[str]:
+    """v1's stop reasons (on first use: `v1.StopReason` imports the protocol's session area)."""
+    return frozenset(get_args(v1.StopReason))
 
 
 # Content blocks (by wire tag) beyond the baseline (text, resource links) and the prompt
@@ -181,8 +186,7 @@ class PromptTurns:
         self.client: acp.ClientPeer = client  # type: ignore[assignment]
         """The client's typed peer the turns send their updates through (the updates are the
         same on both v2 surfaces: the turns send `acp_schema.v2`'s)."""
-        self._prompt_response = _result_type(surface, PROMPT)
-        self._close_response = _result_type(surface, CLOSE)
+        self._surface = surface  # its answers' classes looked up at use (an area import each)
         self._connection: RunningConnection = connection  # its task group holds the turns
         self.prompt_capabilities = prompt_capabilities
         """What prompt content the agent accepts beyond text and resource links."""
@@ -206,7 +210,9 @@ class PromptTurns:
         session = self._sessions.setdefault(prompt.session_id, _Session())
         turn = await self._insert(session, prompt)
         self._connection.start_soon(self._run, session, turn, work)
-        response: acp.PromptResponse = self._prompt_response(message_id=turn.user_message_id)
+        response: acp.PromptResponse = _result_type(self._surface, PROMPT)(
+            message_id=turn.user_message_id
+        )
         return response
 
     def current_state(self, session_id: str) -> RunState:
@@ -243,7 +249,7 @@ class PromptTurns:
         session = self._sessions.get(session_id)
         if session is not None and session.turn is not None:
             await session.turn._ended.wait()
-        response: acp.CloseSessionResponse = self._close_response()
+        response: acp.CloseSessionResponse = _result_type(self._surface, CLOSE)()
         return response
 
     def _check_content(self, prompt: list[Any]) -> None:
@@ -370,12 +376,12 @@ def _v1_stop_reason(stop_reason: StopReason | CustomStopReason) -> v1.StopReason
         return stop_reason
     raise RpcError.internal_error(
         f"the turn's work returned the stop reason {stop_reason!r}, which v1 does not have: "
-        f"return one of {sorted(V1_STOP_REASONS)} (or raise to answer the prompt with an error)"
+        f"return one of {sorted(_v1_stop_reasons())} (or raise to answer the prompt with an error)"
     )
 
 
 def _is_v1_stop_reason(value: str) -> TypeGuard[v1.StopReason]:
-    return value in V1_STOP_REASONS
+    return value in _v1_stop_reasons()
 
 
 V1Work = Callable[[V1Turn], Awaitable[StopReason | CustomStopReason]]

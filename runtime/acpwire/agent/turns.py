@@ -81,12 +81,6 @@ class CustomStopReason(str):
 Work = Callable[["Turn"], Awaitable[StopReason | CustomStopReason]]
 """A turn's work: returns its stop reason (`"end_turn"`, ... or a `CustomStopReason`)."""
 
-ToolKind: TypeAlias = v1.ToolKind
-"""The tool kinds both versions know (v2's open enum starts with the same values)."""
-
-ToolCallStatus: TypeAlias = v1.ToolCallStatus
-"""The tool call statuses both versions know (v2 adds `paused` and `cancelled`)."""
-
 Location: TypeAlias = str | tuple[str, int]
 """A file a tool call touches: its absolute path, or (path, 1-based line)."""
 
@@ -117,8 +111,11 @@ class ToolCallHandle(Protocol):
         self,
         *,
         title: str | UnsetType | None = UNSET,
-        kind: ToolKind | UnsetType | None = UNSET,
-        status: ToolCallStatus | UnsetType | None = UNSET,
+        # v1's kinds and statuses: those both versions know (v2's open enums start with the
+        # same values, v2 adds the statuses `paused` and `cancelled`). No module-level alias
+        # of them: it would import their protocol area at every agent's start.
+        kind: v1.ToolKind | UnsetType | None = UNSET,
+        status: v1.ToolCallStatus | UnsetType | None = UNSET,
         locations: Sequence[Location] | UnsetType | None = UNSET,
         raw_input: object = UNSET,
         raw_output: object = UNSET,
@@ -163,7 +160,7 @@ class AgentTurn(Protocol):
         self,
         title: str,
         *,
-        kind: ToolKind = "other",
+        kind: v1.ToolKind = "other",
         locations: Sequence[Location] = (),
         raw_input: object = UNSET,
     ) -> ToolCallHandle:
@@ -383,7 +380,7 @@ def check_options(
         )
 
 
-LocationStruct = TypeVar("LocationStruct", acp.ToolCallLocation, v1.ToolCallLocation)
+LocationStruct = TypeVar("LocationStruct", "acp.ToolCallLocation", "v1.ToolCallLocation")
 
 
 def _locations(

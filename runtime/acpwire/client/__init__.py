@@ -14,7 +14,7 @@ this package are implementation detail.
 
 from typing import TYPE_CHECKING
 
-from .._lazy import exports
+from .._lazy import CLIENT_RENAMED, exports
 from .._wire.extensions import Extensions
 from .._wire.options import ConnectionOptions
 from .._wire.telemetry import ConnectionInstrumentation, Instrumentation
@@ -109,18 +109,6 @@ __all__ = [
     "rules",
 ]
 
-_RENAMED = {
-    "V2Factory": "ClientFactory",
-    "V1Factory": "V1ClientFactory",
-    "V2Connection": "Negotiated",
-    "V1Connection": "V1Negotiated",
-    "V2Event": "TurnEvent",
-    "V1Event": "V1TurnEvent",
-    "V2TurnEvents": "TurnEvents",
-}
-"""The names of earlier releases: they still resolve, with a DeprecationWarning, until the
-next release (one version-naming rule: no prefix for v2, `V1` for v1)."""
-
 if TYPE_CHECKING:  # imported on first use at run time (`_lazy`); the old names
     from .remote import open_remote
 
@@ -132,4 +120,4 @@ if TYPE_CHECKING:  # imported on first use at run time (`_lazy`); the old names
     V1Event = V1TurnEvent
     V2TurnEvents = TurnEvents
 else:  # ... and the old names with a DeprecationWarning, until the next release
-    __getattr__, __dir__ = exports(__name__, _RENAMED)
+    __getattr__, __dir__ = exports(__name__, CLIENT_RENAMED)

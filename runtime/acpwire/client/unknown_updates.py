@@ -15,7 +15,6 @@ generator to emit an `UnknownSessionUpdate` (an `OpenVariant` named in the union
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import logging
 import typing
@@ -95,7 +94,9 @@ def _open_params(params: type[msgspec.Struct]) -> Codec[Any] | None:
             info = next(m for m in metadata if isinstance(m, UnionInfo))
             if info.unknown is not None:
                 return None
-            tp = typing.Annotated[union, dataclasses.replace(info, unknown=V1UnknownSessionUpdate)]
+            tp = typing.Annotated[
+                union, msgspec.structs.replace(info, unknown=V1UnknownSessionUpdate)
+            ]
         default = msgspec.field(name=field.encode_name)
         if not field.required:
             default = msgspec.field(default=field.default, name=field.encode_name)
@@ -126,5 +127,5 @@ def open_session_updates(codec: MessageCodec, peer: str) -> MessageCodec:
             )
 
     params = _OpenUpdatesCodec(spec.params, open_params, report)
-    inbound = {**codec.inbound, SESSION_UPDATE: dataclasses.replace(spec, params=params)}
+    inbound = {**codec.inbound, SESSION_UPDATE: msgspec.structs.replace(spec, params=params)}
     return MessageCodec(inbound, codec.outbound, codec.error)

@@ -16,14 +16,12 @@ Stdio and agent subprocesses need none of this: `serve_agent` uses `stdio_stream
 again after a cut.
 """
 
-from typing import TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
+from .._lazy import exports
 from . import byte_stream as _byte_stream
-from .agent_process import AgentProcess, spawn_agent
 from .byte_stream import ByteStream, HalfCloseable
-from .child import Child
 from .pipes import PipeStream
-from .reconnect import Reconnect
 from .stdio import stdio_stream
 
 AnyByteStream: TypeAlias = _byte_stream.AnyByteStream
@@ -40,3 +38,10 @@ __all__ = [
     "spawn_agent",
     "stdio_stream",
 ]
+
+if TYPE_CHECKING:  # imported on first use at run time (`_lazy`): an agent spawns no process
+    from .agent_process import AgentProcess, spawn_agent
+    from .child import Child
+    from .reconnect import Reconnect
+else:
+    __getattr__, __dir__ = exports(__name__, {})
