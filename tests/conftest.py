@@ -1,7 +1,7 @@
 """The test loops: `async def` tests run on trio or asyncio (shared helpers are in helpers/).
 
 pytest-trio / anyio's pytest plugin are not used: an `async def test_...` is run here with
-`anyio.run`, bounded by `ASYNC_TEST_TIMEOUT` seconds (tests bound their own waits more
+`anyio.run`, bounded by `ASYNC_TEST_TIMEOUT` seconds or its `@pytest.mark.async_timeout(s)` (tests bound their own waits more
 tightly), on trio, or once per loop of `LOOPS` (`test_x[trio]`, `test_x[asyncio]`) when it
 takes the `loop` argument. A module opts all its async tests in with
 `pytestmark = pytest.mark.usefixtures("loop")` (its sync tests still run once, unless they
@@ -80,8 +80,11 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     callspec = getattr(pyfuncitem, "callspec", None)
     loop = callspec.params.get("loop", "trio") if callspec is not None else "trio"
 
+    bound = pyfuncitem.get_closest_marker("async_timeout")
+    seconds = float(bound.args[0]) if bound is not None else ASYNC_TEST_TIMEOUT
+
     async def bounded() -> None:
-        with anyio.fail_after(ASYNC_TEST_TIMEOUT):
+        with anyio.fail_after(seconds):
             await test(**kwargs)
 
     run_on(loop, bounded)

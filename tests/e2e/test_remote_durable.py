@@ -234,10 +234,13 @@ async def test_two_server_processes_share_sessions_through_redis() -> None:
             stop(*servers)
 
 
+# each starts and stops server processes: Hypercorn's graceful shutdown alone takes ~3 s
+SERVER_PROCESSES = pytest.mark.async_timeout(30)
 UNSTABLE = pytest.mark.parametrize("unstable", [False, True], ids=["stable", "unstable"])
 
 
 @UNSTABLE
+@SERVER_PROCESSES
 async def test_sessions_of_any_surface_outlive_a_restart(unstable: bool, tmp_path: Path) -> None:
     """`turn_agents` on the stable or the unstable surfaces (then with the unstable-only
     `plan_removed`), over each version and profile: a session is resumed (v1: loaded) as it
@@ -266,6 +269,7 @@ async def test_sessions_of_any_surface_outlive_a_restart(unstable: bool, tmp_pat
 
 
 @UNSTABLE
+@SERVER_PROCESSES
 async def test_two_server_processes_share_sessions_of_any_surface_through_redis(
     unstable: bool,
 ) -> None:
