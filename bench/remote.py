@@ -19,7 +19,8 @@ Each pair is a server process and a client process that connects to the URL the 
   over HTTP are not measured (`PY_SDK_SESSION_STREAMS`);
 - Hypercorn's WebSocket floor (bench/remote_floor.py): a bare ASGI app streaming the same
   chunk lines under Hypercorn (trio, asyncio) to a client with no event loop: the most any
-  ASGI app under Hypercorn streams (no round trips);
+  ASGI app under Hypercorn streams (no round trips), and acpwire's server (trio, asyncio) with
+  that client ("acpwire-server": what acpwire's server adds to Hypercorn's floor);
 - with `--baseline CHECKOUT`, acpwire's v2 pairs of another checkout, labelled "baseline".
 
 The measurements are those of bench/stdio.py (streaming N chunks, client-timed; M sequential
@@ -68,7 +69,7 @@ RESULTS = ROOT / "bench" / "results" / "remote.txt"
 TIMEOUT = 600.0
 SERVER_START = 30.0
 STREAMING_TARGET = 5.0  # issue 19: >= 5x the TypeScript pair's streaming on each profile
-LABEL = 30
+LABEL = 36
 PROFILES = {  # profile -> (the client's options, the TypeScript pair it is compared with)
     "websocket": (["--transport", "websocket"], "websocket"),
     "http/2": (["--transport", "http"], "http/1.1"),
@@ -118,10 +119,23 @@ def baseline_pairs(checkout: Path) -> list[RemotePair]:
     return made
 
 
-def floor_pair(loop: str) -> RemotePair:
+def floor_pairs(loop: str) -> list[RemotePair]:
+    """Hypercorn's floor, and acpwire's server, each with a client that costs nothing."""
     floor = [PY, str(ROOT / "bench" / "remote_floor.py")]
     server = [*floor, "serve", "--loop", loop]
-    return RemotePair("floor", 2, "websocket", server, floor, loop, no_roundtrips="streaming only")
+    acpwire = acpwire_pair(2, "websocket", loop).server
+    return [
+        RemotePair("floor", 2, "websocket", server, floor, loop, no_roundtrips="streaming only"),
+        RemotePair(
+            "acpwire-server",
+            2,
+            "websocket",
+            acpwire,
+            [*floor, "--acp"],
+            loop,
+            no_roundtrips="streaming only",
+        ),
+    ]
 
 
 def pairs() -> list[RemotePair]:
@@ -146,7 +160,7 @@ def pairs() -> list[RemotePair]:
             missing=no_sdk,
             no_roundtrips=PY_SDK_SESSION_STREAMS,
         ),
-        *(floor_pair(loop) for loop in ("trio", "asyncio")),
+        *(pair for loop in ("trio", "asyncio") for pair in floor_pairs(loop)),
     ]
 
 
@@ -315,7 +329,7 @@ def memory_rows(connections: int) -> list[str]:
         if pair.profile == "websocket"
         and pair.protocol == 2
         and pair.missing is None
-        and pair.name != "floor"
+        and pair.name in ("acpwire", "ts-sdk")
     ]
     rows = []
     for pair in servers:
