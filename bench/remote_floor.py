@@ -72,7 +72,7 @@ def serve(loop: str) -> None:
         import hypercorn.trio
         import trio
 
-        trio.run(hypercorn.trio.serve, app, config)
+        trio.run(hypercorn.trio.serve, app, config)  # type: ignore[arg-type]
     else:
         import asyncio
 
