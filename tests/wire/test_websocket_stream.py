@@ -21,13 +21,17 @@ FRAMES = 50
 PRETTY = json.dumps({"jsonrpc": "2.0", "method": "x", "params": {"a": [1, 2]}}, indent=2)
 
 
+async def lifespan(receive: Any, send: Any) -> None:
+    while (await receive())["type"] != "lifespan.shutdown":
+        await send({"type": "lifespan.startup.complete"})
+    await send({"type": "lifespan.shutdown.complete"})
+
+
 async def burst_then_close(scope: dict[str, Any], receive: Any, send: Any) -> None:
     """Accept, send `FRAMES` text frames, a binary one and a multi-line one, wait for the
     client's word, then close with 4000."""
     if scope["type"] == "lifespan":
-        while (await receive())["type"] != "lifespan.shutdown":
-            await send({"type": "lifespan.startup.complete"})
-        await send({"type": "lifespan.shutdown.complete"})
+        await lifespan(receive, send)
         return
     assert (await receive())["type"] == "websocket.connect"
     await send({"type": "websocket.accept"})
@@ -69,9 +73,7 @@ BIG = json.dumps({"text": "x" * (3 * websocket.READ_BYTES)})
 async def one_big_frame(scope: dict[str, Any], receive: Any, send: Any) -> None:
     """Accept, send one text frame of several reads' worth, wait for the client to leave."""
     if scope["type"] == "lifespan":
-        while (await receive())["type"] != "lifespan.shutdown":
-            await send({"type": "lifespan.startup.complete"})
-        await send({"type": "lifespan.shutdown.complete"})
+        await lifespan(receive, send)
         return
     assert (await receive())["type"] == "websocket.connect"
     await send({"type": "websocket.accept"})
