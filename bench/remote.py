@@ -2,6 +2,7 @@
 WebSocket and Streamable HTTP on loopback, side by side in one run.
 
     python bench/remote.py [N] [--roundtrips M] [--rounds R] [--quick] [--only LABEL...]
+                           [--baseline CHECKOUT]
 
 Each pair is a server process and a client process that connects to the URL the server prints:
 
@@ -15,7 +16,12 @@ Each pair is a server process and a client process that connects to the URL the 
 - the Python SDK 0.12.1 (v1, `[http]`): py/remote_agent_v1.py (its ASGI app under Hypercorn's
   asyncio worker) and py/remote_client_v1.py (websockets; httpx, which over http:// speaks
   HTTP/1.1: the SDK asks HTTP/2 by ALPN only), beside acpwire v1 on asyncio; its round trips
-  over HTTP are not measured (`PY_SDK_SESSION_STREAMS`).
+  over HTTP are not measured (`PY_SDK_SESSION_STREAMS`);
+- Hypercorn's WebSocket floor (bench/remote_floor.py): a bare ASGI app streaming the same
+  chunk lines under Hypercorn (trio, asyncio) to a client with no event loop: the most any
+  ASGI app under Hypercorn streams (no round trips), and acpwire's server (trio, asyncio) with
+  that client ("acpwire-server": what acpwire's server adds to Hypercorn's floor);
+- with `--baseline CHECKOUT`, acpwire's v2 pairs of another checkout, labelled "baseline".
 
 The measurements are those of bench/stdio.py (streaming N chunks, client-timed; M sequential
 `session/new` round trips after 100 warm-up ones, p50/p99), over interleaved rounds, medians;
@@ -37,6 +43,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import remote_memory
 from stdio import (
@@ -47,6 +54,7 @@ from stdio import (
     PY,
     ROOT,
     add_run_options,
+    environment,
     interleaved,
     node_version,
     parse_output,
@@ -61,7 +69,7 @@ RESULTS = ROOT / "bench" / "results" / "remote.txt"
 TIMEOUT = 600.0
 SERVER_START = 30.0
 STREAMING_TARGET = 5.0  # issue 19: >= 5x the TypeScript pair's streaming on each profile
-LABEL = 30
+LABEL = 36
 PROFILES = {  # profile -> (the client's options, the TypeScript pair it is compared with)
     "websocket": (["--transport", "websocket"], "websocket"),
     "http/2": (["--transport", "http"], "http/1.1"),
@@ -85,6 +93,7 @@ class RemotePair:
     loop: str = ""
     missing: str | None = None
     no_roundtrips: str | None = None  # why the round trips cannot be measured
+    env: dict[str, str] = field(default_factory=lambda: ENV)
     rates: list[float] = field(default_factory=list)
     p50s: list[float] = field(default_factory=list)  # ms
     p99s: list[float] = field(default_factory=list)
@@ -95,10 +104,38 @@ class RemotePair:
         return f"{self.name} v{self.protocol} {self.profile} {self.loop}".rstrip()
 
 
-def acpwire_pair(protocol: int, profile: str, loop: str) -> RemotePair:
+def acpwire_pair(protocol: int, profile: str, loop: str, name: str = "acpwire") -> RemotePair:
     server = [PY, "-m", "acpwire.fixtures.echo_agent", "--loop", loop, "--serve", "127.0.0.1:0"]
     client = [PY, "-m", "acpwire.fixtures.client", "--loop", loop, "--protocol", str(protocol)]
-    return RemotePair("acpwire", protocol, profile, server, client, loop=loop)
+    return RemotePair(name, protocol, profile, server, client, loop=loop)
+
+
+def baseline_pairs(checkout: Path) -> list[RemotePair]:
+    """acpwire's v2 pairs run from another checkout."""
+    env = environment(checkout.resolve())
+    made = [acpwire_pair(2, p, loop, "baseline") for loop in ("trio", "asyncio") for p in PROFILES]
+    for pair in made:
+        pair.env = env
+    return made
+
+
+def floor_pairs(loop: str) -> list[RemotePair]:
+    """Hypercorn's floor, and acpwire's server, each with a client that costs nothing."""
+    floor = [PY, str(ROOT / "bench" / "remote_floor.py")]
+    server = [*floor, "serve", "--loop", loop]
+    acpwire = acpwire_pair(2, "websocket", loop).server
+    return [
+        RemotePair("floor", 2, "websocket", server, floor, loop, no_roundtrips="streaming only"),
+        RemotePair(
+            "acpwire-server",
+            2,
+            "websocket",
+            acpwire,
+            [*floor, "--acp"],
+            loop,
+            no_roundtrips="streaming only",
+        ),
+    ]
 
 
 def pairs() -> list[RemotePair]:
@@ -123,6 +160,7 @@ def pairs() -> list[RemotePair]:
             missing=no_sdk,
             no_roundtrips=PY_SDK_SESSION_STREAMS,
         ),
+        *(pair for loop in ("trio", "asyncio") for pair in floor_pairs(loop)),
     ]
 
 
@@ -131,7 +169,7 @@ def serve(pair: RemotePair) -> tuple[subprocess.Popen[str], str]:
     server = subprocess.Popen(
         pair.server,
         cwd=INTEROP,
-        env=ENV,
+        env=pair.env,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -163,7 +201,7 @@ def run_client(pair: RemotePair, mode: list[str]) -> dict[str, object] | None:
             proc = subprocess.run(
                 [*pair.client, *mode, "--url", url, *PROFILES[pair.profile][0]],
                 cwd=INTEROP,
-                env=ENV,
+                env=pair.env,
                 capture_output=True,
                 text=True,
                 timeout=TIMEOUT,
@@ -288,7 +326,10 @@ def memory_rows(connections: int) -> list[str]:
     servers = [
         pair
         for pair in pairs()
-        if pair.profile == "websocket" and pair.protocol == 2 and pair.missing is None
+        if pair.profile == "websocket"
+        and pair.protocol == 2
+        and pair.missing is None
+        and pair.name in ("acpwire", "ts-sdk")
     ]
     rows = []
     for pair in servers:
@@ -333,11 +374,14 @@ def main() -> None:
         default=remote_memory.CONNECTIONS,
         help="idle WebSocket connections of the memory measurement (0: no memory table)",
     )
+    parser.add_argument(
+        "--baseline", type=Path, help="another checkout: its acpwire v2 pairs join in"
+    )
     args = parser.parse_args()
     if args.quick:
         args.chunks, args.roundtrips, args.rounds = 2_000, 200, 1
         args.connections = min(args.connections, 100)
-    runnable = pairs()
+    runnable = pairs() + (baseline_pairs(args.baseline) if args.baseline else [])
     if args.only:
         runnable = [pair for pair in runnable if pair.label.startswith(tuple(args.only))]
     active = [pair for pair in runnable if pair.missing is None]

@@ -34,6 +34,12 @@ KEEPALIVE_TIMEOUT = 20.0
 """Seconds a ping may wait for its pong before the connection counts as lost."""
 INBOX_BYTES = 1 << 20
 """Bytes of received text frames held for the reader before the socket is read again."""
+READ_BYTES = 1 << 16
+"""Bytes asked of the socket per read. httpx-ws asks its `max_message_size_bytes` (here the
+connection's `max_line_bytes`, 64 MiB by default), which on trio is the size of the buffer
+`recv` allocates: a fresh mmap per read (with its munmap and mremap, 3 system calls, its pages
+faulted in zeroed) for the few hundred bytes a read usually returns. (Over asyncio, anyio
+reads from the transport's own buffer: the size asked changes nothing there.)"""
 
 
 class _Inbox:
@@ -97,9 +103,10 @@ class _BatchingSession(httpx_ws.AsyncWebSocketSession):
     async def _background_receive(self, max_bytes: int) -> None:
         inbox = self.inbox
         partial: list[str] = []
+        read_bytes = min(max_bytes, READ_BYTES)
         try:
             while not self._should_close.is_set():
-                self.connection.receive_data(await self._read_stream(max_bytes))
+                self.connection.receive_data(await self._read_stream(read_bytes))
                 for event in self.connection.events():
                     await self._received(event, partial)
                 await inbox.handed()
