@@ -29,7 +29,7 @@ from acpwire._wire.dispatch import handler_dispatch
 from acpwire._wire.jsonrpc import Call
 from acpwire.agent import serve_agent
 from acpwire.client import connect, open_agent
-from acpwire.client.connection import PERMISSION
+from acpwire.client.permissions import PERMISSION
 from acpwire.errors import ConnectionClosed, InvalidResponse, PeerError, RpcError
 from acpwire.fixtures.echo_agent import EchoAgentV1, EchoAgentV2
 from acpwire.testing import memory_stream_pair

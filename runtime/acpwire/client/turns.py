@@ -41,6 +41,7 @@ from .._loop import current_loop, new_event
 from ..errors import ConnectionClosed, PeerError
 from .connection import Negotiated, V1Negotiated
 from .permissions import (
+    PERMISSION,
     AnySurface,
     Permissions,
     Verdict,
@@ -73,7 +74,6 @@ Req = TypeVar("Req")
 Resp = TypeVar("Resp")
 State = TypeVar("State", SessionState, V1SessionState)
 Event = TypeVar("Event")
-PERMISSION = "session/request_permission"
 ELICITATION = "elicitation/create"
 TURN_REQUESTS = frozenset({PERMISSION, ELICITATION})
 QUEUE_LIMIT = 64  # updates moved from the subscription ahead of the reader (back-pressure)
