@@ -69,6 +69,7 @@ class Agent(v2u.AgentBase):
         return await self.turns.close(params)
 
     async def work(self, turn: Turn) -> StopReason:
+        await turn.update(v2u.PlanRemoved(plan_id="p"))  # a variant of the unstable surface only
         return "end_turn"
 
 
@@ -83,6 +84,7 @@ class V1Agent(v1u.AgentBase):
         return await self.turns.close(params)
 
     async def work(self, turn: V1Turn) -> StopReason:
+        await turn.update(v1u.PlanRemoved(plan_id="p"))
         return "end_turn"
 
 
@@ -120,7 +122,8 @@ async def use(
 def test_an_unstable_client_and_agent_type_check_without_casts(tmp_path: Path) -> None:
     """Was: 26 errors (the factories, PromptTurns, V1PromptTurns, Permissions, AgentRequests,
     SessionState, V1SessionState took the stable classes only), then 3 (`initialize` and
-    `prompt` took the stable requests only)."""
+    `prompt` took the stable requests only), then 3 (`Turn.update` / `V1Turn.update` took the
+    stable updates only)."""
     errors = mypy_strict_errors(UNSTABLE_PROGRAM, tmp_path)
     assert len(errors) == 1, errors  # the one mistake: a v1 update in a v2 state
     mistake = UNSTABLE_PROGRAM.splitlines().index(

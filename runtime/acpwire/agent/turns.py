@@ -27,7 +27,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple, Protocol, TypeAlias, TypeVar, get_args
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, TypeAlias, TypeVar, get_args
 
 import acp_schema.v1 as v1
 import acp_schema.v2 as acp
@@ -35,6 +35,15 @@ from acp_schema import UNSET, UnsetType, tag_of
 
 from .._loop import CancelScope, Event, current_loop, is_cancelled, new_cancel_scope, new_event
 from .diffs import require_absolute, v1_diff, v2_diff
+
+if TYPE_CHECKING:  # an agent on the stable surfaces never imports the unstable ones
+    import acp_schema.v1.unstable as v1u
+    import acp_schema.v2.unstable as v2u
+
+    # What a turn sends: its version's updates, of the stable surface or the unstable one (the
+    # same wire form, so the stable notification carries either as it is).
+    V2Update: TypeAlias = acp.SessionUpdate | v2u.SessionUpdate
+    V1Update: TypeAlias = v1.SessionUpdate | v1u.SessionUpdate
 
 StopReason: TypeAlias = Literal[
     "end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"
@@ -202,10 +211,11 @@ class Turn:
     _ended: Event = field(default_factory=new_event, init=False, repr=False)
     _blocked: int = field(default=0, init=False, repr=False)  # permission requests pending
 
-    def update(self, update: acp.SessionUpdate) -> Coroutine[Any, Any, None]:
-        """Send a `session/update` of this session: `await turn.update(...)`."""
+    def update(self, update: V2Update) -> Coroutine[Any, Any, None]:
+        """Send a `session/update` of this session: `await turn.update(...)`; on the unstable
+        surface also its own variants (`acp_schema.v2.unstable.PlanRemoved`)."""
         return self.client.session_update(
-            acp.UpdateSessionNotification(session_id=self.session_id, update=update)
+            acp.UpdateSessionNotification(session_id=self.session_id, update=update)  # type: ignore[arg-type]
         )
 
     def new_message_id(self, prefix: str = "msg") -> str:
@@ -415,14 +425,16 @@ def v1_locations(locations: Sequence[Location]) -> list[v1.ToolCallLocation]:
     return _locations(locations, v1.ToolCallLocation, 0)
 
 
-Record = Callable[["acp.SessionUpdate | v1.SessionUpdate"], object]
+Record = Callable[
+    ["acp.SessionUpdate | v1.SessionUpdate | v2u.SessionUpdate | v1u.SessionUpdate"], object
+]
 """Records one update of a session (e.g. the `append` of its history list)."""
 
 Recorder = Callable[[str], Record]
 """Given a session id, its `Record` (a session store's `recorder`): asked once per turn."""
 
 
-def _ignore(update: acp.SessionUpdate | v1.SessionUpdate) -> None:
+def _ignore(update: V2Update | V1Update) -> None:
     pass
 
 
@@ -433,11 +445,11 @@ class _RecordingTurn(Turn):
 
     _record: Record = _ignore
 
-    def update(self, update: acp.SessionUpdate) -> Coroutine[Any, Any, None]:
+    def update(self, update: V2Update) -> Coroutine[Any, Any, None]:
         self._record(update)
         # Turn.update inlined: this is the send path of every say() (super() costs a frame).
         return self.client.session_update(
-            acp.UpdateSessionNotification(session_id=self.session_id, update=update)
+            acp.UpdateSessionNotification(session_id=self.session_id, update=update)  # type: ignore[arg-type]
         )
 
 
@@ -455,10 +467,11 @@ class V1Turn:
     """An id of the turn, unique within the `V1PromptTurns` (tool call ids start with it)."""
     _ids: Iterator[int] = field(default_factory=itertools.count, init=False, repr=False)
 
-    def update(self, update: v1.SessionUpdate) -> Coroutine[Any, Any, None]:
-        """Send a `session/update` of this session: `await turn.update(...)`."""
+    def update(self, update: V1Update) -> Coroutine[Any, Any, None]:
+        """Send a `session/update` of this session: `await turn.update(...)`; on the unstable
+        surface also its own variants (`acp_schema.v1.unstable`'s)."""
         return self.client.session_update(
-            v1.SessionNotification(session_id=self.session_id, update=update)
+            v1.SessionNotification(session_id=self.session_id, update=update)  # type: ignore[arg-type]
         )
 
     def say(self, text: str) -> Coroutine[Any, Any, None]:
@@ -507,11 +520,11 @@ class V1Turn:
 class _RecordingV1Turn(V1Turn):
     _record: Record = _ignore
 
-    def update(self, update: v1.SessionUpdate) -> Coroutine[Any, Any, None]:
+    def update(self, update: V1Update) -> Coroutine[Any, Any, None]:
         self._record(update)
         # V1Turn.update inlined: this is the send path of every say() (super() costs a frame).
         return self.client.session_update(
-            v1.SessionNotification(session_id=self.session_id, update=update)
+            v1.SessionNotification(session_id=self.session_id, update=update)  # type: ignore[arg-type]
         )
 
 
