@@ -192,9 +192,6 @@ class JsonRpcCore:
             if codec.inbound
             else functools.partial(codec.decode_envelope, result_method=self._result_method)
         )
-        self._decode_lines: Callable[[bytes], list[Any]] | None = (
-            codec.fast_decoder.decode_lines if codec.inbound else None
-        )
 
     # ----------------------------------------------------------- incoming
 
@@ -214,14 +211,14 @@ class JsonRpcCore:
         Each line starting with ``{`` and ending with ``}`` makes each newline the end of a
         top-level value (``}{`` cannot occur inside one), so as many messages as lines is one
         message a line, as `receive_line` would read them."""
-        decode_lines = self._decode_lines
-        if decode_lines is None or block[:1] != b"{" or block[-1:] != b"}":
+        codec = self._codec
+        if not codec.inbound or block[:1] != b"{" or block[-1:] != b"}":
             return None
         count = block.count(_NEWLINE) + 1
         if block.count(_VALUE_BOUNDARY) != count - 1:
             return None
         try:
-            messages = decode_lines(block)
+            messages = codec.fast_decoder.decode_lines(block)
         except (*UNPARSABLE, msgspec.ValidationError):
             return None
         if len(messages) != count:
