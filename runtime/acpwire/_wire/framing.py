@@ -118,16 +118,20 @@ class LineReader:
         self._hold(tail)
         return out
 
-    def feed_block(self, data: bytes | bytearray) -> list[bytes | OversizedLine | LineBlock]:
+    def feed_block(
+        self, data: bytes | bytearray
+    ) -> list[bytes | OversizedLine] | list[bytes | OversizedLine | LineBlock]:
         """``feed``, with the complete lines after the first one of ``data`` returned together as
         one `LineBlock` (last), when there are several and none can be over the limit or end in
         CR; the first completes what is held, and is returned alone."""
         if type(data) is not bytes:
             data = bytes(data)
         first = data.find(_LF)
+        if first == len(data) - 1 or first == -1:  # one line (a request, an answer) or none
+            return self.feed(data)
         last = data.rfind(_LF)
         if first == last or self._discarding or len(data) > self.max_line_bytes or _CR in data:
-            return [*self.feed(data)]
+            return self.feed(data)
         items: list[bytes | OversizedLine | LineBlock] = [*self.feed(data[: first + 1])]
         items.append(LineBlock(data[first + 1 : last]))
         self._hold(data[last + 1 :])
