@@ -125,7 +125,7 @@ def test_a_block_is_decoded_in_one_call_only_when_line_by_line_reads_the_same(
     one_call = JsonRpcCore(v2.CLIENT_CODEC).receive_block(block)
     core = JsonRpcCore(v2.CLIENT_CODEC)
     by_line = [event for line in LineBlock(block).lines() for event in core.receive_line(line)]
-    if one_call is not None:
+    if one_call:
         assert [described(e) for e in one_call] == [described(e) for e in by_line]
 
 
@@ -140,7 +140,7 @@ def described(event: Event) -> Any:
 def test_a_stream_of_calls_is_decoded_in_one_call() -> None:
     core = JsonRpcCore(v2.CLIENT_CODEC)
     events = core.receive_block(b"\n".join([NOTES[0], permission(1), NOTES[1]]))
-    assert events is not None and [type(e) for e in events] == [Call, Call, Call]
+    assert [type(e) for e in events] == [Call, Call, Call]
     assert [e.id for e in events if isinstance(e, Call)] == [msgspec.UNSET, 1, msgspec.UNSET]
     assert core.in_flight == {1}
 

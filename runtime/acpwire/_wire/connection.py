@@ -342,7 +342,6 @@ class Connection:
         The requests of one read start once every line of it was processed, in wire order
         (as if each were a task started then), each on this task (`_start`)."""
         receive_line = self.core.receive_line
-        receive_block = self.core.receive_block
         to_start = self._to_start
         line_hook = self._line_hook
         while True:
@@ -377,11 +376,11 @@ class Connection:
                     if type(item) is bytes:
                         events = receive_line(item)
                     elif type(item) is LineBlock:
-                        block_events = receive_block(item.data)
-                        if block_events is None:  # not all calls: read line by line, next
+                        # no local for the bound method: a suspended reader's frame holds it
+                        events = self.core.receive_block(item.data)
+                        if not events:  # not all calls: read line by line, next
                             items += item.lines()
                             continue
-                        events = block_events
                     else:
                         events = self._oversized(item)  # type: ignore[arg-type]
                 except Exception as exc:  # a backstop: one bad line must not end the connection

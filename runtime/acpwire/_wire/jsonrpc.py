@@ -203,26 +203,27 @@ class JsonRpcCore:
             return self._receive_batch(line)
         return self._receive_one(line, None)
 
-    def receive_block(self, block: bytes) -> list[Event] | None:
+    def receive_block(self, block: bytes) -> list[Event]:
         """The events of several lines (``b"\\n"``-separated, none blank) when each is a call
-        the one-pass decoder reads (a stream of notifications): decoded in one C call. None
-        when any is not (a response, an unknown method, bad input...): read them one by one.
+        the one-pass decoder reads (a stream of notifications): decoded in one C call. Nothing
+        when any is not (a response, an unknown method, bad input...): read them one by one
+        (a block has a line at least: it never decodes to nothing).
 
         Each line starting with ``{`` and ending with ``}`` makes each newline the end of a
         top-level value (``}{`` cannot occur inside one), so as many messages as lines is one
         message a line, as `receive_line` would read them."""
         codec = self._codec
         if not codec.inbound or block[:1] != b"{" or block[-1:] != b"}":
-            return None
+            return []
         count = block.count(_NEWLINE) + 1
         if block.count(_VALUE_BOUNDARY) != count - 1:
-            return None
+            return []
         try:
             messages = codec.fast_decoder.decode_lines(block)
         except (*UNPARSABLE, msgspec.ValidationError):
-            return None
+            return []
         if len(messages) != count:
-            return None
+            return []
         spec_of, call = self._spec_of.get, self._call
         return [
             Call(message, spec_of(type(message)), UNSET)  # a notification: no call
@@ -452,9 +453,8 @@ class CheckedJsonRpcCore(JsonRpcCore):
     def receive_line(self, line: bytes) -> list[Event]:
         return self._remember(super().receive_line(line))
 
-    def receive_block(self, block: bytes) -> list[Event] | None:
-        events = super().receive_block(block)
-        return None if events is None else self._remember(events)
+    def receive_block(self, block: bytes) -> list[Event]:
+        return self._remember(super().receive_block(block))
 
     def _remember(self, events: list[Event]) -> list[Event]:
         """What each incoming request's result must be."""
