@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from .options import ConnectionOptions
 
-__all__ = ["DEFAULT_MAX_LINE_BYTES", "LineReader", "OversizedLine", "frame"]
+__all__ = ["DEFAULT_MAX_LINE_BYTES", "LineBlock", "LineReader", "OversizedLine", "frame"]
 
 DEFAULT_MAX_LINE_BYTES = ConnectionOptions.max_line_bytes
 """Default line limit: the connection's."""
@@ -28,6 +28,25 @@ class OversizedLine:
     """
 
     size: int
+
+
+@dataclass(frozen=True, slots=True)
+class LineBlock:
+    """Complete lines read together, kept as one piece for a caller that decodes them in one
+    call (`LineReader.feed_block`): no line in it is over the limit or ends in CR.
+
+    ``lines()`` are the lines ``feed`` would have returned for it.
+    """
+
+    data: bytes
+
+    def lines(self) -> list[bytes]:
+        return _kept(self.data.split(_LF))
+
+
+def _kept(lines: list[bytes]) -> list[bytes]:
+    """The non-blank lines (no calls: blank lines are rare)."""
+    return [line for line in lines if line and (line[0] > 32 or not line.isspace())]
 
 
 class LineReader:
@@ -92,13 +111,31 @@ class LineReader:
         else:
             self._add(first, out)
         if len(data) <= self.max_line_bytes and _CR not in data:
-            # No line here can be too long or end in CR: keep the non-blank ones, no calls.
-            out += [line for line in lines if line and (line[0] > 32 or not line.isspace())]
+            out += _kept(lines)  # no line here can be too long or end in CR
         else:
             for line in lines:
                 self._add(line, out)
         self._hold(tail)
         return out
+
+    def feed_block(
+        self, data: bytes | bytearray
+    ) -> list[bytes | OversizedLine] | list[bytes | OversizedLine | LineBlock]:
+        """``feed``, with the complete lines after the first one of ``data`` returned together as
+        one `LineBlock` (last), when there are several and none can be over the limit or end in
+        CR; the first completes what is held, and is returned alone."""
+        if type(data) is not bytes:
+            data = bytes(data)
+        first = data.find(_LF)
+        if first == len(data) - 1 or first == -1:  # one line (a request, an answer) or none
+            return self.feed(data)
+        last = data.rfind(_LF)
+        if first == last or self._discarding or len(data) > self.max_line_bytes or _CR in data:
+            return self.feed(data)
+        items: list[bytes | OversizedLine | LineBlock] = [*self.feed(data[: first + 1])]
+        items.append(LineBlock(data[first + 1 : last]))
+        self._hold(data[last + 1 :])
+        return items
 
     def eof(self) -> list[bytes | OversizedLine]:
         """Signal end of stream; flush a final unterminated line or pending marker."""

@@ -116,6 +116,7 @@ _METHOD_KEY = b'"method"'
 _CALL_HEAD = b'{"jsonrpc":"2.0","method":'
 """How a notification starts as acpwire and most peers write it (`jsonrpc` first, no id)."""
 _OPEN_BRACE = 0x7B  # b"{"
+_VALUE_BOUNDARY = b"}\n{"
 _NEWLINE = 0x0A
 # Searching bytes for a byte given as an int is a bare memchr; given as bytes (`b"\n" in
 # data`), or for a longer needle, CPython 3.11 spends ~150 ns more per search: per message.
@@ -202,6 +203,35 @@ class JsonRpcCore:
             return self._receive_batch(line)
         return self._receive_one(line, None)
 
+    def receive_block(self, block: bytes) -> list[Event]:
+        """The events of several lines (``b"\\n"``-separated, none blank) when each is a call
+        the one-pass decoder reads (a stream of notifications): decoded in one C call. Nothing
+        when any is not (a response, an unknown method, bad input...): read them one by one
+        (a block has a line at least: it never decodes to nothing).
+
+        Each line starting with ``{`` and ending with ``}`` makes each newline the end of a
+        top-level value (``}{`` cannot occur inside one), so as many messages as lines is one
+        message a line, as `receive_line` would read them."""
+        codec = self._codec
+        if not codec.inbound or block[:1] != b"{" or block[-1:] != b"}":
+            return []
+        count = block.count(_NEWLINE) + 1
+        if block.count(_VALUE_BOUNDARY) != count - 1:
+            return []
+        try:
+            messages = codec.fast_decoder.decode_lines(block)
+        except (*UNPARSABLE, msgspec.ValidationError):
+            return []
+        if len(messages) != count:
+            return []
+        spec_of, call = self._spec_of.get, self._call
+        return [
+            Call(message, spec_of(type(message)), UNSET)  # a notification: no call
+            if message.id is UNSET
+            else call(message, spec_of(type(message)), message.id, None)
+            for message in messages
+        ]
+
     def _receive_batch(self, line: bytes) -> list[Event]:
         try:
             items = msgspec.json.decode(line, type=list[Raw])
@@ -246,15 +276,25 @@ class JsonRpcCore:
             return self._answer(message)
         else:
             request_id = message.id if cls is Request else UNSET
+        return [self._call(message, spec, request_id, batch)]
+
+    def _call(
+        self,
+        message: Any,
+        spec: MethodSpec[Any, Any] | None,
+        request_id: RequestId | UnsetType,
+        batch: _Batch | None,
+    ) -> Event:
+        """A decoded call: a notification, or a request now in flight (unless its id is)."""
         if request_id is UNSET:
-            return [Call(message, spec, UNSET)]  # a notification
+            return Call(message, spec, UNSET)
         if request_id in self._in_flight:
             error = RpcError.invalid_request(f"id {request_id!r} is already in use")
-            return [Reply(_error(request_id, error))]
+            return Reply(_error(request_id, error))
         self._in_flight[request_id] = batch
         if batch is not None:
             batch.waiting.add(request_id)
-        return [Call(message, spec, request_id)]
+        return Call(message, spec, request_id)
 
     def _too_deep(self, data: bytes) -> list[Event]:
         """Valid JSON nested deeper than the decoder goes: a request is answered -32600 with
@@ -411,8 +451,14 @@ class CheckedJsonRpcCore(JsonRpcCore):
         return super().respond_error(request_id, error)
 
     def receive_line(self, line: bytes) -> list[Event]:
-        events = super().receive_line(line)
-        for event in events:  # remember what each incoming request's result must be
+        return self._remember(super().receive_line(line))
+
+    def receive_block(self, block: bytes) -> list[Event]:
+        return self._remember(super().receive_block(block))
+
+    def _remember(self, events: list[Event]) -> list[Event]:
+        """What each incoming request's result must be."""
+        for event in events:
             if isinstance(event, Call) and event.is_request and event.spec is not None:
                 self._result_codecs[event.id] = event.spec.result  # type: ignore[index]
         return events
