@@ -181,17 +181,35 @@ class JsonRpcCore:
         return self._codec
 
     def switch_codec(self, codec: MessageCodec) -> None:
-        """Read and write with `codec` from now on (the negotiated surface's)."""
+        """Read and write with `codec` from now on (the negotiated surface's).
+
+        Its one-pass decoder is built when the first line is decoded with it, or before, by
+        `prepare`: building it imports every protocol area the surface's calls use (about
+        8 ms), no part of answering the `initialize` that chose `codec` (cold start)."""
         self._codec = codec
         self._spec_of: dict[type[Any], MethodSpec[Any, Any]] = {
             spec.message: spec for spec in codec.inbound.values()
         }
         # The codec's one-pass decoder called directly; what it rejects takes the envelope path.
         self._decode_fast: Callable[[bytes], Any] = (
-            codec.fast_decoder.decode
+            self._prepare_and_decode
             if codec.inbound
             else functools.partial(codec.decode_envelope, result_method=self._result_method)
         )
+
+    @property
+    def prepared(self) -> bool:
+        """Whether decoding with the current codec needs nothing built first."""
+        return self._decode_fast != self._prepare_and_decode
+
+    def prepare(self) -> None:
+        """Build the current codec's one-pass decoder now, if it is not built yet."""
+        if not self.prepared:
+            self._decode_fast = self._codec.fast_decoder.decode
+
+    def _prepare_and_decode(self, data: bytes) -> Any:
+        self.prepare()
+        return self._decode_fast(data)
 
     # ----------------------------------------------------------- incoming
 
