@@ -2,7 +2,8 @@
 start): when its `initialize` handler runs, a stdio agent (v2 and v1 served, its turns run by
 `PromptTurns`, as a user's agent is written) has imported neither the client package nor
 `serve_turns` and its stores, and of the generated bindings only the protocol areas of the
-`initialize` messages (and of the error codes): no session, prompt or update types yet. Its
+`initialize` messages (and of the error codes): no session, prompt or update types yet, and
+not `difflib` (diffs import it when they build one). Its
 answer is written before the decoder of the requests that follow is built (that decoder imports
 the session areas), and they are still decoded with it.
 
@@ -26,6 +27,8 @@ AGENT = textwrap.dedent(
 
     import functools, json, sys
 
+    ONLY_SOME_AGENTS_USE = ("difflib",)  # the standard library's (difflib: acpwire.diffs)
+
     import acp_schema.v1 as v1
     import acp_schema.v2 as v2
     from acpwire import PromptTurns, V1PromptTurns, serve_agent
@@ -34,7 +37,8 @@ AGENT = textwrap.dedent(
 
 
     def loaded() -> list[str]:
-        return sorted(m for m in sys.modules if m.startswith(("acpwire", "acp_schema")))
+        ours = ("acpwire", "acp_schema", *ONLY_SOME_AGENTS_USE)
+        return sorted(m for m in sys.modules if m.startswith(ours))
 
 
     class Watched:  # stdin/stdout, reporting the modules loaded when the first answer is written
@@ -137,6 +141,7 @@ def test_an_agent_answering_initialize_has_imported_only_what_that_needs(loop: s
     loaded, _ = loaded_at_initialize(loop)
     assert [m for m in loaded if m.startswith("acpwire.client")] == []
     assert "acpwire.agent.sessions" not in loaded
+    assert "difflib" not in loaded
     assert [m for m in loaded if m.startswith("acp_schema.v1._types.")] == []
     areas = [m for m in loaded if m.startswith("acp_schema.v2._types.")]
     assert areas == NEEDED_AREAS
