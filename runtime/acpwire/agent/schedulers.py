@@ -78,8 +78,6 @@ from .turns import (
     Turn,
     V1Turn,
     Work,
-    _RecordingTurn,
-    _RecordingV1Turn,
     is_stop_reason,
     wire_stop_reason,
 )
@@ -302,6 +300,8 @@ class PromptTurns:
     def _new_turn(self, params: acp.PromptRequest, message_id: str) -> Turn:
         if self.recorder is None:
             return Turn(self.client, params.session_id, params.prompt, message_id)
+        from .recording_turns import _RecordingTurn
+
         record = self.recorder(params.session_id)
         return _RecordingTurn(
             self.client, params.session_id, params.prompt, message_id, _record=record
@@ -474,6 +474,8 @@ class V1PromptTurns:
         turn_id = self._turn_ids(params.session_id)
         if self.recorder is None:
             return V1Turn(client, params.session_id, params.prompt, turn_id)
+        from .recording_turns import _RecordingV1Turn
+
         record = self.recorder(params.session_id)
         for block in params.prompt:
             record(v1.UserMessageChunk(content=block))
