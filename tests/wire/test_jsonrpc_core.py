@@ -126,6 +126,20 @@ def test_initialize_without_jsonrpc_before_a_version_is_picked() -> None:
     assert_error(reply, 0, -32600)
 
 
+def test_a_switched_codec_decodes_the_next_line_though_its_decoder_is_not_built_yet() -> None:
+    """`switch_codec` builds no decoder (the `initialize` answer goes out first: cold start);
+    the first line decoded after it builds the new codec's, so none is decoded with another."""
+    core = JsonRpcCore(bootstrap_codec())
+    core.switch_codec(v2.AGENT_CODEC)
+    assert not core.prepared
+    call = only_call(core, request(1, "session/new", CWD))
+    assert core.prepared
+    assert call.spec is v2.AGENT_CODEC.inbound["session/new"]
+    assert call.params == v2.NewSessionRequest(cwd="/repo")
+    core.switch_codec(bootstrap_codec())  # (a codec without methods has nothing to build)
+    assert core.prepared
+
+
 @pytest.mark.parametrize("jsonrpc", [None, "1.0", 2])
 def test_known_method_with_missing_or_wrong_jsonrpc_is_rejected(jsonrpc: Any) -> None:
     message: dict[str, Any] = {"id": 4, "method": "session/new", "params": CWD}

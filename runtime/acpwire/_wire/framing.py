@@ -7,7 +7,7 @@ never decodes, so callers feed it whatever their transport reads and parse the l
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 from .options import ConnectionOptions
 
@@ -20,9 +20,9 @@ _LF = b"\n"
 _CR = 0x0D  # an int: `_CR in data` is a bare memchr, cheaper than searching for b"\r"
 
 
-@dataclass(frozen=True, slots=True)
-class OversizedLine:
-    """Marker for a line that exceeded the limit and was discarded unread.
+class OversizedLine(msgspec.Struct, frozen=True, gc=False):
+    """Marker for a line that exceeded the limit and was discarded unread (a Struct: defined
+    in microseconds at import, cold start).
 
     ``size`` is the number of bytes dropped (the raw line, excluding its ``b"\\n"``).
     """
@@ -30,10 +30,10 @@ class OversizedLine:
     size: int
 
 
-@dataclass(frozen=True, slots=True)
-class LineBlock:
+class LineBlock(msgspec.Struct, frozen=True, gc=False):
     """Complete lines read together, kept as one piece for a caller that decodes them in one
-    call (`LineReader.feed_block`): no line in it is over the limit or ends in CR.
+    call (`LineReader.feed_block`): no line in it is over the limit or ends in CR. (A Struct:
+    defined in microseconds at import, cold start.)
 
     ``lines()`` are the lines ``feed`` would have returned for it.
     """

@@ -13,7 +13,6 @@ import functools
 import itertools
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import msgspec
@@ -76,9 +75,9 @@ class Call(msgspec.Struct, gc=False, eq=False):
         return self.id is not UNSET
 
 
-@dataclass(frozen=True, slots=True)
-class Reply:
-    """Bytes to send as they are (an error answer the core produced itself).
+class Reply(msgspec.Struct, frozen=True, gc=False):
+    """Bytes to send as they are (an error answer the core produced itself). (Private
+    classes are Structs, not dataclasses: defined in microseconds at import, cold start.)
 
     `unparsable`: the line that was not JSON at all, when that is what is answered (-32700).
     """
@@ -100,10 +99,9 @@ class Answer(msgspec.Struct, frozen=True):
 Event = Call | Reply | Answer
 
 
-@dataclass
-class _Batch:
-    waiting: set[RequestId] = field(default_factory=set)
-    responses: list[bytes] = field(default_factory=list)
+class _Batch(msgspec.Struct):
+    waiting: set[RequestId] = msgspec.field(default_factory=set)
+    responses: list[bytes] = msgspec.field(default_factory=list)
 
 
 UNPARSABLE = (msgspec.DecodeError, RecursionError, UnicodeDecodeError)
@@ -181,17 +179,37 @@ class JsonRpcCore:
         return self._codec
 
     def switch_codec(self, codec: MessageCodec) -> None:
-        """Read and write with `codec` from now on (the negotiated surface's)."""
+        """Read and write with `codec` from now on (the negotiated surface's).
+
+        Its one-pass decoder is built when the first line is decoded with it, or before, by
+        `prepare`: building it imports every protocol area the surface's calls use (about
+        8 ms), no part of answering the `initialize` that chose `codec` (cold start)."""
         self._codec = codec
         self._spec_of: dict[type[Any], MethodSpec[Any, Any]] = {
             spec.message: spec for spec in codec.inbound.values()
         }
         # The codec's one-pass decoder called directly; what it rejects takes the envelope path.
+        self._prepared = not codec.inbound
         self._decode_fast: Callable[[bytes], Any] = (
-            codec.fast_decoder.decode
+            self._prepare_and_decode
             if codec.inbound
             else functools.partial(codec.decode_envelope, result_method=self._result_method)
         )
+
+    @property
+    def prepared(self) -> bool:
+        """Whether decoding with the current codec needs nothing built first."""
+        return self._prepared
+
+    def prepare(self) -> None:
+        """Build the current codec's one-pass decoder now, if it is not built yet."""
+        if not self._prepared:
+            self._prepared = True
+            self._decode_fast = self._codec.fast_decoder.decode
+
+    def _prepare_and_decode(self, data: bytes) -> Any:
+        self.prepare()
+        return self._codec.fast_decoder.decode(data)
 
     # ----------------------------------------------------------- incoming
 

@@ -10,7 +10,6 @@ the schema's diff paths are absolute.
 
 from __future__ import annotations
 
-import difflib
 import os
 
 import acp_schema.v1 as v1
@@ -49,6 +48,8 @@ def git_patch(path: str, old: str | None, new: str | None) -> str:
         header.append("new file mode 100644\n")
     if new is None:
         header.append("deleted file mode 100644\n")
+    import difflib  # on first use: ~1.5M instructions an agent's start need not pay
+
     hunks = difflib.unified_diff(
         _lines(old),
         _lines(new),

@@ -58,7 +58,6 @@ import functools
 import itertools
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeGuard, get_args, overload
 
 import msgspec
@@ -79,8 +78,6 @@ from .turns import (
     Turn,
     V1Turn,
     Work,
-    _RecordingTurn,
-    _RecordingV1Turn,
     is_stop_reason,
     wire_stop_reason,
 )
@@ -133,13 +130,13 @@ def _session_id(request: str | Any) -> str:
     return request if isinstance(request, str) else str(request.session_id)
 
 
-@dataclass
-class _Session:
-    """A session's running turn and the prompts held until it ends."""
+class _Session(msgspec.Struct):
+    """A session's running turn and the prompts held until it ends (a Struct, not a
+    dataclass: defined in microseconds at import, cold start)."""
 
     turn: Turn | None = None
-    held: list[acp.PromptRequest] = field(default_factory=list)
-    changed: Event = field(default_factory=new_event)
+    held: list[acp.PromptRequest] = msgspec.field(default_factory=list)
+    changed: Event = msgspec.field(default_factory=new_event)
 
     def notify(self) -> None:
         """Wake the held prompts to look again (the turn ended, or one of them left)."""
@@ -303,6 +300,8 @@ class PromptTurns:
     def _new_turn(self, params: acp.PromptRequest, message_id: str) -> Turn:
         if self.recorder is None:
             return Turn(self.client, params.session_id, params.prompt, message_id)
+        from .recording_turns import _RecordingTurn
+
         record = self.recorder(params.session_id)
         return _RecordingTurn(
             self.client, params.session_id, params.prompt, message_id, _record=record
@@ -475,6 +474,8 @@ class V1PromptTurns:
         turn_id = self._turn_ids(params.session_id)
         if self.recorder is None:
             return V1Turn(client, params.session_id, params.prompt, turn_id)
+        from .recording_turns import _RecordingV1Turn
+
         record = self.recorder(params.session_id)
         for block in params.prompt:
             record(v1.UserMessageChunk(content=block))

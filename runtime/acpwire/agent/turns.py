@@ -434,25 +434,6 @@ Recorder = Callable[[str], Record]
 """Given a session id, its `Record` (a session store's `recorder`): asked once per turn."""
 
 
-def _ignore(update: V2Update | V1Update) -> None:
-    pass
-
-
-@dataclass
-class _RecordingTurn(Turn):
-    """A Turn that records every update it sends (only built when a recorder is given, so
-    the plain Turn's send path stays as it is)."""
-
-    _record: Record = _ignore
-
-    def update(self, update: V2Update) -> Coroutine[Any, Any, None]:
-        self._record(update)
-        # Turn.update inlined: this is the send path of every say() (super() costs a frame).
-        return self.client.session_update(
-            acp.UpdateSessionNotification(session_id=self.session_id, update=update)  # type: ignore[arg-type]
-        )
-
-
 @dataclass
 class V1Turn:
     """One v1 prompt's work in a session, with the same helpers as the v2 `Turn`."""
@@ -514,18 +495,6 @@ class V1Turn:
             )
         )
         return call
-
-
-@dataclass
-class _RecordingV1Turn(V1Turn):
-    _record: Record = _ignore
-
-    def update(self, update: V1Update) -> Coroutine[Any, Any, None]:
-        self._record(update)
-        # V1Turn.update inlined: this is the send path of every say() (super() costs a frame).
-        return self.client.session_update(
-            v1.SessionNotification(session_id=self.session_id, update=update)  # type: ignore[arg-type]
-        )
 
 
 @dataclass(eq=False)
