@@ -78,6 +78,7 @@ TOOLS = {
     "bench": (
         *("msgspec", "trio", "anyio", "uvloop", "orjson", "agent-client-protocol", *REMOTE),
         *(*OTEL, "opentelemetry-sdk"),  # bench/runtime_path.py: the cost of telemetry set
+        "uvicorn",  # bench/remote.py: agent_app and the floor under uvicorn too
     ),
     "lint": (
         *CODEGEN,
