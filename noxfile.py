@@ -56,7 +56,8 @@ PINS = {
     "wsproto": "1.3.2",
 }
 CODEGEN = ("jinja2", "ruff", "msgspec")
-REMOTE = ("httpx", "h2", "httpx-ws", "wsproto", "hypercorn")  # the `remote` extra, and its server
+# the `remote` extra, and its server
+REMOTE = ("httpx", "h2", "httpx-ws", "wsproto", "websockets", "hypercorn")
 CLI = ("rich",)  # the `cli` extra: `acpwire show`'s terminal view
 OTEL = ("opentelemetry-api",)  # the `otel` extra: acpwire.otel (spans, trace context in _meta)
 TOOLS = {

@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import remote_memory
+from remote_floor import UVICORN
 from stdio import (
     ENV,
     HAVE_NODE,
@@ -64,7 +65,6 @@ from stdio import (
 )
 
 from acpwire import RemoteOptions  # after stdio: it puts the checkout on sys.path
-from remote_floor import UVICORN  # noqa: E402  (it imports acpwire)
 
 RESULTS = ROOT / "bench" / "results" / "remote.txt"
 TIMEOUT = 600.0

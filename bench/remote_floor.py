@@ -6,16 +6,17 @@ costs per text frame sent, with no ACP behind it and a client that costs next to
     python bench/remote_floor.py --stream N --url URL [--acp]  # prints a JSON summary
 
 The server is a bare ASGI app under Hypercorn (the worker of the loop, the ping interval of
-`serve_remote`), or with `--server uvicorn-websockets` / `uvicorn-wsproto` under uvicorn
-(asyncio's own loop, not uvloop, as Hypercorn's asyncio worker; the WebSocket implementation
-named; the same ping interval): a text frame `N` asks for N text frames, each the line
-acpwire's echo agent writes for chunk i of a streamed turn (`agent_message_chunk`), sent one
-`websocket.send` each as fast as the app can, then the app closes the socket. `serve --acp`
-serves acpwire's echo agent instead (as `echo_agent --serve` does, under the server named). The client is a blocking socket with
-no event loop and no frame parsing: it sends the request and reads until the server closes
-(client-timed, from the request to the close). acpwire's server does this and more (the ACP
-endpoint, the agent's turn, encoding) per frame, so its streaming rate over WebSocket under
-Hypercorn is at most this one.
+`serve_remote`), or with `--server uvicorn-<implementation>` under uvicorn (asyncio's own
+loop, not uvloop, as Hypercorn's asyncio worker; its WebSocket implementation named:
+`websockets-sansio`, the legacy `websockets` or `wsproto`; the same ping interval): a text
+frame `N` asks for N text frames, each the line acpwire's echo agent writes for chunk i of a
+streamed turn (`agent_message_chunk`), sent one `websocket.send` each as fast as the app can,
+then the app closes the socket. `serve --acp` serves acpwire's echo agent instead (as
+`echo_agent --serve` does, under the server named). The client is a blocking socket with no
+event loop and no frame parsing: it sends the request and reads until the server's close
+frame (client-timed, from the request to the close). acpwire's server does this and more (the
+ACP endpoint, the agent's turn, encoding) per frame, so its streaming rate over WebSocket
+under the same server is at most this one.
 
 With `--acp` the same client streams from an ACP agent instead (acpwire's echo agent under
 `serve_remote`): `initialize` and `session/new`, then the prompt `stream N` (v2), timed until
@@ -46,7 +47,7 @@ CHUNK = (
 """The echo agent's line for one chunk of `stream N` (as it writes it)."""
 CLOSE = b"\x88\x02\x03\xe8"
 """The server's close frame (unmasked, code 1000): no byte of it occurs in the text frames."""
-UVICORN = ("uvicorn-websockets", "uvicorn-wsproto")
+UVICORN = ("uvicorn-websockets-sansio", "uvicorn-websockets", "uvicorn-wsproto")
 """uvicorn with each of its WebSocket implementations (`--server`)."""
 LEAST_FRAME = len(CHUNK % 0) + 4  # + the header of an unmasked frame of 126 to 65535 bytes
 

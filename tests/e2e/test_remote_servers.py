@@ -11,7 +11,12 @@ from acp_schema import v2
 from acpwire import RemoteConnectionError, agent_app, open_remote
 from acpwire.examples.hello_agent import HelloAgent
 from acpwire.examples.hello_client import HelloClient
-from helpers.asgi_servers import CookieAffinity, hypercorn_serving, uvicorn_serving
+from helpers.asgi_servers import (
+    CookieAffinity,
+    UvicornWebSocket,
+    hypercorn_serving,
+    uvicorn_serving,
+)
 from helpers.hello_turns import HELLO_TURN, hello_turn
 from helpers.loops import run_async
 
@@ -29,12 +34,24 @@ async def test_the_client_returns_the_servers_cookies_for_the_connection() -> No
     assert app.with_cookie >= 6
 
 
-@pytest.mark.parametrize("transport", ["websocket", "http"])
-def test_uvicorn_serves_websocket_and_streamable_http_over_http1(transport: str) -> None:
+@pytest.mark.parametrize(
+    ("transport", "ws"),
+    [
+        ("websocket", "wsproto"),
+        ("websocket", "websockets"),
+        ("websocket", "websockets-sansio"),
+        ("http", "wsproto"),
+    ],
+)
+def test_uvicorn_serves_websocket_and_streamable_http_over_http1(
+    transport: str, ws: UvicornWebSocket
+) -> None:
+    """Under uvicorn, with either of its WebSocket implementations."""
+
     async def scenario() -> None:
         app = agent_app(HelloAgent)
         with anyio.fail_after(8):
-            async with uvicorn_serving(app) as url:
+            async with uvicorn_serving(app, ws=ws) as url:
                 opening = open_remote(url, v2=HelloClient, transport=transport, http2=False)  # type: ignore[arg-type]
                 async with opening as conn:
                     assert await hello_turn(conn) == HELLO_TURN
