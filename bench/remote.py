@@ -70,7 +70,7 @@ RESULTS = ROOT / "bench" / "results" / "remote.txt"
 TIMEOUT = 600.0
 SERVER_START = 30.0
 STREAMING_TARGET = 5.0  # issue 19: >= 5x the TypeScript pair's streaming on each profile
-LABEL = 56
+LABEL = 62
 PROFILES = {  # profile -> (the client's options, the TypeScript pair it is compared with)
     "websocket": (["--transport", "websocket"], "websocket"),
     "http/2": (["--transport", "http"], "http/1.1"),

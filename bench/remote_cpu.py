@@ -93,10 +93,10 @@ def main() -> None:
         f"\nCPU µs per streamed message ({args.chunks:,} - {FEW:,} chunks), {args.rounds} "
         "rounds, median [min-max]"
     )
-    print(f"{'pair':56} {'client':>18} {'server':>18}")
+    print(f"{'pair':62} {'client':>18} {'server':>18}")
     for label, taken in samples.items():
         clients, servers = [c for c, _ in taken], [s for _, s in taken]
-        print(f"{label:56} {figure(clients):>18} {figure(servers):>18}")
+        print(f"{label:62} {figure(clients):>18} {figure(servers):>18}")
 
 
 if __name__ == "__main__":

@@ -16,11 +16,12 @@ import argparse
 import statistics
 import time
 from collections.abc import Callable
+from typing import cast
 
 import wsproto.events
 from remote_floor import CHUNK
 from websockets.client import ClientProtocol
-from websockets.frames import Opcode
+from websockets.frames import Frame, Opcode
 from websockets.protocol import State
 from websockets.uri import parse_uri
 from wsproto.connection import Connection, ConnectionType
@@ -55,9 +56,9 @@ def with_websockets(reads: list[bytes]) -> int:
     texts = 0
     for data in reads:
         protocol.receive_data(data)
-        for frame in protocol.events_received():
+        for frame in cast("list[Frame]", protocol.events_received()):
             if frame.opcode is Opcode.TEXT:
-                frame.data.decode()
+                bytes(frame.data).decode()
                 texts += 1
     return texts
 

@@ -4,6 +4,11 @@ connection (the RFD's MUST, for servers behind a load balancer with cookie affin
 
 from __future__ import annotations
 
+import os
+import socket
+import subprocess
+import sys
+
 import anyio
 import pytest
 
@@ -19,6 +24,7 @@ from helpers.asgi_servers import (
 )
 from helpers.hello_turns import HELLO_TURN, hello_turn
 from helpers.loops import run_async
+from helpers.processes import PYTHONPATH
 
 INFO = v2.Implementation(name="servers-test", version="1.0")
 
@@ -69,3 +75,28 @@ def test_cleartext_http2_against_an_http1_server_names_the_fix() -> None:
                 assert "http2=False" in str(failed.value) and url in str(failed.value)
 
     run_async(scenario, "asyncio")
+
+
+def test_the_readme_command_serves_the_hello_agent_under_uvicorn() -> None:
+    """`uvicorn --ws websockets-sansio acpwire.examples.hello_remote:app`, as the README's
+    "Interop and speed" gives it, reached by the hello client over WebSocket."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, **PYTHONPATH}
+    server = [
+        *(sys.executable, "-m", "uvicorn", "--ws", "websockets-sansio", "--port", str(port)),
+        "acpwire.examples.hello_remote:app",
+    ]
+    with subprocess.Popen(server, env=env, stderr=subprocess.PIPE, text=True) as serving:
+        try:
+            assert serving.stderr is not None
+            while "Uvicorn running on" not in (line := serving.stderr.readline()):
+                assert line, "uvicorn exited before it listened"
+            url = f"http://127.0.0.1:{port}/acp"
+            client = [sys.executable, "-m", "acpwire.examples.hello_client", "--url", url]
+            done = subprocess.run(client, env=env, capture_output=True, text=True, timeout=30)
+            assert done.returncode == 0, done.stderr
+            assert "agent: acpwire! \nturn ended: end_turn\n" in done.stdout
+        finally:
+            serving.terminate()
