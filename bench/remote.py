@@ -21,6 +21,9 @@ Each pair is a server process and a client process that connects to the URL the 
   chunk lines under Hypercorn (trio, asyncio) to a client with no event loop: the most any
   ASGI app under Hypercorn streams (no round trips), and acpwire's server (trio, asyncio) with
   that client ("acpwire-server": what acpwire's server adds to Hypercorn's floor);
+- on asyncio, the same under uvicorn (rows ending `uvicorn-<ws>`: its `websockets-sansio`,
+  legacy `websockets` and `wsproto` implementations): acpwire's v2 WebSocket pair with its
+  server under uvicorn, uvicorn's floor and acpwire's server with that client;
 - with `--baseline CHECKOUT`, acpwire's v2 pairs of another checkout, labelled "baseline".
 
 The measurements are those of bench/stdio.py (streaming N chunks, client-timed; M sequential
