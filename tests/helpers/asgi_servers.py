@@ -89,8 +89,8 @@ UvicornWebSocket = Literal["wsproto", "websockets", "websockets-sansio"]
 
 @contextlib.asynccontextmanager
 async def uvicorn_serving(app: Any, ws: UvicornWebSocket = "wsproto") -> AsyncIterator[str]:
-    """`app` under uvicorn (HTTP/1.1 with h11, WebSocket with `ws`: "wsproto", "websockets" or "websockets-sansio",
-    the lifespan on; asyncio only); yields the `/acp` URL once it listens."""
+    """`app` under uvicorn (HTTP/1.1 with h11; WebSocket with `ws`: "wsproto", "websockets" or
+    "websockets-sansio"; the lifespan on; asyncio only); yields the `/acp` URL once it listens."""
     import uvicorn
 
     listener, url = _listener()
