@@ -56,7 +56,8 @@ PINS = {
     "wsproto": "1.3.2",
 }
 CODEGEN = ("jinja2", "ruff", "msgspec")
-REMOTE = ("httpx", "h2", "httpx-ws", "wsproto", "hypercorn")  # the `remote` extra, and its server
+# the `remote` extra, and its server
+REMOTE = ("httpx", "h2", "httpx-ws", "wsproto", "websockets", "hypercorn")
 CLI = ("rich",)  # the `cli` extra: `acpwire show`'s terminal view
 OTEL = ("opentelemetry-api",)  # the `otel` extra: acpwire.otel (spans, trace context in _meta)
 TOOLS = {
@@ -78,6 +79,7 @@ TOOLS = {
     "bench": (
         *("msgspec", "trio", "anyio", "uvloop", "orjson", "agent-client-protocol", *REMOTE),
         *(*OTEL, "opentelemetry-sdk"),  # bench/runtime_path.py: the cost of telemetry set
+        "uvicorn",  # bench/remote.py: agent_app and the floor under uvicorn too
     ),
     "lint": (
         *CODEGEN,

@@ -21,6 +21,9 @@ Each pair is a server process and a client process that connects to the URL the 
   chunk lines under Hypercorn (trio, asyncio) to a client with no event loop: the most any
   ASGI app under Hypercorn streams (no round trips), and acpwire's server (trio, asyncio) with
   that client ("acpwire-server": what acpwire's server adds to Hypercorn's floor);
+- on asyncio, the same under uvicorn (rows ending `uvicorn-<ws>`: its `websockets-sansio`,
+  legacy `websockets` and `wsproto` implementations): acpwire's v2 WebSocket pair with its
+  server under uvicorn, uvicorn's floor and acpwire's server with that client;
 - with `--baseline CHECKOUT`, acpwire's v2 pairs of another checkout, labelled "baseline".
 
 The measurements are those of bench/stdio.py (streaming N chunks, client-timed; M sequential
@@ -46,6 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import remote_memory
+from remote_floor import UVICORN
 from stdio import (
     ENV,
     HAVE_NODE,
@@ -69,7 +73,7 @@ RESULTS = ROOT / "bench" / "results" / "remote.txt"
 TIMEOUT = 600.0
 SERVER_START = 30.0
 STREAMING_TARGET = 5.0  # issue 19: >= 5x the TypeScript pair's streaming on each profile
-LABEL = 36
+LABEL = 62
 PROFILES = {  # profile -> (the client's options, the TypeScript pair it is compared with)
     "websocket": (["--transport", "websocket"], "websocket"),
     "http/2": (["--transport", "http"], "http/1.1"),
@@ -91,6 +95,7 @@ class RemotePair:
     server: list[str]
     client: list[str]  # without --url and the transport options
     loop: str = ""
+    server_name: str = ""  # an ASGI server other than Hypercorn (remote_floor.UVICORN)
     missing: str | None = None
     no_roundtrips: str | None = None  # why the round trips cannot be measured
     env: dict[str, str] = field(default_factory=lambda: ENV)
@@ -101,7 +106,7 @@ class RemotePair:
 
     @property
     def label(self) -> str:
-        return f"{self.name} v{self.protocol} {self.profile} {self.loop}".rstrip()
+        return f"{self.name} v{self.protocol} {self.profile} {self.loop} {self.server_name}".strip()
 
 
 def acpwire_pair(protocol: int, profile: str, loop: str, name: str = "acpwire") -> RemotePair:
@@ -119,21 +124,47 @@ def baseline_pairs(checkout: Path) -> list[RemotePair]:
     return made
 
 
-def floor_pairs(loop: str) -> list[RemotePair]:
-    """Hypercorn's floor, and acpwire's server, each with a client that costs nothing."""
-    floor = [PY, str(ROOT / "bench" / "remote_floor.py")]
-    server = [*floor, "serve", "--loop", loop]
-    acpwire = acpwire_pair(2, "websocket", loop).server
+FLOOR = [PY, str(ROOT / "bench" / "remote_floor.py")]
+
+
+def uvicorn_pairs() -> list[RemotePair]:
+    """acpwire's WebSocket pair (v2, asyncio) with its server under uvicorn, for each of
+    uvicorn's WebSocket implementations."""
+    made = []
+    for server in UVICORN:
+        pair = acpwire_pair(2, "websocket", "asyncio")
+        pair.server = [*FLOOR, "serve", "--loop", "asyncio", "--server", server, "--acp"]
+        pair.server_name = server
+        made.append(pair)
+    return made
+
+
+def floor_pairs(loop: str, server: str = "") -> list[RemotePair]:
+    """The ASGI server's floor (Hypercorn's, or uvicorn's with `server`), and acpwire's server
+    under it, each with a client that costs nothing."""
+    serving = [*FLOOR, "serve", "--loop", loop, *(["--server", server] if server else [])]
+    acpwire = [*serving, "--acp"] if server else acpwire_pair(2, "websocket", loop).server
+    streaming_only = "streaming only"
     return [
-        RemotePair("floor", 2, "websocket", server, floor, loop, no_roundtrips="streaming only"),
+        RemotePair(
+            "floor",
+            2,
+            "websocket",
+            serving,
+            FLOOR,
+            loop,
+            server,
+            no_roundtrips=streaming_only,
+        ),
         RemotePair(
             "acpwire-server",
             2,
             "websocket",
             acpwire,
-            [*floor, "--acp"],
+            [*FLOOR, "--acp"],
             loop,
-            no_roundtrips="streaming only",
+            server,
+            no_roundtrips=streaming_only,
         ),
     ]
 
@@ -160,7 +191,9 @@ def pairs() -> list[RemotePair]:
             missing=no_sdk,
             no_roundtrips=PY_SDK_SESSION_STREAMS,
         ),
+        *uvicorn_pairs(),
         *(pair for loop in ("trio", "asyncio") for pair in floor_pairs(loop)),
+        *(pair for server in UVICORN for pair in floor_pairs("asyncio", server)),
     ]
 
 
@@ -330,6 +363,7 @@ def memory_rows(connections: int) -> list[str]:
         and pair.protocol == 2
         and pair.missing is None
         and pair.name in ("acpwire", "ts-sdk")
+        and not pair.server_name
     ]
     rows = []
     for pair in servers:

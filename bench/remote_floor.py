@@ -1,17 +1,22 @@
-"""Hypercorn's WebSocket floor for bench/remote.py: what Hypercorn itself costs per text frame
-sent, with no ACP behind it and a client that costs next to nothing.
+"""The ASGI servers' WebSocket floor for bench/remote.py: what Hypercorn (or uvicorn) itself
+costs per text frame sent, with no ACP behind it and a client that costs next to nothing.
 
-    python bench/remote_floor.py serve --loop trio|asyncio    # prints {"url": ...}
+    python bench/remote_floor.py serve --loop trio|asyncio [--server SERVER] [--acp]
+                                                               # prints {"url": ...}
     python bench/remote_floor.py --stream N --url URL [--acp]  # prints a JSON summary
 
 The server is a bare ASGI app under Hypercorn (the worker of the loop, the ping interval of
-`serve_remote`): a text frame `N` asks for N text frames, each the line acpwire's echo agent
-writes for chunk i of a streamed turn (`agent_message_chunk`), sent one `websocket.send` each
-as fast as the app can, then the app closes the socket. The client is a blocking socket with
-no event loop and no frame parsing: it sends the request and reads until the server closes
-(client-timed, from the request to the close). acpwire's server does this and more (the ACP
-endpoint, the agent's turn, encoding) per frame, so its streaming rate over WebSocket under
-Hypercorn is at most this one.
+`serve_remote`), or with `--server uvicorn-<implementation>` under uvicorn (asyncio's own
+loop, not uvloop, as Hypercorn's asyncio worker; its WebSocket implementation named:
+`websockets-sansio`, the legacy `websockets` or `wsproto`; the same ping interval): a text
+frame `N` asks for N text frames, each the line acpwire's echo agent writes for chunk i of a
+streamed turn (`agent_message_chunk`), sent one `websocket.send` each as fast as the app can,
+then the app closes the socket. `serve --acp` serves acpwire's echo agent instead (as
+`echo_agent --serve` does, under the server named). The client is a blocking socket with no
+event loop and no frame parsing: it sends the request and reads until the server's close
+frame (client-timed, from the request to the close). acpwire's server does this and more (the
+ACP endpoint, the agent's turn, encoding) per frame, so its streaming rate over WebSocket
+under the same server is at most this one.
 
 With `--acp` the same client streams from an ACP agent instead (acpwire's echo agent under
 `serve_remote`): `initialize` and `session/new`, then the prompt `stream N` (v2), timed until
@@ -31,6 +36,7 @@ import time
 import urllib.parse
 from typing import Any
 
+from acpwire import RemoteOptions
 from acpwire.agent.remote.serving import WEBSOCKET_PING_INTERVAL
 
 CHUNK = (
@@ -39,6 +45,10 @@ CHUNK = (
     '{"type":"text","text":"chunk %d "}}}}'
 )
 """The echo agent's line for one chunk of `stream N` (as it writes it)."""
+CLOSE = b"\x88\x02\x03\xe8"
+"""The server's close frame (unmasked, code 1000): no byte of it occurs in the text frames."""
+UVICORN = ("uvicorn-websockets-sansio", "uvicorn-websockets", "uvicorn-wsproto")
+"""uvicorn with each of its WebSocket implementations (`--server`)."""
 LEAST_FRAME = len(CHUNK % 0) + 4  # + the header of an unmasked frame of 126 to 65535 bytes
 
 
@@ -59,11 +69,46 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     await send({"type": "websocket.close", "code": 1000})
 
 
-def serve(loop: str) -> None:
+def echo_app() -> Any:
+    """acpwire's echo agent as `echo_agent --serve` builds it."""
+    from acpwire import agent_app
+    from acpwire.fixtures.echo_agent import BENCH_SESSIONS, EchoAgentV1, EchoAgentV2
+
+    remote = RemoteOptions(max_sessions_per_connection=BENCH_SESSIONS)
+    return agent_app(EchoAgentV2, v1=EchoAgentV1, remote=remote)
+
+
+def serve(loop: str, server: str, acp: bool) -> None:
+    listener = socket.create_server(("127.0.0.1", 0))
+    print(json.dumps({"url": f"http://127.0.0.1:{listener.getsockname()[1]}/acp"}), flush=True)
+    served = echo_app() if acp else app
+    if server.startswith("uvicorn-"):
+        serve_uvicorn(served, listener, server.removeprefix("uvicorn-"))
+    else:
+        serve_hypercorn(served, listener, loop)
+
+
+def serve_uvicorn(served: Any, listener: socket.socket, ws: str) -> None:
+    import asyncio
+
+    import uvicorn
+
+    config = uvicorn.Config(
+        served,
+        loop="asyncio",
+        ws=ws,  # type: ignore[arg-type]
+        ws_ping_interval=WEBSOCKET_PING_INTERVAL,
+        ws_max_size=RemoteOptions().max_message_bytes,  # as serve_remote sets Hypercorn's
+        lifespan="on",
+        log_level="warning",
+        access_log=False,
+    )
+    asyncio.run(uvicorn.Server(config).serve(sockets=[listener]))
+
+
+def serve_hypercorn(served: Any, listener: socket.socket, loop: str) -> None:
     from hypercorn.config import Config
 
-    listener = socket.create_server(("127.0.0.1", 0))
-    print(json.dumps({"url": f"http://127.0.0.1:{listener.getsockname()[1]}/"}), flush=True)
     config = Config()
     config.bind = [f"fd://{listener.detach()}"]
     config.accesslog = None
@@ -72,13 +117,13 @@ def serve(loop: str) -> None:
         import hypercorn.trio
         import trio
 
-        trio.run(hypercorn.trio.serve, app, config)  # type: ignore[arg-type]
+        trio.run(hypercorn.trio.serve, served, config)
     else:
         import asyncio
 
         import hypercorn.asyncio
 
-        asyncio.run(hypercorn.asyncio.serve(app, config))  # type: ignore[arg-type]
+        asyncio.run(hypercorn.asyncio.serve(served, config))
 
 
 def upgraded(url: str) -> tuple[socket.socket, bytes]:
@@ -111,9 +156,12 @@ def stream(url: str, count: int) -> dict[str, Any]:
     sock, rest = upgraded(url)
     started = time.perf_counter()
     sock.sendall(frame(str(count)))
-    received = len(rest)
-    while data := sock.recv(1 << 20):
+    received, tail = len(rest), rest[-len(CLOSE) :]
+    # until the close frame: uvicorn closes the socket only after the client's close frame
+    # (or its close timeout), Hypercorn at once
+    while CLOSE not in tail and (data := sock.recv(1 << 20)):
         received += len(data)
+        tail = tail[-len(CLOSE) :] + data
     seconds = time.perf_counter() - started
     if received < count * LEAST_FRAME:
         raise SystemExit(f"{received} bytes received for {count} chunks")
@@ -155,13 +203,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("mode", nargs="?", choices=["serve"])
     parser.add_argument("--loop", choices=["trio", "asyncio"], default="trio")
+    parser.add_argument(
+        "--server", choices=["hypercorn", *UVICORN], default="hypercorn", help="(serve)"
+    )
     parser.add_argument("--stream", type=int)
     parser.add_argument("--url")
     parser.add_argument("--transport", choices=["websocket"], default="websocket")
-    parser.add_argument("--acp", action="store_true", help="stream from an ACP agent")
+    parser.add_argument(
+        "--acp", action="store_true", help="stream from an ACP agent (serve: serve one)"
+    )
     args = parser.parse_args()
     if args.mode == "serve":
-        serve(args.loop)
+        if args.server != "hypercorn" and args.loop != "asyncio":
+            parser.error("uvicorn runs on asyncio only")
+        serve(args.loop, args.server, args.acp)
     elif args.stream is None or args.url is None:
         parser.error("--stream N --url URL (or serve)")
     else:

@@ -11,7 +11,13 @@ REQUIREMENT_FILE = "acp-schema-requirement.txt"  # written by codegen.release.st
 OWN_DEPENDENCIES = ["msgspec>=0.19", "trio>=0.25", "anyio>=4.11", "sniffio>=1.3"]
 OPTIONAL_DEPENDENCIES = {
     # remote agents (open_remote, agent_app's serve_remote): HTTP/2 + WebSocket client, Hypercorn
-    "remote": ["httpx[http2]>=0.28", "httpx-ws>=0.8", "wsproto>=1.2", "hypercorn>=0.17"],
+    "remote": [
+        "httpx[http2]>=0.28",
+        "httpx-ws>=0.8",
+        "wsproto>=1.2",
+        "websockets>=13",
+        "hypercorn>=0.17",
+    ],
     # RedisSessionStore: sessions shared by several server processes
     "redis": ["redis>=5"],
     # the `acpwire show` terminal view (the command itself needs nothing more)

@@ -9,7 +9,7 @@ import contextlib
 import socket
 from collections.abc import AsyncIterator
 from functools import partial
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import sniffio
@@ -83,14 +83,18 @@ async def hypercorn_serving(app: Any) -> AsyncIterator[str]:
             stop.set()
 
 
+UvicornWebSocket = Literal["wsproto", "websockets", "websockets-sansio"]
+"""uvicorn's WebSocket implementations."""
+
+
 @contextlib.asynccontextmanager
-async def uvicorn_serving(app: Any) -> AsyncIterator[str]:
-    """`app` under uvicorn (HTTP/1.1 with h11, WebSocket with wsproto, the lifespan on; asyncio
-    only); yields the `/acp` URL once it listens."""
+async def uvicorn_serving(app: Any, ws: UvicornWebSocket = "wsproto") -> AsyncIterator[str]:
+    """`app` under uvicorn (HTTP/1.1 with h11; WebSocket with `ws`: "wsproto", "websockets" or
+    "websockets-sansio"; the lifespan on; asyncio only); yields the `/acp` URL once it listens."""
     import uvicorn
 
     listener, url = _listener()
-    config = uvicorn.Config(app, lifespan="on", ws="wsproto", log_level="warning")
+    config = uvicorn.Config(app, lifespan="on", ws=ws, log_level="warning")
     server = uvicorn.Server(config)
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(lambda: server.serve(sockets=[listener]))

@@ -5,10 +5,14 @@ named; the socket is read a bounded piece at a time, whatever the message size l
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 from typing import Any
 
 import anyio
+import anyio.abc
+import anyio.streams.buffered
 import pytest
 
 from acpwire.streams import websocket
@@ -18,6 +22,7 @@ from helpers.asgi_servers import hypercorn_serving
 pytestmark = pytest.mark.usefixtures("loop")
 
 FRAMES = 50
+WEBSOCKET_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC11B41"  # RFC 6455's, for the 101's accept key
 PRETTY = json.dumps({"jsonrpc": "2.0", "method": "x", "params": {"a": [1, 2]}}, indent=2)
 
 
@@ -102,3 +107,67 @@ async def test_the_socket_is_read_in_bounded_pieces(monkeypatch: pytest.MonkeyPa
                 received += await stream.receive_some()
     assert received == BIG.encode() + b"\n"
     assert asked and max(asked) == websocket.READ_BYTES
+
+
+def server_frame(opcode: int, payload: bytes, *, fin: bool = True) -> bytes:
+    """An unmasked frame (server to client) of under 126 bytes."""
+    return bytes([(0x80 if fin else 0) | opcode, len(payload)]) + payload
+
+
+async def read_client_frame(receive: Any) -> tuple[int, bytes]:
+    """The next frame the client sent (masked, under 126 bytes): its opcode and payload."""
+    head = await receive(2)
+    size = head[1] & 0x7F
+    mask, payload = await receive(4), await receive(size)
+    return head[0] & 0x0F, bytes(byte ^ mask[i % 4] for i, byte in enumerate(payload))
+
+
+async def test_frames_are_parsed_as_the_protocol_says() -> None:
+    """Against a server written by hand: a text message in fragments makes one line, binary
+    fragments are ignored, a ping gets its pong, and a text frame that is not UTF-8 ends the
+    connection, named, with the client's close code 1007."""
+    closed: list[int] = []
+
+    async def serve(sock: anyio.abc.SocketStream) -> None:
+        buffered = anyio.streams.buffered.BufferedByteReceiveStream(sock)
+        head = await buffered.receive_until(b"\r\n\r\n", 8192)
+        key = next(
+            line.split(b":", 1)[1].strip()
+            for line in head.split(b"\r\n")
+            if line.lower().startswith(b"sec-websocket-key:")
+        )
+        accept = base64.b64encode(hashlib.sha1(key + WEBSOCKET_GUID).digest())
+        await sock.send(
+            b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+            b"Connection: Upgrade\r\nSec-WebSocket-Accept: " + accept + b"\r\n\r\n"
+        )
+        await sock.send(
+            server_frame(0x1, b'{"a": ', fin=False)
+            + server_frame(0x0, b'"fragmented"}')
+            + server_frame(0x2, b"bin", fin=False)
+            + server_frame(0x0, b"ary")
+            + server_frame(0x9, b"are you there")
+        )
+        assert await read_client_frame(buffered.receive_exactly) == (0xA, b"are you there")
+        await sock.send(server_frame(0x1, b'{"b": 2}') + server_frame(0x1, b"\xff\xfe"))
+        opcode, payload = await read_client_frame(buffered.receive_exactly)
+        assert opcode == 0x8
+        closed.append(int.from_bytes(payload[:2], "big"))
+
+    with anyio.fail_after(8):
+        listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
+        port = listener.extra(anyio.abc.SocketAttribute.local_port)
+        async with listener, anyio.create_task_group() as tasks:
+            tasks.start_soon(listener.serve, serve)
+            async with open_websocket(
+                f"ws://127.0.0.1:{port}/acp", max_message_bytes=1 << 20
+            ) as stream:
+                received = b""
+                while (data := await stream.receive_some()) != b"":
+                    received += data
+                assert received == b'{"a": "fragmented"}\n{"b": 2}\n'
+                assert stream.what() == "the server sent a text frame that is not UTF-8"
+            while not closed:
+                await anyio.sleep(0.01)
+            tasks.cancel_scope.cancel()
+    assert closed == [1007]

@@ -1,6 +1,7 @@
 """The client side of ACP over WebSocket, as a byte stream: each line the connection writes
 goes out as one text frame, each text frame received comes in as one line; binary frames
-are ignored (the RFD). Built on httpx-ws (wsproto over httpx, anyio: trio and asyncio).
+are ignored (the RFD). Built on httpx-ws (wsproto over httpx, anyio: trio and asyncio); the
+frames received are parsed by `websockets`' sans-IO protocol.
 
 Needs the `remote` extra (`pip install 'acpwire[remote]'`).
 """
@@ -12,6 +13,7 @@ import contextlib
 import functools
 import logging
 from collections.abc import AsyncIterator, Mapping
+from typing import cast
 
 import anyio
 import httpcore
@@ -20,6 +22,10 @@ import httpx_ws
 import httpx_ws._api
 import wsproto.connection
 import wsproto.events
+from websockets.client import ClientProtocol
+from websockets.frames import Close, Frame, Opcode
+from websockets.protocol import State
+from websockets.uri import parse_uri
 from wsproto.frame_protocol import CloseReason
 
 from ..errors import RemoteConnectionError
@@ -40,6 +46,10 @@ connection's `max_line_bytes`, 64 MiB by default), which on trio is the size of 
 `recv` allocates: a fresh mmap per read (with its munmap and mremap, 3 system calls, its pages
 faulted in zeroed) for the few hundred bytes a read usually returns. (Over asyncio, anyio
 reads from the transport's own buffer: the size asked changes nothing there.)"""
+
+
+_ANY_URI = parse_uri("ws://localhost/")
+"""The parser's URI: used only for the handshake, which httpx-ws makes (the parser starts open)."""
 
 
 class _Inbox:
@@ -93,8 +103,14 @@ class _BatchingSession(httpx_ws.AsyncWebSocketSession):
     (plus a cancel scope), and the socket is read again only once the reader took every
     event of the last read, which made a streaming client spend most of its time switching
     tasks. Here the text frames of one socket read go to an `_Inbox` together, with one
-    wake-up, and the reader takes them all at once. Pings, pongs and the close handshake are
-    handled as httpx-ws does (`send`, `ping` and `close` stay httpx-ws's)."""
+    wake-up, and the reader takes them all at once. The frames received are parsed by
+    `websockets`' sans-IO protocol, not wsproto's (a third of wsproto's CPU time per frame:
+    `bench/ws_parse.py`); what the client sends stays httpx-ws's (wsproto): the handshake,
+    text frames, pings, pongs (answered here) and the close."""
+
+    failure: tuple[CloseReason, str] | None = None
+    """Why the client refused a frame: the close code it closes the WebSocket with, and what
+    the reader is told."""
 
     @functools.cached_property
     def inbox(self) -> _Inbox:
@@ -102,13 +118,24 @@ class _BatchingSession(httpx_ws.AsyncWebSocketSession):
 
     async def _background_receive(self, max_bytes: int) -> None:
         inbox = self.inbox
-        partial: list[str] = []
+        # the size limit is the connection's line limit (`max_line_bytes`), applied above
+        parser = ClientProtocol(_ANY_URI, state=State.OPEN, max_size=None)
+        partial: list[bytes] = []  # the frames so far of a fragmented text message
         read_bytes = min(max_bytes, READ_BYTES)
         try:
             while not self._should_close.is_set():
-                self.connection.receive_data(await self._read_stream(read_bytes))
-                for event in self.connection.events():
-                    await self._received(event, partial)
+                parser.receive_data(await self._read_stream(read_bytes))
+                parser.data_to_send()  # its own answers go unsent: pongs are sent below
+                for frame in cast("list[Frame]", parser.events_received()):  # open: frames only
+                    await self._received(frame, partial)
+                if parser.parser_exc is not None and self.failure is None:
+                    what = f"the server sent an invalid WebSocket frame ({parser.parser_exc})"
+                    self.failure = (CloseReason.PROTOCOL_ERROR, what)
+                if self.failure is not None:
+                    # the close frame first: the reader, once told, closes the socket
+                    await self.close(self.failure[0], "Invalid frame")
+                    inbox.end(self.failure[1])
+                    return
                 await inbox.handed()
         except (httpcore.ReadError, httpcore.WriteError, httpx_ws._api.EndOfStream) as exc:
             inbox.end(f"the WebSocket connection was lost ({type(exc).__name__})")
@@ -116,25 +143,41 @@ class _BatchingSession(httpx_ws.AsyncWebSocketSession):
         finally:
             inbox.end("the WebSocket connection was lost")
 
-    async def _received(self, event: wsproto.events.Event, partial: list[str]) -> None:
-        if isinstance(event, wsproto.events.TextMessage):
-            partial.append(event.data)
-            if event.message_finished:
-                self.inbox.put(one_line("".join(partial).encode()) + b"\n")
+    async def _received(self, frame: Frame, partial: list[bytes]) -> None:
+        opcode = frame.opcode
+        if opcode is Opcode.TEXT and frame.fin:
+            self._put(bytes(frame.data))  # (a bytearray)
+        elif opcode is Opcode.TEXT or (opcode is Opcode.CONT and partial):
+            partial.append(bytes(frame.data))
+            if frame.fin:
+                self._put(b"".join(partial))
                 partial.clear()
-        elif isinstance(event, wsproto.events.Ping):
+        elif opcode is Opcode.PING:
             if self.connection.state is not wsproto.connection.ConnectionState.OPEN:
-                return  # closing: a ping crossing our close frame gets no pong (wsproto: none)
-            data = self.connection.send(event.response())
+                return  # closing: a ping crossing our close frame gets no pong
+            data = self.connection.send(wsproto.events.Pong(bytes(frame.data)))
             async with self._write_lock:
                 await self.stream.write(data)
-        elif isinstance(event, wsproto.events.Pong):
-            self._ping_manager.ack(event.payload)
-        elif isinstance(event, wsproto.events.CloseConnection):
+        elif opcode is Opcode.PONG:
+            self._ping_manager.ack(bytes(frame.data))
+        elif opcode is Opcode.CLOSE:
+            close = Close.parse(bytes(frame.data))
+            code = int(close.code)
             self._should_close.set()
-            self.inbox.end(f"the server closed the WebSocket (code {event.code}: {event.reason!r})")
-        elif not isinstance(event, wsproto.events.BytesMessage) or event.message_finished:
-            log.debug("ignored a %s from the server", type(event).__name__)
+            self.inbox.end(f"the server closed the WebSocket (code {code}: {close.reason!r})")
+        elif frame.fin:  # the end of a binary message (the RFD: ignored)
+            log.debug("ignored a binary message from the server")
+
+    def _put(self, data: bytes) -> None:
+        if self.failure is not None:
+            return  # what followed a refused frame in the same read
+        try:
+            data.decode()  # as wsproto did: a text frame is UTF-8, or the connection fails
+        except UnicodeDecodeError:
+            what = "the server sent a text frame that is not UTF-8"
+            self.failure = (CloseReason.INVALID_FRAME_PAYLOAD_DATA, what)
+            return
+        self.inbox.put(one_line(data) + b"\n")
 
 
 class WebSocketStream:

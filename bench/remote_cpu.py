@@ -1,0 +1,103 @@
+"""CPU time per streamed message of each process of bench/remote.py's WebSocket pairs: the
+steadier figure where wall-clock rates swing with the machine's load.
+
+    python bench/remote_cpu.py [N] [--rounds R] [--only LABEL...] [--baseline CHECKOUT]
+
+For each pair (acpwire's v2 WebSocket pairs on trio and asyncio, under Hypercorn and under
+uvicorn, and with `--baseline` another checkout's; the floors and acpwire's server with the
+client that costs nothing, bench/remote_floor.py), a fresh server streams 1,000 chunks (a
+warm-up), 1,000 chunks again and then N chunks to a client process each; the CPU time (user + system) of the client process
+(its rusage) and of the server (/proc/PID/stat, Linux) over the second run less the first,
+divided by the N - 1,000 chunks more, is the cost of one message, start-up and the
+connection's set-up taken out. Interleaved rounds, medians [min-max], in microseconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+from pathlib import Path
+
+from remote import PROFILES, RemotePair, baseline_pairs, pairs, serve, stop
+from stdio import INTEROP, interleaved
+
+FEW = 1_000
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def server_cpu(pid: int) -> float:
+    """Seconds of CPU time the process `pid` used so far (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS  # utime, stime
+
+
+def client_run(pair: RemotePair, url: str, chunks: int) -> float:
+    """Seconds of CPU time one client process used streaming `chunks` chunks."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(
+        [*pair.client, "--stream", str(chunks), "--url", url, *PROFILES[pair.profile][0]],
+        cwd=INTEROP,
+        env=pair.env,
+        capture_output=True,
+        check=True,
+        timeout=600,
+    )
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+
+
+def measure(pair: RemotePair, chunks: int, samples: dict[str, list[tuple[float, float]]]) -> None:
+    server, url = serve(pair)
+    try:
+        client_run(pair, url, FEW)  # the server's first connection: imports, caches
+        costs = []
+        for count in (FEW, chunks):
+            started = server_cpu(server.pid)
+            client = client_run(pair, url, count)
+            costs.append((client, server_cpu(server.pid) - started))
+    finally:
+        stop(server)
+    (client_few, server_few), (client_all, server_all) = costs
+    more = chunks - FEW
+    sample = ((client_all - client_few) / more * 1e6, (server_all - server_few) / more * 1e6)
+    samples[pair.label].append(sample)
+    print(f"  {pair.label}: client {sample[0]:.2f} µs, server {sample[1]:.2f} µs per message")
+
+
+def figure(values: list[float]) -> str:
+    return f"{statistics.median(values):6.2f} [{min(values):.2f}-{max(values):.2f}]"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("chunks", nargs="?", type=int, default=20_000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--only", nargs="+", help="pairs whose label starts so")
+    parser.add_argument("--baseline", type=Path, help="another checkout: its pairs join in")
+    args = parser.parse_args()
+    chosen = pairs() + (baseline_pairs(args.baseline) if args.baseline else [])
+    chosen = [
+        pair
+        for pair in chosen
+        if pair.name in ("acpwire", "baseline", "floor", "acpwire-server")
+        and pair.protocol == 2
+        and pair.profile == "websocket"
+        and (not args.only or pair.label.startswith(tuple(args.only)))
+    ]
+    samples: dict[str, list[tuple[float, float]]] = {pair.label: [] for pair in chosen}
+    interleaved(chosen, args.rounds, lambda pair: measure(pair, args.chunks, samples))
+    print(
+        f"\nCPU µs per streamed message ({args.chunks:,} - {FEW:,} chunks), {args.rounds} "
+        "rounds, median [min-max]"
+    )
+    print(f"{'pair':62} {'client':>18} {'server':>18}")
+    for label, taken in samples.items():
+        clients, servers = [c for c, _ in taken], [s for _, s in taken]
+        print(f"{label:62} {figure(clients):>18} {figure(servers):>18}")
+
+
+if __name__ == "__main__":
+    main()
