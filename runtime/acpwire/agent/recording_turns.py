@@ -1,6 +1,10 @@
 """The turns that record every update they send (a session store's `recorder`): defined
 apart from `Turn` and `V1Turn`, imported only by a scheduler given a recorder, so an agent
-without one does not define them at start (two dataclasses: ~5M instructions, cold start)."""
+without one does not define them at start (two dataclasses: ~5M instructions, cold start).
+
+A store's recorder is typed for the stable surface's updates (the `SessionStore` protocol that
+users implement); an agent on an unstable surface records that surface's updates, of the same
+wire form, which acpwire's stores keep and give back as they are."""
 
 from __future__ import annotations
 
@@ -17,7 +21,7 @@ if TYPE_CHECKING:
     from .turns import V1Update, V2Update
 
 
-def _ignore(update: V2Update | V1Update) -> None:
+def _ignore(update: acp.SessionUpdate | v1.SessionUpdate) -> None:
     pass
 
 
@@ -29,7 +33,7 @@ class _RecordingTurn(Turn):
     _record: Record = _ignore
 
     def update(self, update: V2Update) -> Coroutine[Any, Any, None]:
-        self._record(update)
+        self._record(update)  # type: ignore[arg-type]  # see the module's docstring
         # Turn.update inlined: this is the send path of every say() (super() costs a frame).
         return self.client.session_update(
             acp.UpdateSessionNotification(session_id=self.session_id, update=update)  # type: ignore[arg-type]
@@ -41,7 +45,7 @@ class _RecordingV1Turn(V1Turn):
     _record: Record = _ignore
 
     def update(self, update: V1Update) -> Coroutine[Any, Any, None]:
-        self._record(update)
+        self._record(update)  # type: ignore[arg-type]  # see the module's docstring
         # V1Turn.update inlined: this is the send path of every say() (super() costs a frame).
         return self.client.session_update(
             v1.SessionNotification(session_id=self.session_id, update=update)  # type: ignore[arg-type]

@@ -26,7 +26,7 @@ import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeAlias, cast, overload
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, cast, overload
 
 import acp_schema
 import acp_schema.v1 as v1
@@ -45,12 +45,7 @@ if TYPE_CHECKING:
     import acp_schema.v1.unstable as v1u
     import acp_schema.v2.unstable as v2u
 
-    # What a store records: agents on the unstable surfaces send (and so record) theirs too
-    SessionUpdate: TypeAlias = (
-        v2.SessionUpdate | v1.SessionUpdate | v2u.SessionUpdate | v1u.SessionUpdate
-    )
-else:  # the stable unions at run time: a stable agent imports no unstable surface
-    SessionUpdate = v2.SessionUpdate | v1.SessionUpdate
+SessionUpdate = v2.SessionUpdate | v1.SessionUpdate
 
 
 @dataclass(eq=False)

@@ -425,9 +425,7 @@ def v1_locations(locations: Sequence[Location]) -> list[v1.ToolCallLocation]:
     return _locations(locations, v1.ToolCallLocation, 0)
 
 
-Record = Callable[
-    ["acp.SessionUpdate | v1.SessionUpdate | v2u.SessionUpdate | v1u.SessionUpdate"], object
-]
+Record = Callable[["acp.SessionUpdate | v1.SessionUpdate"], object]
 """Records one update of a session (e.g. the `append` of its history list)."""
 
 Recorder = Callable[[str], Record]
