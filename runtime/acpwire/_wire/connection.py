@@ -270,16 +270,6 @@ class Connection:
         self.core.switch_codec(codec)
         self._dispatch = dispatch if self._telemetry is None else self._telemetry.dispatch(dispatch)
         self._initialize_response = initialize_response
-        if not self.core.prepared and self._nursery is not None:
-            self._nursery.start_soon(self._prepare_codec)
-
-    async def _prepare_codec(self) -> None:
-        """Build the switched codec's decoder once what is queued now is written: the answer
-        to `initialize` goes out first, and the decoder is built while the peer reads it and
-        writes its next message (cold start). Should a line come first, decoding it builds
-        the decoder (`JsonRpcCore.switch_codec`): no line is decoded with another codec."""
-        await self._outbox.flush()
-        self.core.prepare()
 
     @property
     def connection_id(self) -> str:
