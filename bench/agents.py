@@ -53,6 +53,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from placement import PLACEMENTS, cpus, pinned, unavailable
 from report import (
     RESULTS,
     ROOT,
@@ -107,6 +108,7 @@ class Agent:
     p99s: list[float] = field(default_factory=list)
     starts: list[float] = field(default_factory=list)  # ms
     failures: list[str] = field(default_factory=list)
+    placed: dict[str, list[float]] = field(default_factory=dict)  # placement: p50s (µs)
 
 
 def agents(baseline: Path | None) -> list[Agent]:
@@ -150,10 +152,10 @@ def new_session(request_id: int, protocol: int) -> bytes:
 class RawClient:
     """One agent process and its pipes, spoken to with blocking reads and writes."""
 
-    def __init__(self, agent: Agent) -> None:
+    def __init__(self, agent: Agent, command: list[str] | None = None) -> None:
         self.stderr = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(
-            agent.command,
+            command or agent.command,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.stderr,
@@ -197,13 +199,16 @@ def answered(answer: bytes, request_id: int) -> None:
         raise ValueError(f"request {request_id} answered {answer[:200]!r}")
 
 
-def start_once(agent: Agent) -> RawClient:
-    """Spawn the agent and initialize it; its start time is recorded."""
+def start_once(agent: Agent, placement: str | None = None) -> RawClient:
+    """Spawn the agent and initialize it; its start time is recorded when it runs where the
+    scheduler puts it (`placement` None), else it runs pinned (bench/placement.py)."""
+    command = None if placement is None else pinned(agent.command, cpus(placement)[1])
     started = time.perf_counter()
-    client = RawClient(agent)
+    client = RawClient(agent, command)
     try:
         answer = client.call(initialize(agent.protocol))
-        agent.starts.append((time.perf_counter() - started) * 1e3)
+        if placement is None:
+            agent.starts.append((time.perf_counter() - started) * 1e3)
         answered(answer, 0)
     except BaseException:
         client.close()
@@ -211,10 +216,23 @@ def start_once(agent: Agent) -> RawClient:
     return client
 
 
-def requests_once(agent: Agent, count: int) -> None:
-    """One run: start the agent, then WARM_UP + count `session/new` requests one by one."""
+def requests_once(agent: Agent, count: int, placement: str | None = None) -> None:
+    """One run: start the agent, then WARM_UP + count `session/new` requests one by one; with
+    a placement, this process (the client) and the agent are pinned for the run."""
+    if placement is None:
+        timed_requests(agent, count, None)
+        return
+    own_cpus = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {cpus(placement)[0]})
     try:
-        client = start_once(agent)
+        timed_requests(agent, count, placement)
+    finally:
+        os.sched_setaffinity(0, own_cpus)
+
+
+def timed_requests(agent: Agent, count: int, placement: str | None) -> None:
+    try:
+        client = start_once(agent, placement)
     except (ValueError, OSError) as exc:
         agent.failures.append(f"start: {exc}")
         return
@@ -227,8 +245,11 @@ def requests_once(agent: Agent, count: int) -> None:
             latencies.append(time.perf_counter_ns() - started)
             answered(answer, i + 1)
         timed = sorted(latencies[WARM_UP:])
-        agent.p50s.append(percentile(timed, 50) / 1e3)
-        agent.p99s.append(percentile(timed, 99) / 1e3)
+        if placement is None:
+            agent.p50s.append(percentile(timed, 50) / 1e3)
+            agent.p99s.append(percentile(timed, 99) / 1e3)
+        else:
+            agent.placed.setdefault(placement, []).append(percentile(timed, 50) / 1e3)
     except (ValueError, OSError) as exc:
         agent.failures.append(f"requests: {exc}")
     finally:
@@ -347,9 +368,9 @@ def importtime_top(module: str, env: dict[str, str], runs: int, count: int = 8) 
         f"(medians of {runs} runs)"
     ]
     ranked = sorted(((statistics.median(v), name) for name, v in own.items()), reverse=True)
-    for self_us, name in ranked[:count]:
+    for median_us, name in ranked[:count]:
         lines.append(
-            f"  {self_us / 1e3:7.1f} ms self {statistics.median(cumulative[name]) / 1e3:7.1f} ms "
+            f"  {median_us / 1e3:7.1f} ms self {statistics.median(cumulative[name]) / 1e3:7.1f} ms "
             f"cumulative  {name}"
         )
     return lines
@@ -377,6 +398,47 @@ def requests_table(found: list[Agent]) -> list[str]:
             f"{ratios[0]:>12} {ratios[1]:>12} {ratios[2]:>9}"
         )
     return lines
+
+
+def placed_table(found: list[Agent]) -> list[str]:
+    """The p50s with the client and the agent pinned (bench/placement.py), each against the
+    faster TypeScript SDK agent's and the floor's in the same placement."""
+    header = f"{'agent':{LABEL}}" + "".join(
+        f" {placement + ' p50 µs':>16} {'spread':>7} {'vs ts-sdk':>9} {'vs floor':>8}"
+        for placement in PLACEMENTS
+    )
+    lines = [header, "-" * len(header)]
+    for agent in found:
+        cells = []
+        for placement in PLACEMENTS:
+            p50s = agent.placed.get(placement)
+            if not p50s:
+                cells.append(f" {'-':>16} {'':7} {unavailable(placement) or why(agent):>18}")
+                continue
+            p50 = statistics.median(p50s)
+            bases = fastest_ts(found, placement), placed_median(found, "floor", placement)
+            cells.append(
+                f" {p50:16.1f} {spread(p50s)} {ratio(p50, bases[0]):>9} {ratio(p50, bases[1]):>8}"
+            )
+        lines.append(f"{agent.label:{LABEL}}" + "".join(cells))
+    return lines
+
+
+def placed_median(found: list[Agent], label: str, placement: str) -> float | None:
+    for agent in found:
+        if agent.label == label and agent.placed.get(placement):
+            return statistics.median(agent.placed[placement])
+    return None
+
+
+def fastest_ts(found: list[Agent], placement: str | None) -> float | None:
+    """The lower of the TypeScript SDK agents' median p50s: free (None) or in a placement."""
+    labels = ("ts-sdk v2", "ts-sdk v1")
+    if placement is None:
+        medians = [median_of(found, label, "p50s") for label in labels]
+    else:
+        medians = [placed_median(found, label, placement) for label in labels]
+    return min((p for p in medians if p is not None), default=None)
 
 
 def starts_table(found: list[Agent]) -> list[str]:
@@ -420,8 +482,7 @@ def why(agent: Agent) -> str:
 
 
 def targets(found: list[Agent], cases: list[ImportCase]) -> list[str]:
-    ts = [median_of(found, label, "p50s") for label in ("ts-sdk v2", "ts-sdk v1")]
-    fastest_ts = min((p for p in ts if p is not None), default=None)
+    faster_ts = fastest_ts(found, None)
     floor = median_of(found, "floor", "p50s")
     lines = [
         f"issue 18's targets: p50 <= {AGENT_TARGET:g}x the faster TypeScript SDK agent's "
@@ -434,12 +495,18 @@ def targets(found: list[Agent], cases: list[ImportCase]) -> list[str]:
             continue
         p50 = statistics.median(agent.p50s)
         verdicts = []
-        if fastest_ts is not None:
-            met = "met" if p50 <= AGENT_TARGET * fastest_ts else "MISSED"
-            verdicts.append(f"p50 {p50 / fastest_ts:.2f}x ts-sdk {met}")
+        if faster_ts is not None:
+            met = "met" if p50 <= AGENT_TARGET * faster_ts else "MISSED"
+            verdicts.append(f"p50 {p50 / faster_ts:.2f}x ts-sdk {met}")
         if floor is not None:
             met = "met" if p50 <= FLOOR_MOONSHOT * floor else "missed"
             verdicts.append(f"{p50 / floor:.2f}x floor (moonshot {met})")
+        for placement in PLACEMENTS:
+            placed_ts = fastest_ts(found, placement)
+            if agent.placed.get(placement) and placed_ts is not None:
+                placed = statistics.median(agent.placed[placement])
+                met = "met" if placed <= AGENT_TARGET * placed_ts else "MISSED"
+                verdicts.append(f"on {placement} {placed / placed_ts:.2f}x ts-sdk {met}")
         if agent.starts:
             start = statistics.median(agent.starts)
             met = "met" if start <= START_TARGET_MS else "MISSED"
@@ -467,6 +534,11 @@ def report(
         *requests_table(found),
         "latency = writing the request to reading its answer's line; ratio < 1: faster than "
         "that agent.",
+        "",
+        "the same requests with the client and the agent pinned (bench/placement.py: the "
+        "scheduler puts a free run in either mode)",
+        *placed_table(found),
+        "vs ts-sdk = this p50 / the faster TypeScript SDK agent's in the same placement.",
         "",
         f"agent start: spawn to `initialize` answered, bytecode cached; {args.rounds} x "
         f"{args.starts} starts",
@@ -522,12 +594,15 @@ def main() -> None:
     for case in cases:
         import_once(case)
         case.times.clear()
+    placements = [p for p in PLACEMENTS if unavailable(p) is None]
     for round_no in range(args.rounds):
         print(f"round {round_no + 1}/{args.rounds}", file=sys.stderr)
         shift = round_no % max(1, len(active))
         for agent in active[shift:] + active[:shift]:
             requests_once(agent, args.requests)
             starts_once(agent, args.starts - 1)  # requests_once started it once too
+            for placement in placements:
+                requests_once(agent, args.requests, placement)
             if agent.p50s:
                 print(
                     f"  {agent.label}: p50 {agent.p50s[-1]:.1f} µs, start {agent.starts[-1]:.0f} ms",

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from placement import PLACEMENTS, cpus, pinned, unavailable
 from report import (  # remote.py imports these from here
     ROOT,
     machine,
@@ -98,6 +99,7 @@ class Pair:
     p50s: list[float] = field(default_factory=list)  # ms
     p99s: list[float] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
+    placed: dict[str, list[float]] = field(default_factory=dict)  # placement: p50s (ms)
 
     @property
     def label(self) -> str:
@@ -151,10 +153,17 @@ def parse_output(stdout: str) -> tuple[int | None, dict[str, Any]]:
     return summary["protocolVersion"], {renamed.get(k, k): v for k, v in summary.items()}
 
 
-def run_client(pair: Pair, mode: list[str]) -> tuple[dict[str, Any], float] | None:
-    """Run the pair once in a mode (`--stream N` / `--roundtrips M`): its summary and wall time,
-    or None after recording the failure."""
-    command = [*pair.client, *mode, "--", *pair.agent]
+def run_client(
+    pair: Pair, mode: list[str], placement: str | None = None
+) -> tuple[dict[str, Any], float] | None:
+    """Run the pair once in a mode (`--stream N` / `--roundtrips M`), its two processes pinned
+    as `placement` says (None: where the scheduler puts them): its summary and wall time, or
+    None after recording the failure."""
+    client, agent = pair.client, pair.agent
+    if placement is not None:
+        client_cpu, agent_cpu = cpus(placement)
+        client, agent = pinned(client, client_cpu), pinned(agent, agent_cpu)
+    command = [*client, *mode, "--", *agent]
     started = time.perf_counter()
     try:
         proc = subprocess.run(
@@ -186,18 +195,54 @@ def stream_once(pair: Pair, chunks: int) -> None:
     print(f"  {pair.label} stream: {pair.rates[-1]:,.0f} msgs/s", file=sys.stderr)
 
 
-def roundtrips_once(pair: Pair, count: int) -> None:
-    outcome = run_client(pair, ["--roundtrips", str(count)])
+def roundtrips_once(pair: Pair, count: int, placement: str | None = None) -> None:
+    outcome = run_client(pair, ["--roundtrips", str(count)], placement)
     if outcome is None:
         return
     summary, _ = outcome
-    pair.p50s.append(summary["p50_ms"])
-    pair.p99s.append(summary["p99_ms"])
+    if placement is None:
+        pair.p50s.append(summary["p50_ms"])
+        pair.p99s.append(summary["p99_ms"])
+    else:
+        pair.placed.setdefault(placement, []).append(summary["p50_ms"])
     print(
-        f"  {pair.label} round trips: p50 {summary['p50_ms']:.3f} ms, "
-        f"p99 {summary['p99_ms']:.3f} ms",
+        f"  {pair.label} round trips{f' on {placement}' if placement else ''}: "
+        f"p50 {summary['p50_ms']:.3f} ms, p99 {summary['p99_ms']:.3f} ms",
         file=sys.stderr,
     )
+
+
+def placed_table(pairs: list[Pair]) -> list[str]:
+    """The round-trip p50s with both processes pinned (bench/placement.py), each against the
+    faster TypeScript SDK pair's in the same placement."""
+    header = f"{'pair':{LABEL}}" + "".join(
+        f" {placement + ' p50 ms':>16} {'spread':>7} {'vs faster ts-sdk':>16}"
+        for placement in PLACEMENTS
+    )
+    lines = [header, "-" * len(header)]
+    for pair in pairs:
+        cells = []
+        for placement in PLACEMENTS:
+            p50s = pair.placed.get(placement)
+            if not p50s:
+                why = unavailable(placement) or "no result"
+                cells.append(f" {'-':>16} {'':7} {why:>16}")
+                continue
+            p50 = statistics.median(p50s)
+            faster_ts = fastest_ts(pairs, placement)
+            cells.append(f" {p50:16.3f} {spread(p50s)} {ratio(p50, faster_ts):>16}")
+        lines.append(f"{pair.label:{LABEL}}" + "".join(cells))
+    return lines
+
+
+def fastest_ts(pairs: list[Pair], placement: str) -> float | None:
+    """The lower of the TypeScript SDK pairs' median p50s in a placement."""
+    medians = [
+        statistics.median(pair.placed[placement])
+        for pair in pairs
+        if pair.name == "ts-sdk" and pair.placed.get(placement)
+    ]
+    return min(medians, default=None)
 
 
 def skipped(pair: Pair) -> str:
@@ -275,7 +320,7 @@ def targets(pairs: list[Pair]) -> list[str]:
 
 def pair_targets(pairs: list[Pair]) -> list[str]:
     """Issue 18's pair target on this run's medians: acpwire's round-trip p50 below both
-    TypeScript SDK pairs'."""
+    TypeScript SDK pairs', where the scheduler put the processes and in each placement."""
     ts = [median_of(pairs, f"ts-sdk v{protocol}", "p50s") for protocol in (1, 2)]
     if None in ts:
         return ["pair round-trip target: not checked (a TypeScript SDK pair did not run)"]
@@ -284,8 +329,16 @@ def pair_targets(pairs: list[Pair]) -> list[str]:
     for pair in pairs:
         if pair.name == "acpwire" and pair.p50s:
             p50 = statistics.median(pair.p50s)
-            verdict = "met" if p50 < lowest else "MISSED"
-            lines.append(f"  {pair.label:{LABEL}} p50 {p50:.3f} ms {p50 / lowest:.2f}x {verdict}")
+            verdicts = [
+                f"p50 {p50:.3f} ms {p50 / lowest:.2f}x {'met' if p50 < lowest else 'MISSED'}"
+            ]
+            for placement in PLACEMENTS:
+                faster_ts = fastest_ts(pairs, placement)
+                if pair.placed.get(placement) and faster_ts is not None:
+                    placed = statistics.median(pair.placed[placement])
+                    verdict = "met" if placed < faster_ts else "MISSED"
+                    verdicts.append(f"on {placement} {placed / faster_ts:.2f}x {verdict}")
+            lines.append(f"  {pair.label:{LABEL}} " + "; ".join(verdicts))
     return lines
 
 
@@ -342,6 +395,12 @@ def report(pairs: list[Pair], chunks: int, count: int, rounds: int) -> str:
         *table(pairs, ROUNDTRIP_HEADER, "p50s", roundtrip_row),
         "latency = the client's own timing from issuing a request to its response resolving; "
         "ratio > 1: lower p50 than that pair.",
+        "",
+        "the same round trips with both processes pinned (bench/placement.py: the scheduler "
+        "puts a free run in either mode)",
+        *placed_table(pairs),
+        "vs faster ts-sdk = this p50 / the faster TypeScript SDK pair's in the same placement "
+        "(< 1: faster).",
         "spread = (max - min) / median over the rounds.",
         "",
         *targets(pairs),
@@ -394,9 +453,13 @@ def main() -> None:
         runnable = [pair for pair in runnable if pair.label.startswith(tuple(args.only))]
     active = [pair for pair in runnable if pair.missing is None]
 
+    placements = [p for p in PLACEMENTS if unavailable(p) is None]
+
     def measure(pair: Pair) -> None:
         stream_once(pair, args.chunks)
         roundtrips_once(pair, args.roundtrips)
+        for placement in placements:
+            roundtrips_once(pair, args.roundtrips, placement)
 
     interleaved(active, args.rounds, measure)
     publish(report(runnable, args.chunks, args.roundtrips, args.rounds), RESULTS)
