@@ -105,8 +105,9 @@ class _BatchingSession(httpx_ws.AsyncWebSocketSession):
     tasks. Here the text frames of one socket read go to an `_Inbox` together, with one
     wake-up, and the reader takes them all at once. The frames received are parsed by
     `websockets`' sans-IO protocol, not wsproto's (a third of wsproto's CPU time per frame:
-    `bench/ws_parse.py`); what the client sends stays httpx-ws's (wsproto): the handshake,
-    text frames, pings, pongs (answered here) and the close."""
+    `bench/ws_parse.py`). The text frames the client sends are framed by `websockets` too
+    (`WebSocketStream.send_all`: the lines of one write in one socket write); the handshake,
+    pings, pongs (answered here) and the close stay httpx-ws's (wsproto)."""
 
     failure: tuple[CloseReason, str] | None = None
     """Why the client refused a frame: the close code it closes the WebSocket with, and what
@@ -180,6 +181,12 @@ class _BatchingSession(httpx_ws.AsyncWebSocketSession):
         self.inbox.put(one_line(data) + b"\n")
 
 
+def _text_frame(line: bytes) -> bytes:
+    """One masked text frame carrying `line`, which must be UTF-8 (the encoder's lines are)."""
+    line.decode()  # raises UnicodeDecodeError: a text frame is UTF-8
+    return Frame(Opcode.TEXT, line).serialize(mask=True, extensions=())
+
+
 class WebSocketStream:
     """A `ByteStream` over an open WebSocket (`open_websocket` makes one)."""
 
@@ -194,16 +201,22 @@ class WebSocketStream:
         self._closed = False
 
     async def send_all(self, data: bytes | bytearray | memoryview) -> None:
-        """Send each complete line of `data` as one text frame."""
+        """Send each complete line of `data` as one text frame, all in one write."""
         *lines, self._partial = (self._partial + bytes(data)).split(b"\n")
-        for line in lines:
-            if not line:
-                continue
-            try:
-                await self._session.send_text(line.decode())
-            except (httpx_ws.HTTPXWSException, wsproto.utilities.LocalProtocolError) as exc:
-                self._ended(f"sending failed ({type(exc).__name__})")
-                raise anyio.BrokenResourceError(self.what()) from exc
+        frames = [_text_frame(line) for line in lines if line]
+        if not frames:
+            return
+        session = self._session
+        if session.connection.state is not wsproto.connection.ConnectionState.OPEN:
+            self._ended("sending failed: the WebSocket is closing")
+            raise anyio.BrokenResourceError(self.what())
+        try:
+            async with session._write_lock:
+                await session.stream.write(b"".join(frames))
+        except httpcore.WriteError as exc:
+            self._ended(f"sending failed ({type(exc).__name__})")
+            await session.close(CloseReason.INTERNAL_ERROR, "Stream write error")
+            raise anyio.BrokenResourceError(self.what()) from exc
 
     async def receive_some(self, max_bytes: int | None = None) -> bytes:
         """The text frames received so far, one line each; b"" once the connection ended."""
