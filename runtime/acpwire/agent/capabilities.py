@@ -16,6 +16,7 @@ advertises six session methods at once (`session/new`, `list`, `resume`, `close`
 
 from __future__ import annotations
 
+import functools
 import typing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, overload
@@ -242,11 +243,21 @@ def _capabilities_field(surface: AnySurface) -> msgspec.structs.FieldInfo:
     return _field(response.type, CAPABILITIES[surface.protocol_version])
 
 
+@functools.cache  # `msgspec.structs.fields` evaluates every annotation of the class, each call
 def _field(struct_type: type, wire_name: str) -> msgspec.structs.FieldInfo:
     for field in msgspec.structs.fields(struct_type):
         if field.encode_name == wire_name:
             return field
     raise KeyError(f"{struct_type.__name__} has no field {wire_name!r}")
+
+
+def _attribute(struct_type: type[msgspec.Struct], wire_name: str) -> str:
+    """The attribute holding the field `wire_name` (no annotation evaluated: see `_field`)."""
+    try:
+        index = struct_type.__struct_encode_fields__.index(wire_name)
+    except ValueError:
+        raise KeyError(f"{struct_type.__name__} has no field {wire_name!r}") from None
+    return struct_type.__struct_fields__[index]
 
 
 def _struct_type(annotation: Any) -> type:
@@ -264,7 +275,8 @@ def _present(value: object) -> bool:
 
 def _filled(struct: Any, path: Path) -> Any:
     """`struct` with the field at `path` set to advertise: `{}` for an object, True for a flag."""
-    field = _field(type(struct), path[0])
+    struct_type: type = type(struct)
+    field = _field(struct_type, path[0])
     current = getattr(struct, field.name)
     if bool in (typing.get_args(field.type) or (field.type,)):
         value: Any = True
@@ -276,7 +288,7 @@ def _filled(struct: Any, path: Path) -> Any:
 
 
 def _advertised(struct: Any, path: Path) -> bool:
-    value = getattr(struct, _field(type(struct), path[0]).name)
+    value = getattr(struct, _attribute(type(struct), path[0]))
     if not _present(value):
         return False
     return True if len(path) == 1 else _advertised(value, path[1:])
