@@ -112,7 +112,7 @@ def _unknown_method(impl: Any, call: Call) -> Awaitable[Any] | None:
 # --------------------------------------------------------------------------- results
 
 
-class ResultShape(typing.NamedTuple):
+class ResultShape(msgspec.Struct, frozen=True):  # not a NamedTuple: defining it compiles no code
     """What a handler may return for a method: instances of `classes`, or None for `empty`."""
 
     classes: tuple[type, ...]
@@ -125,7 +125,9 @@ def result_shape(result_type: Any) -> ResultShape:
     if typing.get_origin(result_type) is typing.Annotated:
         return result_shape(typing.get_args(result_type)[0])
     if typing.get_origin(result_type) in (typing.Union, types.UnionType):
-        classes = tuple(c for arg in typing.get_args(result_type) for c in result_shape(arg)[0])
+        classes = tuple(
+            c for arg in typing.get_args(result_type) for c in result_shape(arg).classes
+        )
         return ResultShape(classes, None)
     if not isinstance(result_type, type):
         return ResultShape((object,), None)  # nothing checkable
