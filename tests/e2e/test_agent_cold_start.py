@@ -92,18 +92,23 @@ AGENT = textwrap.dedent(
             return v2.NewSessionResponse(session_id="s1")
 
 
-    class V1Agent(v1.AgentBase):
-        def __init__(self, client: v1.ClientPeer) -> None:
-            self.turns = V1PromptTurns(client)
+    def v1_agent() -> type[v1.AgentBase]:  # its class defined (v1's handlers imported) if served
 
-        async def initialize(self, params: v1.InitializeRequest) -> v1.InitializeResponse:
-            return v1.InitializeResponse(protocol_version=1)
+        class V1Agent(v1.AgentBase):
+            def __init__(self, client: v1.ClientPeer) -> None:
+                self.turns = V1PromptTurns(client)
 
-        async def session_new(self, params: v1.NewSessionRequest) -> v1.NewSessionResponse:
-            return v1.NewSessionResponse(session_id="s1")
+            async def initialize(self, params: v1.InitializeRequest) -> v1.InitializeResponse:
+                return v1.InitializeResponse(protocol_version=1)
+
+            async def session_new(self, params: v1.NewSessionRequest) -> v1.NewSessionResponse:
+                return v1.NewSessionResponse(session_id="s1")
+
+        return V1Agent
 
 
-    run_main(sys.argv[1], functools.partial(serve_agent, Agent, v1=V1Agent, stream=Watched()))
+    v1_factory = None if "--v2-only" in sys.argv else v1_agent()
+    run_main(sys.argv[1], functools.partial(serve_agent, Agent, v1=v1_factory, stream=Watched()))
     """
 )
 
@@ -131,11 +136,11 @@ Loaded = dict[str, list[str]]
 """The acpwire and acp_schema modules imported ("modules") and acpwire's dataclasses defined."""
 
 
-def loaded_at_initialize(loop: str) -> tuple[Loaded, Loaded]:
+def loaded_at_initialize(loop: str, *options: str) -> tuple[Loaded, Loaded]:
     """What the agent has loaded when its `initialize` handler runs, and when its answer is
-    written, on `loop`; a `session/new` sent next is answered."""
+    written, on `loop` (`--v2-only`: serving v2 alone); a `session/new` sent next is answered."""
     done = subprocess.run(
-        [*python(AGENT), loop],
+        [*python(AGENT), loop, *options],
         input=json.dumps(INITIALIZE) + "\n" + json.dumps(SESSION_NEW) + "\n",
         capture_output=True,
         text=True,
@@ -189,3 +194,10 @@ def test_the_dataclasses_an_agent_defines_by_its_answer_are_public_ones(loop: st
     `Turn` is) are defined only for a scheduler given a recorder. What is left are public
     classes, whose dataclass behaviour (`fields`, `replace`, `asdict`) is their API."""
     assert loaded_at_initialize(loop)[1]["dataclasses"] == PUBLIC_DATACLASSES
+
+
+def test_an_agent_serving_v2_alone_imports_nothing_of_v1_but_its_package(loop: str) -> None:
+    """`serve_agent`'s `V1AgentFactory` names v1's classes without importing them: an agent
+    serving v2 alone imports neither v1's handlers nor its method tables (~6M instructions)."""
+    modules = loaded_at_initialize(loop, "--v2-only")[1]["modules"]
+    assert [m for m in modules if m.startswith("acp_schema.v1")] == ["acp_schema.v1"]

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import msgspec
 
 import acp_schema.v2.methods as v2_methods
-from acp_schema import v1, v2
+from acp_schema import v2
 
 from .._groups import SingleException
 from .._loop import Event, current_loop
@@ -59,6 +59,7 @@ from .capabilities import capability_mismatches, describe
 log = logging.getLogger("acpwire")
 
 if TYPE_CHECKING:  # the unstable surfaces are imported by the programs that use them
+    import acp_schema.v1.handlers
     import acp_schema.v1.unstable.handlers
     import acp_schema.v2.unstable.handlers
 
@@ -72,8 +73,8 @@ AgentFactory: TypeAlias = (
 `AgentBase` subclass itself, or a function returning an instance), of `acp_schema.v2` or
 `acp_schema.v2.unstable`."""
 
-V1AgentFactory: TypeAlias = (
-    Callable[[v1.ClientPeer], v1.AgentBase]
+V1AgentFactory: TypeAlias = (  # v1 named, not imported: a v2 agent imports no v1 handlers
+    Callable[["acp_schema.v1.handlers.ClientPeer"], "acp_schema.v1.handlers.AgentBase"]
     | Callable[
         ["acp_schema.v1.unstable.handlers.ClientPeer"], "acp_schema.v1.unstable.handlers.AgentBase"
     ]
