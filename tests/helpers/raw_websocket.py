@@ -47,24 +47,34 @@ def close_payload(code: int, reason: bytes = b"") -> bytes:
 
 @dataclass
 class Frames:
-    """Server frames parsed from a byte stream: `frames` (opcode, payload) so far."""
+    """Frames parsed from a byte stream (either side's: masked payloads are unmasked):
+    `frames` (opcode, payload) so far."""
 
     frames: list[tuple[int, bytes]]
     rest: bytes = b""
 
-    def feed(self, data: bytes) -> None:
+    def feed(self, data: bytes) -> list[bytes]:
+        """Parse `data` (after what was fed before); the frames it completed, as sent."""
         data = self.rest + data
+        whole: list[bytes] = []
         while len(data) >= 2:
             size, start = data[1] & 0x7F, 2
             if size == 126:
                 size, start = struct.unpack("!H", data[2:4])[0], 4
             elif size == 127:
                 size, start = struct.unpack("!Q", data[2:10])[0], 10
-            if len(data) < start + size:
+            mask = data[start : start + 4] if data[1] & 0x80 else b""
+            end = start + len(mask) + size
+            if len(data) < end:
                 break
-            self.frames.append((data[0] & 0x0F, data[start : start + size]))
-            data = data[start + size :]
+            payload = data[start + len(mask) : end]
+            if mask:
+                payload = bytes(byte ^ mask[i % 4] for i, byte in enumerate(payload))
+            self.frames.append((data[0] & 0x0F, payload))
+            whole.append(data[:end])
+            data = data[end:]
         self.rest = data
+        return whole
 
     def closes(self) -> list[tuple[int, bytes]]:
         """The close frames: (code, reason)."""

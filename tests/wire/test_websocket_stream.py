@@ -166,7 +166,8 @@ async def test_frames_are_parsed_as_the_protocol_says() -> None:
                 while (data := await stream.receive_some()) != b"":
                     received += data
                 assert received == b'{"a": "fragmented"}\n{"b": 2}\n'
-                assert stream.what() == "the server sent a text frame that is not UTF-8"
+                what = "the server sent a text frame that is not UTF-8: closed with code 1007"
+                assert stream.what() == what
             while not closed:
                 await anyio.sleep(0.01)
             tasks.cancel_scope.cancel()

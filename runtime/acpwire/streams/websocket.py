@@ -23,10 +23,9 @@ import httpx_ws._api
 import wsproto.connection
 import wsproto.events
 from websockets.client import ClientProtocol
-from websockets.frames import Close, Frame, Opcode
+from websockets.frames import Close, CloseCode, Frame, Opcode
 from websockets.protocol import State
 from websockets.uri import parse_uri
-from wsproto.frame_protocol import CloseReason
 
 from ..errors import RemoteConnectionError
 from .envelope import one_line
@@ -108,7 +107,7 @@ class _BatchingSession(httpx_ws.AsyncWebSocketSession):
     `bench/ws_parse.py`); what the client sends stays httpx-ws's (wsproto): the handshake,
     text frames, pings, pongs (answered here) and the close."""
 
-    failure: tuple[CloseReason, str] | None = None
+    failure: tuple[int, str] | None = None
     """Why the client refused a frame: the close code it closes the WebSocket with, and what
     the reader is told."""
 
@@ -127,19 +126,24 @@ class _BatchingSession(httpx_ws.AsyncWebSocketSession):
                 parser.receive_data(await self._read_stream(read_bytes))
                 parser.data_to_send()  # its own answers go unsent: pongs are sent below
                 for frame in cast("list[Frame]", parser.events_received()):  # open: frames only
+                    if self._should_close.is_set():
+                        break  # what followed the server's close frame
                     await self._received(frame, partial)
                 if parser.parser_exc is not None and self.failure is None:
                     what = f"the server sent an invalid WebSocket frame ({parser.parser_exc})"
-                    self.failure = (CloseReason.PROTOCOL_ERROR, what)
+                    # the parser's code: 1007 for text that is not UTF-8, else 1002
+                    sent = parser.close_sent
+                    self.failure = (sent.code if sent else CloseCode.PROTOCOL_ERROR, what)
                 if self.failure is not None:
                     # the close frame first: the reader, once told, closes the socket
-                    await self.close(self.failure[0], "Invalid frame")
-                    inbox.end(self.failure[1])
+                    code, what = self.failure
+                    await self.close(code, "Invalid frame")
+                    inbox.end(f"{what}: closed with code {int(code)}")
                     return
                 await inbox.handed()
         except (httpcore.ReadError, httpcore.WriteError, httpx_ws._api.EndOfStream) as exc:
             inbox.end(f"the WebSocket connection was lost ({type(exc).__name__})")
-            await self.close(CloseReason.INTERNAL_ERROR, "Stream error")
+            await self.close(CloseCode.INTERNAL_ERROR, "Stream error")
         finally:
             inbox.end("the WebSocket connection was lost")
 
@@ -163,8 +167,9 @@ class _BatchingSession(httpx_ws.AsyncWebSocketSession):
         elif opcode is Opcode.CLOSE:
             close = Close.parse(bytes(frame.data))
             code = int(close.code)
-            self._should_close.set()
             self.inbox.end(f"the server closed the WebSocket (code {code}: {close.reason!r})")
+            # answered at once, with its code (RFC 6455 5.5.1), not when the client leaves
+            await self.close(code if code != CloseCode.NO_STATUS_RCVD else CloseCode.NORMAL_CLOSURE)
         elif frame.fin:  # the end of a binary message (the RFD: ignored)
             log.debug("ignored a binary message from the server")
 
@@ -175,7 +180,7 @@ class _BatchingSession(httpx_ws.AsyncWebSocketSession):
             data.decode()  # as wsproto did: a text frame is UTF-8, or the connection fails
         except UnicodeDecodeError:
             what = "the server sent a text frame that is not UTF-8"
-            self.failure = (CloseReason.INVALID_FRAME_PAYLOAD_DATA, what)
+            self.failure = (CloseCode.INVALID_DATA, what)
             return
         self.inbox.put(one_line(data) + b"\n")
 
