@@ -26,6 +26,7 @@ from websockets.client import ClientProtocol
 from websockets.frames import Close, CloseCode, Frame, Opcode
 from websockets.protocol import State
 from websockets.uri import parse_uri
+from websockets.utils import accept_key
 
 from ..errors import RemoteConnectionError
 from .envelope import one_line
@@ -247,6 +248,24 @@ class WebSocketStream:
             await self._session.close()
 
 
+def handshake_fault(response: httpx.Response | None) -> str | None:
+    """What makes the server's 101 no WebSocket handshake (RFC 6455 4.1: the client fails
+    the connection), or None. (httpx-ws takes any 101.)"""
+    if response is None:
+        return None
+    key = response.request.headers.get("sec-websocket-key", "")
+    expected = accept_key(key)
+    got = response.headers.get("sec-websocket-accept")
+    if got != expected:
+        return (
+            f"its 101 response is no WebSocket handshake: Sec-WebSocket-Accept {got!r}, "
+            f"not {expected!r} (the answer to the key sent)"
+        )
+    if response.headers.get("upgrade", "").lower() != "websocket":
+        return f"its 101 response upgrades to {response.headers.get('upgrade')!r}, not websocket"
+    return None
+
+
 @contextlib.asynccontextmanager
 async def open_websocket(
     url: str,
@@ -275,11 +294,15 @@ async def open_websocket(
             )
             async with connecting as session:
                 opened = True
-                stream = WebSocketStream(session, url)
-                try:
-                    yield stream
-                finally:
-                    await stream.aclose()
+                fault = handshake_fault(session.response)
+                if fault is None:
+                    stream = WebSocketStream(session, url)
+                    try:
+                        yield stream
+                    finally:
+                        await stream.aclose()
+            if fault is not None:  # raised here: not in the group of httpx-ws's tasks
+                raise RemoteConnectionError(url, fault)
         except httpx_ws.WebSocketUpgradeError as exc:
             if opened:
                 raise
