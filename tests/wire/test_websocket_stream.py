@@ -17,7 +17,8 @@ import anyio.streams.buffered
 import pytest
 from websockets.utils import accept_key
 
-from acpwire import RemoteConnectionError
+from acpwire import RemoteConnectionError, open_remote
+from acpwire.examples.hello_client import HelloClient
 from acpwire.streams import websocket
 from acpwire.streams.websocket import open_websocket
 from helpers.asgi_servers import hypercorn_serving
@@ -170,6 +171,10 @@ async def test_a_101_without_the_answer_to_the_key_is_refused() -> None:
         async with hand_server(serve) as url:
             with pytest.raises(RemoteConnectionError) as failed:
                 async with open_websocket(url, max_message_bytes=1 << 20):
+                    pass
+            assert url in str(failed.value) and "Sec-WebSocket-Accept" in str(failed.value)
+            with pytest.raises(RemoteConnectionError) as failed:  # a resumable connection too
+                async with open_remote(url, v2=HelloClient, resume=True):
                     pass
             assert url in str(failed.value) and "Sec-WebSocket-Accept" in str(failed.value)
 
