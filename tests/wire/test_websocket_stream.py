@@ -6,6 +6,7 @@ servers written by hand: frames as the RFC parses them, a 101 that is no handsha
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -73,6 +74,44 @@ async def test_frames_that_arrived_together_are_read_together() -> None:
             await stream.send_all(b'{"done": true}\n')
             assert await stream.receive_some() == b""
             assert stream.what() == "the server closed the WebSocket (code 4000: 'bye')"
+
+
+FLOOD = 3 * websocket.INBOX_BYTES // len(BIG_LINE := json.dumps({"text": "y" * 60_000}))
+
+
+async def flood_then_echo(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """Accept, send `FLOOD` text frames (3 inboxes' worth), then answer each text with it."""
+    if scope["type"] == "lifespan":
+        await lifespan(receive, send)
+        return
+    assert (await receive())["type"] == "websocket.connect"
+    await send({"type": "websocket.accept"})
+    for _ in range(FLOOD):
+        await send({"type": "websocket.send", "text": BIG_LINE})
+    while (message := await receive())["type"] == "websocket.receive":
+        await send({"type": "websocket.send", "text": message["text"]})
+
+
+async def test_a_reader_that_pauses_is_not_taken_for_a_server_that_went_silent() -> None:
+    """While the reader takes nothing, the socket is not read (back-pressure) and the pong to
+    the client's keepalive ping waits in it, behind the frames unread: that time does not
+    count against the pong, and the connection lives on."""
+    with anyio.fail_after(8):
+        async with (
+            hypercorn_serving(flood_then_echo) as url,
+            open_websocket(
+                url, max_message_bytes=1 << 20, keepalive_interval=0.1, keepalive_timeout=0.2
+            ) as stream,
+        ):
+            await anyio.sleep(1.5)  # several keepalive rounds, reading nothing
+            received = b""
+            while received.count(b"\n") < FLOOD:
+                data = await stream.receive_some()
+                assert data, stream.what()
+                received += data
+            assert received == (BIG_LINE.encode() + b"\n") * FLOOD
+            await stream.send_all(b'{"still": "there"}\n')
+            assert await stream.receive_some() == b'{"still": "there"}\n', stream.what()
 
 
 BIG = json.dumps({"text": "x" * (3 * websocket.READ_BYTES)})
@@ -177,6 +216,24 @@ async def test_a_101_without_the_answer_to_the_key_is_refused() -> None:
                 async with open_remote(url, v2=HelloClient, resume=True):
                     pass
             assert url in str(failed.value) and "Sec-WebSocket-Accept" in str(failed.value)
+
+
+async def test_a_server_that_answers_no_ping_is_named() -> None:
+    async def serve(sock: anyio.abc.SocketStream) -> None:
+        buffered = await upgraded(sock, accept_key)
+        with contextlib.suppress(anyio.EndOfStream):
+            while True:  # reads the client's pings, answers none
+                await buffered.receive()
+
+    with anyio.fail_after(8):
+        async with (
+            hand_server(serve) as url,
+            open_websocket(
+                url, max_message_bytes=1 << 20, keepalive_interval=0.1, keepalive_timeout=0.2
+            ) as stream,
+        ):
+            assert await stream.receive_some() == b""
+            assert stream.what() == "the server did not answer a ping within 0.2 s"
 
 
 async def test_frames_are_parsed_as_the_protocol_says() -> None:

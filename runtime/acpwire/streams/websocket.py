@@ -59,6 +59,9 @@ class _Inbox:
         self.lines: collections.deque[bytes] = collections.deque()
         self.size = 0
         self.ended: str | None = None
+        self.paused_until: float | None = 0.0
+        """When the socket's reader last waited for the reader of lines (back-pressure) to
+        take some: the loop's clock; None while it waits."""
         self._arrived = anyio.Event()
         self._taken = anyio.Event()
 
@@ -75,9 +78,20 @@ class _Inbox:
     async def handed(self) -> None:
         """Wake the reader; wait while `INBOX_BYTES` are unread (back-pressure)."""
         self._arrived.set()
-        while self.size >= INBOX_BYTES and self.ended is None:
-            self._taken = anyio.Event()
-            await self._taken.wait()
+        if self.size < INBOX_BYTES or self.ended is not None:
+            return
+        self.paused_until = None
+        try:
+            while self.size >= INBOX_BYTES and self.ended is None:
+                self._taken = anyio.Event()
+                await self._taken.wait()
+        finally:
+            self.paused_until = anyio.current_time()
+
+    def paused_within(self, seconds: float) -> bool:
+        """Whether the socket went unread (back-pressure) in the last `seconds`."""
+        until = self.paused_until
+        return until is None or anyio.current_time() - until < seconds
 
     async def wait(self) -> None:
         """Until a line arrives or the socket ends."""
@@ -147,6 +161,32 @@ class _BatchingSession(httpx_ws.AsyncWebSocketSession):
             await self.close(CloseCode.INTERNAL_ERROR, "Stream error")
         finally:
             inbox.end("the WebSocket connection was lost")
+
+    async def _background_keepalive_ping(
+        self, interval_seconds: float, timeout_seconds: float | None = None
+    ) -> None:
+        """httpx-ws's keepalive (a ping every `interval_seconds`, its pong due within
+        `timeout_seconds`), except that the pong is not overdue while the socket went unread
+        (the reader of lines taking nothing: back-pressure): it waits in the socket, behind
+        the frames not read yet. (httpx-ws's closed the connection of a reader that paused.)"""
+        while not self._should_close.is_set():
+            await anyio.sleep(interval_seconds)
+            try:
+                pong = await self.ping()
+            except wsproto.utilities.LocalProtocolError:
+                return  # closing
+            if timeout_seconds is None:
+                continue
+            while True:
+                with anyio.move_on_after(timeout_seconds):
+                    await pong.wait()
+                if pong.is_set():
+                    break
+                if not self.inbox.paused_within(timeout_seconds):
+                    what = f"the server did not answer a ping within {timeout_seconds:g} s"
+                    self.inbox.end(what)
+                    await self.close(CloseCode.INTERNAL_ERROR, "Keepalive ping timeout")
+                    return
 
     async def _received(self, frame: Frame, partial: list[bytes]) -> None:
         opcode = frame.opcode
