@@ -27,6 +27,7 @@ from websockets.frames import Close, CloseCode, Frame, Opcode
 from websockets.protocol import State
 from websockets.uri import parse_uri
 from websockets.utils import accept_key
+from wsproto.frame_protocol import CloseReason
 
 from ..errors import RemoteConnectionError
 from .envelope import one_line
@@ -158,7 +159,7 @@ class _BatchingSession(httpx_ws.AsyncWebSocketSession):
                 await inbox.handed()
         except (httpcore.ReadError, httpcore.WriteError, httpx_ws._api.EndOfStream) as exc:
             inbox.end(f"the WebSocket connection was lost ({type(exc).__name__})")
-            await self.close(CloseCode.INTERNAL_ERROR, "Stream error")
+            await self.close(CloseReason.INTERNAL_ERROR, "Stream error")
         finally:
             inbox.end("the WebSocket connection was lost")
 
@@ -185,7 +186,7 @@ class _BatchingSession(httpx_ws.AsyncWebSocketSession):
                 if not self.inbox.paused_within(timeout_seconds):
                     what = f"the server did not answer a ping within {timeout_seconds:g} s"
                     self.inbox.end(what)
-                    await self.close(CloseCode.INTERNAL_ERROR, "Keepalive ping timeout")
+                    await self.close(CloseReason.INTERNAL_ERROR, "Keepalive ping timeout")
                     return
 
     async def _received(self, frame: Frame, partial: list[bytes]) -> None:
