@@ -28,6 +28,10 @@
   turn the durability tests run and resume, a state `described` to compare),
   `helpers.redis_server` (a real Redis server the test starts), `helpers.relay` (a TCP relay
   a test cuts, as a network drop).
+- `helpers.raw_websocket`: WebSocket frames by hand, malformed on request (`frame`), parsed
+  either way (`Frames`), and a client on a bare socket (`RawWebSocket`);
+  `helpers.websocket_tap`: a relay that reads the frames both ways and puts its own (pings,
+  closes, malformed frames) before a client (`WebSocketTap`).
 - `helpers.commands`: the `acpwire` command run as a process (`acpwire(...)`, `start`,
   `start_with_terminal` on a pty) and the agents it runs.
 - `helpers.traces`: a hand-written trace breaking each rule `acpwire show` checks

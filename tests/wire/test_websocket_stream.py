@@ -1,20 +1,25 @@
 """The client's WebSocket byte stream (`open_websocket`) against a bare ASGI server: the text
 frames that arrived together are read together (one `receive_some`, one line each), a frame
 with line breaks still makes one line, binary frames are ignored, and the server's close is
-named; the socket is read a bounded piece at a time, whatever the message size limit."""
+named; the socket is read a bounded piece at a time, whatever the message size limit. Against
+servers written by hand: frames as the RFC parses them, a 101 that is no handshake."""
 
 from __future__ import annotations
 
-import base64
-import hashlib
+import contextlib
 import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
 import anyio.abc
 import anyio.streams.buffered
 import pytest
+from websockets.utils import accept_key
 
+from acpwire import RemoteConnectionError, open_remote
+from acpwire.examples.hello_client import HelloClient
 from acpwire.streams import websocket
 from acpwire.streams.websocket import open_websocket
 from helpers.asgi_servers import hypercorn_serving
@@ -22,7 +27,6 @@ from helpers.asgi_servers import hypercorn_serving
 pytestmark = pytest.mark.usefixtures("loop")
 
 FRAMES = 50
-WEBSOCKET_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC11B41"  # RFC 6455's, for the 101's accept key
 PRETTY = json.dumps({"jsonrpc": "2.0", "method": "x", "params": {"a": [1, 2]}}, indent=2)
 
 
@@ -70,6 +74,44 @@ async def test_frames_that_arrived_together_are_read_together() -> None:
             await stream.send_all(b'{"done": true}\n')
             assert await stream.receive_some() == b""
             assert stream.what() == "the server closed the WebSocket (code 4000: 'bye')"
+
+
+FLOOD = 3 * websocket.INBOX_BYTES // len(BIG_LINE := json.dumps({"text": "y" * 60_000}))
+
+
+async def flood_then_echo(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """Accept, send `FLOOD` text frames (3 inboxes' worth), then answer each text with it."""
+    if scope["type"] == "lifespan":
+        await lifespan(receive, send)
+        return
+    assert (await receive())["type"] == "websocket.connect"
+    await send({"type": "websocket.accept"})
+    for _ in range(FLOOD):
+        await send({"type": "websocket.send", "text": BIG_LINE})
+    while (message := await receive())["type"] == "websocket.receive":
+        await send({"type": "websocket.send", "text": message["text"]})
+
+
+async def test_a_reader_that_pauses_is_not_taken_for_a_server_that_went_silent() -> None:
+    """While the reader takes nothing, the socket is not read (back-pressure) and the pong to
+    the client's keepalive ping waits in it, behind the frames unread: that time does not
+    count against the pong, and the connection lives on."""
+    with anyio.fail_after(8):
+        async with (
+            hypercorn_serving(flood_then_echo) as url,
+            open_websocket(
+                url, max_message_bytes=1 << 20, keepalive_interval=0.1, keepalive_timeout=0.2
+            ) as stream,
+        ):
+            await anyio.sleep(1.5)  # several keepalive rounds, reading nothing
+            received = b""
+            while received.count(b"\n") < FLOOD:
+                data = await stream.receive_some()
+                assert data, stream.what()
+                received += data
+            assert received == (BIG_LINE.encode() + b"\n") * FLOOD
+            await stream.send_all(b'{"still": "there"}\n')
+            assert await stream.receive_some() == b'{"still": "there"}\n', stream.what()
 
 
 BIG = json.dumps({"text": "x" * (3 * websocket.READ_BYTES)})
@@ -122,6 +164,78 @@ async def read_client_frame(receive: Any) -> tuple[int, bytes]:
     return head[0] & 0x0F, bytes(byte ^ mask[i % 4] for i, byte in enumerate(payload))
 
 
+async def upgraded(
+    sock: anyio.abc.SocketStream, accepting: Callable[[str], str]
+) -> anyio.streams.buffered.BufferedByteReceiveStream:
+    """Read the client's upgrade request, answer 101 with `accepting(its key)` for
+    `Sec-WebSocket-Accept`; the socket, buffered, to read the client's frames from."""
+    buffered = anyio.streams.buffered.BufferedByteReceiveStream(sock)
+    head = await buffered.receive_until(b"\r\n\r\n", 8192)
+    key = next(
+        line.split(b":", 1)[1].strip()
+        for line in head.split(b"\r\n")
+        if line.lower().startswith(b"sec-websocket-key:")
+    )
+    await sock.send(
+        b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+        b"Connection: Upgrade\r\nSec-WebSocket-Accept: "
+        + accepting(key.decode()).encode()
+        + b"\r\n\r\n"
+    )
+    return buffered
+
+
+@asynccontextmanager
+async def hand_server(
+    serve: Callable[[anyio.abc.SocketStream], Awaitable[None]],
+) -> AsyncIterator[str]:
+    """`serve` each connection on a free loopback port while the block runs; yields a ws:// URL."""
+    listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
+    port = listener.extra(anyio.abc.SocketAttribute.local_port)
+    async with listener, anyio.create_task_group() as tasks:
+        tasks.start_soon(listener.serve, serve)
+        yield f"ws://127.0.0.1:{port}/acp"
+        tasks.cancel_scope.cancel()
+
+
+async def test_a_101_without_the_answer_to_the_key_is_refused() -> None:
+    """RFC 6455 4.1: a 101 whose Sec-WebSocket-Accept does not answer the key sent is no
+    WebSocket handshake (httpx-ws took it): the client fails the connection, named."""
+
+    async def serve(sock: anyio.abc.SocketStream) -> None:
+        await upgraded(sock, lambda key: accept_key(key[::-1]))
+        await anyio.sleep_forever()
+
+    with anyio.fail_after(8):
+        async with hand_server(serve) as url:
+            with pytest.raises(RemoteConnectionError) as failed:
+                async with open_websocket(url, max_message_bytes=1 << 20):
+                    pass
+            assert url in str(failed.value) and "Sec-WebSocket-Accept" in str(failed.value)
+            with pytest.raises(RemoteConnectionError) as failed:  # a resumable connection too
+                async with open_remote(url, v2=HelloClient, resume=True):
+                    pass
+            assert url in str(failed.value) and "Sec-WebSocket-Accept" in str(failed.value)
+
+
+async def test_a_server_that_answers_no_ping_is_named() -> None:
+    async def serve(sock: anyio.abc.SocketStream) -> None:
+        buffered = await upgraded(sock, accept_key)
+        with contextlib.suppress(anyio.EndOfStream):
+            while True:  # reads the client's pings, answers none
+                await buffered.receive()
+
+    with anyio.fail_after(8):
+        async with (
+            hand_server(serve) as url,
+            open_websocket(
+                url, max_message_bytes=1 << 20, keepalive_interval=0.1, keepalive_timeout=0.2
+            ) as stream,
+        ):
+            assert await stream.receive_some() == b""
+            assert stream.what() == "the server did not answer a ping within 0.2 s"
+
+
 async def test_frames_are_parsed_as_the_protocol_says() -> None:
     """Against a server written by hand: a text message in fragments makes one line, binary
     fragments are ignored, a ping gets its pong, and a text frame that is not UTF-8 ends the
@@ -129,18 +243,7 @@ async def test_frames_are_parsed_as_the_protocol_says() -> None:
     closed: list[int] = []
 
     async def serve(sock: anyio.abc.SocketStream) -> None:
-        buffered = anyio.streams.buffered.BufferedByteReceiveStream(sock)
-        head = await buffered.receive_until(b"\r\n\r\n", 8192)
-        key = next(
-            line.split(b":", 1)[1].strip()
-            for line in head.split(b"\r\n")
-            if line.lower().startswith(b"sec-websocket-key:")
-        )
-        accept = base64.b64encode(hashlib.sha1(key + WEBSOCKET_GUID).digest())
-        await sock.send(
-            b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
-            b"Connection: Upgrade\r\nSec-WebSocket-Accept: " + accept + b"\r\n\r\n"
-        )
+        buffered = await upgraded(sock, accept_key)
         await sock.send(
             server_frame(0x1, b'{"a": ', fin=False)
             + server_frame(0x0, b'"fragmented"}')
@@ -155,19 +258,14 @@ async def test_frames_are_parsed_as_the_protocol_says() -> None:
         closed.append(int.from_bytes(payload[:2], "big"))
 
     with anyio.fail_after(8):
-        listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
-        port = listener.extra(anyio.abc.SocketAttribute.local_port)
-        async with listener, anyio.create_task_group() as tasks:
-            tasks.start_soon(listener.serve, serve)
-            async with open_websocket(
-                f"ws://127.0.0.1:{port}/acp", max_message_bytes=1 << 20
-            ) as stream:
+        async with hand_server(serve) as url:
+            async with open_websocket(url, max_message_bytes=1 << 20) as stream:
                 received = b""
                 while (data := await stream.receive_some()) != b"":
                     received += data
                 assert received == b'{"a": "fragmented"}\n{"b": 2}\n'
-                assert stream.what() == "the server sent a text frame that is not UTF-8"
+                what = "the server sent a text frame that is not UTF-8: closed with code 1007"
+                assert stream.what() == what
             while not closed:
                 await anyio.sleep(0.01)
-            tasks.cancel_scope.cancel()
     assert closed == [1007]

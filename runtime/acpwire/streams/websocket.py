@@ -23,9 +23,10 @@ import httpx_ws._api
 import wsproto.connection
 import wsproto.events
 from websockets.client import ClientProtocol
-from websockets.frames import Close, Frame, Opcode
+from websockets.frames import Close, CloseCode, Frame, Opcode
 from websockets.protocol import State
 from websockets.uri import parse_uri
+from websockets.utils import accept_key
 from wsproto.frame_protocol import CloseReason
 
 from ..errors import RemoteConnectionError
@@ -59,6 +60,9 @@ class _Inbox:
         self.lines: collections.deque[bytes] = collections.deque()
         self.size = 0
         self.ended: str | None = None
+        self.paused_until: float | None = 0.0
+        """When the socket's reader last waited for the reader of lines (back-pressure) to
+        take some: the loop's clock; None while it waits."""
         self._arrived = anyio.Event()
         self._taken = anyio.Event()
 
@@ -75,9 +79,20 @@ class _Inbox:
     async def handed(self) -> None:
         """Wake the reader; wait while `INBOX_BYTES` are unread (back-pressure)."""
         self._arrived.set()
-        while self.size >= INBOX_BYTES and self.ended is None:
-            self._taken = anyio.Event()
-            await self._taken.wait()
+        if self.size < INBOX_BYTES or self.ended is not None:
+            return
+        self.paused_until = None
+        try:
+            while self.size >= INBOX_BYTES and self.ended is None:
+                self._taken = anyio.Event()
+                await self._taken.wait()
+        finally:
+            self.paused_until = anyio.current_time()
+
+    def paused_within(self, seconds: float) -> bool:
+        """Whether the socket went unread (back-pressure) in the last `seconds`."""
+        until = self.paused_until
+        return until is None or anyio.current_time() - until < seconds
 
     async def wait(self) -> None:
         """Until a line arrives or the socket ends."""
@@ -109,7 +124,7 @@ class _BatchingSession(httpx_ws.AsyncWebSocketSession):
     (`WebSocketStream.send_all`: the lines of one write in one socket write); the handshake,
     pings, pongs (answered here) and the close stay httpx-ws's (wsproto)."""
 
-    failure: tuple[CloseReason, str] | None = None
+    failure: tuple[int, str] | None = None
     """Why the client refused a frame: the close code it closes the WebSocket with, and what
     the reader is told."""
 
@@ -128,14 +143,19 @@ class _BatchingSession(httpx_ws.AsyncWebSocketSession):
                 parser.receive_data(await self._read_stream(read_bytes))
                 parser.data_to_send()  # its own answers go unsent: pongs are sent below
                 for frame in cast("list[Frame]", parser.events_received()):  # open: frames only
+                    if self._should_close.is_set():
+                        break  # what followed the server's close frame
                     await self._received(frame, partial)
                 if parser.parser_exc is not None and self.failure is None:
                     what = f"the server sent an invalid WebSocket frame ({parser.parser_exc})"
-                    self.failure = (CloseReason.PROTOCOL_ERROR, what)
+                    # the parser's code: 1007 for text that is not UTF-8, else 1002
+                    sent = parser.close_sent
+                    self.failure = (sent.code if sent else CloseCode.PROTOCOL_ERROR, what)
                 if self.failure is not None:
                     # the close frame first: the reader, once told, closes the socket
-                    await self.close(self.failure[0], "Invalid frame")
-                    inbox.end(self.failure[1])
+                    code, what = self.failure
+                    await self.close(code, "Invalid frame")
+                    inbox.end(f"{what}: closed with code {int(code)}")
                     return
                 await inbox.handed()
         except (httpcore.ReadError, httpcore.WriteError, httpx_ws._api.EndOfStream) as exc:
@@ -143,6 +163,32 @@ class _BatchingSession(httpx_ws.AsyncWebSocketSession):
             await self.close(CloseReason.INTERNAL_ERROR, "Stream error")
         finally:
             inbox.end("the WebSocket connection was lost")
+
+    async def _background_keepalive_ping(
+        self, interval_seconds: float, timeout_seconds: float | None = None
+    ) -> None:
+        """httpx-ws's keepalive (a ping every `interval_seconds`, its pong due within
+        `timeout_seconds`), except that the pong is not overdue while the socket went unread
+        (the reader of lines taking nothing: back-pressure): it waits in the socket, behind
+        the frames not read yet. (httpx-ws's closed the connection of a reader that paused.)"""
+        while not self._should_close.is_set():
+            await anyio.sleep(interval_seconds)
+            try:
+                pong = await self.ping()
+            except wsproto.utilities.LocalProtocolError:
+                return  # closing
+            if timeout_seconds is None:
+                continue
+            while True:
+                with anyio.move_on_after(timeout_seconds):
+                    await pong.wait()
+                if pong.is_set():
+                    break
+                if not self.inbox.paused_within(timeout_seconds):
+                    what = f"the server did not answer a ping within {timeout_seconds:g} s"
+                    self.inbox.end(what)
+                    await self.close(CloseReason.INTERNAL_ERROR, "Keepalive ping timeout")
+                    return
 
     async def _received(self, frame: Frame, partial: list[bytes]) -> None:
         opcode = frame.opcode
@@ -164,8 +210,9 @@ class _BatchingSession(httpx_ws.AsyncWebSocketSession):
         elif opcode is Opcode.CLOSE:
             close = Close.parse(bytes(frame.data))
             code = int(close.code)
-            self._should_close.set()
             self.inbox.end(f"the server closed the WebSocket (code {code}: {close.reason!r})")
+            # answered at once, with its code (RFC 6455 5.5.1), not when the client leaves
+            await self.close(code if code != CloseCode.NO_STATUS_RCVD else CloseCode.NORMAL_CLOSURE)
         elif frame.fin:  # the end of a binary message (the RFD: ignored)
             log.debug("ignored a binary message from the server")
 
@@ -176,7 +223,7 @@ class _BatchingSession(httpx_ws.AsyncWebSocketSession):
             data.decode()  # as wsproto did: a text frame is UTF-8, or the connection fails
         except UnicodeDecodeError:
             what = "the server sent a text frame that is not UTF-8"
-            self.failure = (CloseReason.INVALID_FRAME_PAYLOAD_DATA, what)
+            self.failure = (CloseCode.INVALID_DATA, what)
             return
         self.inbox.put(one_line(data) + b"\n")
 
@@ -255,6 +302,24 @@ class WebSocketStream:
             await self._session.close()
 
 
+def handshake_fault(response: httpx.Response | None) -> str | None:
+    """What makes the server's 101 no WebSocket handshake (RFC 6455 4.1: the client fails
+    the connection), or None. (httpx-ws takes any 101.)"""
+    if response is None:
+        return None
+    key = response.request.headers.get("sec-websocket-key", "")
+    expected = accept_key(key)
+    got = response.headers.get("sec-websocket-accept")
+    if got != expected:
+        return (
+            f"its 101 response is no WebSocket handshake: Sec-WebSocket-Accept {got!r}, "
+            f"not {expected!r} (the answer to the key sent)"
+        )
+    if response.headers.get("upgrade", "").lower() != "websocket":
+        return f"its 101 response upgrades to {response.headers.get('upgrade')!r}, not websocket"
+    return None
+
+
 @contextlib.asynccontextmanager
 async def open_websocket(
     url: str,
@@ -283,11 +348,15 @@ async def open_websocket(
             )
             async with connecting as session:
                 opened = True
-                stream = WebSocketStream(session, url)
-                try:
-                    yield stream
-                finally:
-                    await stream.aclose()
+                fault = handshake_fault(session.response)
+                if fault is None:
+                    stream = WebSocketStream(session, url)
+                    try:
+                        yield stream
+                    finally:
+                        await stream.aclose()
+            if fault is not None:  # raised here: not in the group of httpx-ws's tasks
+                raise RemoteConnectionError(url, fault)
         except httpx_ws.WebSocketUpgradeError as exc:
             if opened:
                 raise

@@ -36,7 +36,13 @@ from ..errors import RemoteConnectionError
 from .envelope import NotAMessage, RequestId, envelope
 from .reconnect import GONE, LAST_EVENT_ID_HEADER, Reconnect, offers_resumption, resume_failed
 from .remote_http import CONNECTION_ID_HEADER, http_client, http_url, refused
-from .websocket import KEEPALIVE_INTERVAL, KEEPALIVE_TIMEOUT, _BatchingSession, _Inbox
+from .websocket import (
+    KEEPALIVE_INTERVAL,
+    KEEPALIVE_TIMEOUT,
+    _BatchingSession,
+    _Inbox,
+    handshake_fault,
+)
 
 log = logging.getLogger("acpwire")
 
@@ -138,6 +144,10 @@ class ResumableWebSocketStream:
             except (httpx.HTTPError, OSError) as exc:
                 if self._socket is None:
                     raise RemoteConnectionError(self.url, f"cannot connect: {exc!r}") from None
+            except RemoteConnectionError as exc:  # a 101 that is no WebSocket handshake
+                if self._socket is None:
+                    raise
+                return self._fail(exc.what)
             first = None
             if self._closing or self._what is not None:
                 return
@@ -170,27 +180,34 @@ class ResumableWebSocketStream:
             **self._connect_options,  # type: ignore[arg-type]
         )
         async with connecting as socket:
-            response = socket.response
-            inbox = socket.inbox
-            if first is not None:
-                self.connection_id = (
-                    response.headers.get(CONNECTION_ID_HEADER) if response else None
-                )
+            fault = handshake_fault(socket.response)
+            if fault is None:
+                return await self._use(socket, first)
+        raise RemoteConnectionError(self.url, fault)  # here: not in httpx-ws's task group
+
+    async def _use(
+        self, socket: _ResumableSession, first: anyio.abc.TaskStatus[None] | None
+    ) -> bool:
+        """Take `socket` (the first, or a resuming one) until it is lost (`_serve_socket`)."""
+        response = socket.response
+        inbox = socket.inbox
+        if first is not None:
+            self.connection_id = response.headers.get(CONNECTION_ID_HEADER) if response else None
+            self._socket = socket
+            self._add(inbox)
+            first.started()
+        else:
+            received = response.headers.get(RECEIVED_HEADER, "") if response else ""
+            async with self._send_lock:
+                if not await self._send_again(socket, received):
+                    return False
                 self._socket = socket
                 self._add(inbox)
-                first.started()
-            else:
-                received = response.headers.get(RECEIVED_HEADER, "") if response else ""
-                async with self._send_lock:
-                    if not await self._send_again(socket, received):
-                        return False
-                    self._socket = socket
-                    self._add(inbox)
-                self.resumes += 1
-            try:
-                await inbox.lost.wait()
-            finally:
-                self._read_before += inbox.count  # the next cursor: every frame received
+            self.resumes += 1
+        try:
+            await inbox.lost.wait()
+        finally:
+            self._read_before += inbox.count  # the next cursor: every frame received
         return True
 
     def _add(self, inbox: _CountingInbox) -> None:

@@ -22,6 +22,15 @@ def headers_of(scope: Scope) -> dict[str, str]:
     return found
 
 
+def closing(scope: Scope) -> dict[str, str]:
+    """`Connection: close` for a response over HTTP/1.1 after which the client has nothing
+    more to send on this ACP connection (the DELETE's answer, an event stream, which ends
+    with its connection). Hypercorn closes an idle keep-alive socket only when its keep-alive
+    timeout runs out, even after the client closed it: without this each client that leaves
+    holds a socket of the server for that long. (HTTP/2 forbids the header.)"""
+    return {"connection": "close"} if scope.get("http_version") == "1.1" else {}
+
+
 def encoded(headers: Mapping[str, str] | Iterable[tuple[str, str]]) -> list[tuple[bytes, bytes]]:
     pairs = headers.items() if isinstance(headers, Mapping) else headers
     return [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in pairs]

@@ -37,7 +37,7 @@ from msgspec import UnsetType
 from ..._loop import CancelScope, Event, current_loop
 from ...streams import sse
 from ...streams.envelope import NotAMessage, envelope, one_line
-from .asgi import Receive, Scope, Send, headers_of, respond
+from .asgi import Receive, Scope, Send, closing, encoded, headers_of, respond
 from .connection import RemoteConnection
 from .mailbox import KEEPALIVE, Mailbox
 from .options import RemoteOptions
@@ -81,9 +81,9 @@ async def handle(app: Hub, scope: Scope, receive: Receive, send: Send) -> None:
     if method == "POST":
         await _post(app, headers, body, send)
     elif method == "GET":
-        await _get(app, headers, receive, send)
+        await _get(app, scope, headers, receive, send)
     else:
-        await _delete(app, headers, send)
+        await _delete(app, scope, headers, send)
 
 
 DRAINED_BODIES = 4
@@ -249,7 +249,9 @@ async def _initialize(app: Hub, line: bytes, request_id: object, send: Send) -> 
     )
 
 
-async def _get(app: Hub, headers: dict[str, str], receive: Receive, send: Send) -> None:
+async def _get(
+    app: Hub, scope: Scope, headers: dict[str, str], receive: Receive, send: Send
+) -> None:
     accepted = {_media_type(item) for item in headers.get("accept", "").split(",")}
     if "text/event-stream" not in accepted:
         await respond(
@@ -275,11 +277,14 @@ async def _get(app: Hub, headers: dict[str, str], receive: Receive, send: Send) 
         {
             "type": "http.response.start",
             "status": 200,
-            "headers": [
-                (b"content-type", b"text/event-stream"),
-                (b"cache-control", b"no-cache"),
-                (b"x-accel-buffering", b"no"),  # proxies (nginx) must not hold events back
-            ],
+            "headers": encoded(
+                {
+                    "content-type": "text/event-stream",
+                    "cache-control": "no-cache",
+                    "x-accel-buffering": "no",  # proxies (nginx) must not hold events back
+                    **closing(scope),
+                }
+            ),
         }
     )
     loop = current_loop()
@@ -337,10 +342,10 @@ async def _until_disconnected(receive: Receive, scope: CancelScope, gone: Event)
     scope.cancel()
 
 
-async def _delete(app: Hub, headers: dict[str, str], send: Send) -> None:
+async def _delete(app: Hub, scope: Scope, headers: dict[str, str], send: Send) -> None:
     resumable = app.remote.resumable is not None
     connection = await _connection(app, headers, send, websocket=resumable)
     if connection is None:
         return
     connection.end()  # counted until its agent is done (its turns may run on: `end`)
-    await respond(send, 202)
+    await respond(send, 202, headers=closing(scope))
