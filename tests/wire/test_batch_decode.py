@@ -61,6 +61,12 @@ MIXED = {
         NOTES[2][NOTES[2].index(b'"params"') :],
         NOTES[3],
     ],
+    "two on a line, one on two lines after a }": [
+        NOTES[0] + NOTES[1],
+        NOTES[2][: NOTES[2].index(b"}") + 1],  # the newline follows a `}`, not before a `{`
+        NOTES[2][NOTES[2].index(b"}") + 1 :],
+        NOTES[3],
+    ],
     "two on a line, a blank line": [NOTES[0] + b" " + NOTES[1], b"  ", NOTES[2]],
     "two on a line, an empty line": [NOTES[0] + b" " + NOTES[1], b"", NOTES[2]],
     "a batch array": [NOTES[0], b"[" + NOTES[1] + b"," + permission(6) + b"]", NOTES[2]],
@@ -135,6 +141,10 @@ def described(event: Event) -> Any:
     if isinstance(event, Reply):
         return ("reply", event.data)
     return ("answer", event.id, event.result, event.error)
+
+
+def test_an_empty_block_is_read_line_by_line() -> None:
+    assert JsonRpcCore(v2.CLIENT_CODEC).receive_block(b"") == []
 
 
 def test_a_stream_of_calls_is_decoded_in_one_call() -> None:

@@ -114,10 +114,33 @@ _METHOD_KEY = b'"method"'
 _CALL_HEAD = b'{"jsonrpc":"2.0","method":'
 """How a notification starts as acpwire and most peers write it (`jsonrpc` first, no id)."""
 _OPEN_BRACE = 0x7B  # b"{"
-_VALUE_BOUNDARY = b"}\n{"
+_CLOSE_BRACE = 0x7D  # b"}"
 _NEWLINE = 0x0A
 # Searching bytes for a byte given as an int is a bare memchr; given as bytes (`b"\n" in
 # data`), or for a longer needle, CPython 3.11 spends ~150 ns more per search: per message.
+
+
+def _lines_of_one_value(block: bytes) -> int:
+    """The number of lines of `block` when every newline in it stands between a ``}`` and a
+    ``{``, and the block starts with ``{`` and ends with ``}``; else 0 (an empty block too).
+
+    Such a newline ends a top-level JSON value: no value holds ``}``, whitespace, ``{`` (an
+    object or array needs a ``,`` or a closing bracket after a member), and no string holds
+    a raw newline. So no value spans two lines, and a decode of the block to as many values
+    as lines is one value a line, as reading line by line reads them. One memchr (``find``)
+    per line: counting the newlines and the ``}\\n{`` (``bytes.count``) were two scans of
+    every byte, ~2.5x the time on CPython 3.11."""
+    if not block or block[0] != _OPEN_BRACE or block[-1] != _CLOSE_BRACE:
+        return 0
+    find = block.find
+    lines = 1
+    at = find(_NEWLINE)
+    while at != -1:  # never the first or last byte (braces): both neighbours exist
+        if block[at - 1] != _CLOSE_BRACE or block[at + 1] != _OPEN_BRACE:
+            return 0
+        lines += 1
+        at = find(_NEWLINE, at + 2)
+    return lines
 
 
 def _too_deep(exc: BaseException) -> bool:
@@ -227,20 +250,20 @@ class JsonRpcCore:
         when any is not (a response, an unknown method, bad input...): read them one by one
         (a block has a line at least: it never decodes to nothing).
 
-        Each line starting with ``{`` and ending with ``}`` makes each newline the end of a
-        top-level value (``}{`` cannot occur inside one), so as many messages as lines is one
-        message a line, as `receive_line` would read them."""
+        `decode_lines` reads a stream of JSON values whatever the newlines between them (two
+        on a line, one over two lines), so the lines are proven one value each first
+        (`_lines_of_one_value`), then decoded to as many messages as lines."""
         codec = self._codec
-        if not codec.inbound or block[:1] != b"{" or block[-1:] != b"}":
+        if not codec.inbound:
             return []
-        count = block.count(_NEWLINE) + 1
-        if block.count(_VALUE_BOUNDARY) != count - 1:
+        lines = _lines_of_one_value(block)
+        if not lines:
             return []
         try:
             messages = codec.fast_decoder.decode_lines(block)
         except (*UNPARSABLE, msgspec.ValidationError):
             return []
-        if len(messages) != count:
+        if len(messages) != lines:
             return []
         spec_of, call = self._spec_of.get, self._call
         return [
