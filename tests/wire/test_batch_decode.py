@@ -12,6 +12,7 @@ import anyio
 import msgspec
 import pytest
 
+import acp_schema.v1 as v1
 import acp_schema.v2 as v2
 from acpwire._wire.connection import Connection
 from acpwire._wire.framing import LineBlock, LineReader
@@ -153,6 +154,25 @@ def test_a_stream_of_calls_is_decoded_in_one_call() -> None:
     assert [type(e) for e in events] == [Call, Call, Call]
     assert [e.id for e in events if isinstance(e, Call)] == [msgspec.UNSET, 1, msgspec.UNSET]
     assert core.in_flight == {1}
+
+
+def test_a_direct_method_s_notifications_are_given_as_their_messages() -> None:
+    """`switch_codec(codec, direct)`: a block's notifications of `direct` come as the decoded
+    messages (no call built); a request of that method, other calls and single lines as
+    before."""
+    spec = v2.CLIENT_CODEC.inbound["session/update"]
+    core = JsonRpcCore(v2.CLIENT_CODEC)
+    core.switch_codec(v2.CLIENT_CODEC, spec)
+    as_request = msgspec.json.encode(
+        request(9, "session/update", msgspec.json.decode(NOTES[1])["params"])
+    )
+    events = core.receive_block(b"\n".join([NOTES[0], permission(1), as_request, NOTES[2]]))
+    assert [type(e) for e in events] == [spec.message, Call, Call, spec.message]
+    assert core.in_flight == {1, 9}
+    assert [type(e) for e in core.receive_line(NOTES[3])] == [Call]
+    for direct in (None, v1.CLIENT_CODEC.inbound["session/update"]):  # none, or not the codec's
+        core.switch_codec(v2.CLIENT_CODEC, direct)
+        assert [type(e) for e in core.receive_block(NOTES[0] + b"\n" + NOTES[1])] == [Call, Call]
 
 
 def test_a_read_of_several_lines_holds_its_unfinished_end() -> None:

@@ -13,7 +13,7 @@ import functools
 import itertools
 import logging
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
@@ -97,6 +97,14 @@ class Answer(msgspec.Struct, frozen=True):
 
 
 Event = Call | Reply | Answer
+
+
+E = TypeVar("E", bound="Event | MethodMessage")
+
+
+class _Nothing:
+    """No message is of this class (`JsonRpcCore.direct_message` when there is no direct
+    method)."""
 
 
 class _Batch(msgspec.Struct):
@@ -201,13 +209,22 @@ class JsonRpcCore:
     def codec(self) -> MessageCodec:
         return self._codec
 
-    def switch_codec(self, codec: MessageCodec) -> None:
+    def switch_codec(self, codec: MessageCodec, direct: MethodSpec[Any, Any] | None = None) -> None:
         """Read and write with `codec` from now on (the negotiated surface's).
 
         Its one-pass decoder is built when the first line is decoded with it, or before, by
         `prepare`: building it imports every protocol area the surface's calls use (about
-        8 ms), no part of answering the `initialize` that chose `codec` (cold start)."""
+        8 ms), no part of answering the `initialize` that chose `codec` (cold start).
+
+        `direct` (a notification method of `codec`): `receive_block` gives its notifications
+        as their decoded messages, no `Call` built (`direct_message`)."""
         self._codec = codec
+        # the class of the messages `receive_block` gives as they are (no event is a _Nothing)
+        self.direct_message: type[Any] = (
+            direct.message
+            if direct is not None and codec.inbound.get(direct.name) is direct
+            else _Nothing
+        )
         self._spec_of: dict[type[Any], MethodSpec[Any, Any]] = {
             spec.message: spec for spec in codec.inbound.values()
         }
@@ -244,9 +261,10 @@ class JsonRpcCore:
             return self._receive_batch(line)
         return self._receive_one(line, None)
 
-    def receive_block(self, block: bytes) -> list[Event]:
+    def receive_block(self, block: bytes) -> list[Event | MethodMessage]:
         """The events of several lines (``b"\\n"``-separated, none blank) when each is a call
-        the one-pass decoder reads (a stream of notifications): decoded in one C call. Nothing
+        the one-pass decoder reads (a stream of notifications): decoded in one C call; a
+        notification of the `direct` method (`switch_codec`) is given as its message. Nothing
         when any is not (a response, an unknown method, bad input...): read them one by one
         (a block has a line at least: it never decodes to nothing).
 
@@ -265,10 +283,10 @@ class JsonRpcCore:
             return []
         if len(messages) != lines:
             return []
-        spec_of, call = self._spec_of.get, self._call
+        spec_of, call, direct = self._spec_of.get, self._call, self.direct_message
         return [
-            Call(message, spec_of(type(message)), UNSET)  # a notification: no call
-            if message.id is UNSET
+            (message if type(message) is direct else Call(message, spec_of(type(message)), UNSET))
+            if message.id is UNSET  # a notification
             else call(message, spec_of(type(message)), message.id, None)
             for message in messages
         ]
@@ -494,10 +512,10 @@ class CheckedJsonRpcCore(JsonRpcCore):
     def receive_line(self, line: bytes) -> list[Event]:
         return self._remember(super().receive_line(line))
 
-    def receive_block(self, block: bytes) -> list[Event]:
+    def receive_block(self, block: bytes) -> list[Event | MethodMessage]:
         return self._remember(super().receive_block(block))
 
-    def _remember(self, events: list[Event]) -> list[Event]:
+    def _remember(self, events: list[E]) -> list[E]:
         """What each incoming request's result must be."""
         for event in events:
             if isinstance(event, Call) and event.is_request and event.spec is not None:
