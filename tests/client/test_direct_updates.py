@@ -108,7 +108,8 @@ async def seen(
     caplog.clear()
     client: Any = FailingV2 if version == 2 else FailingV1
     async with raw_agent(version=version, client=client) as (conn, peer):
-        conn.client.log = []
+        handlers: Any = conn.client
+        handlers.log = []
         dispatched: list[str] = []
         connection = conn._connection
         dispatch = connection._dispatch
@@ -123,12 +124,12 @@ async def seen(
             for data in [b"".join(sent)] if one_read else sent:
                 await peer.send(data)
                 await wait_all_tasks_blocked()
-            handled_before_taking = list(conn.client.log)
+            handled_before_taking = list(handlers.log)
             received = [text_of(await updates.__anext__()) for _ in range(len(updates._items))]
             await wait_all_tasks_blocked()  # the permission request, let through
             answer = await peer.receive()
         failures = [r.getMessage() for r in caplog.records if "handler" in r.getMessage()]
-        log = [entry if isinstance(entry, tuple) else PERMISSION for entry in conn.client.log]
+        log = [entry if isinstance(entry, tuple) else PERMISSION for entry in handlers.log]
     return (handled_before_taking, received, log, answer, failures), dispatched.count(
         "session/update"
     )

@@ -14,6 +14,7 @@ import pytest
 
 import acp_schema.v1 as v1
 import acp_schema.v2 as v2
+from acp_schema import MethodMessage
 from acpwire._wire.connection import Connection
 from acpwire._wire.framing import LineBlock, LineReader
 from acpwire._wire.jsonrpc import Call, Event, JsonRpcCore, Reply
@@ -136,7 +137,9 @@ def test_a_block_is_decoded_in_one_call_only_when_line_by_line_reads_the_same(
         assert [described(e) for e in one_call] == [described(e) for e in by_line]
 
 
-def described(event: Event) -> Any:
+def described(event: Event | MethodMessage) -> Any:
+    if isinstance(event, MethodMessage):  # (a direct route's: none here)
+        return ("message", msgspec.to_builtins(event))
     if isinstance(event, Call):
         return ("call", event.id, msgspec.to_builtins(event.message))
     if isinstance(event, Reply):
