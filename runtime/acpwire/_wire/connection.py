@@ -755,15 +755,20 @@ class Connection:
     def _reply_now(self, data: bytes) -> bool:
         """`_reply` without waiting: False, and nothing is sent, when the outbox is full."""
         try:
-            return self._send_now(data)
+            return self._outbox.offer(data)
         except ConnectionClosed:
             return True
 
     # ------------------------------------------------------------------ sending
 
     async def _send(self, data: bytes) -> None:
-        """Queue `data` for the writer, first waiting for room when the outbox is full."""
-        if not self._send_now(data):
+        """Queue `data` for the writer, first waiting for room when the outbox is full.
+
+        The common case of every send is `self._outbox.offer(data)`, without a coroutine of
+        its own: False, and nothing is queued, when the outbox is full. It raises
+        ConnectionClosed once writing failed; the outbox has closed the connection then
+        (`_close` is its `on_failure`)."""
+        if not self._outbox.offer(data):
             outbox = self._outbox
             try:
                 await outbox.room()
@@ -771,15 +776,6 @@ class Connection:
             except ConnectionClosed as exc:
                 self._close(exc)
                 raise
-
-    def _send_now(self, data: bytes) -> bool:
-        """`_send` without waiting: False, and nothing is queued, when the outbox is full.
-        The common case of every send, without a coroutine of its own."""
-        try:
-            return self._outbox.offer(data)  # raises once closed
-        except ConnectionClosed as exc:
-            self._close(exc)
-            raise
 
     def request(self, spec: MethodSpec[P, R], params: P) -> Coroutine[Any, Any, R]:
         """Send a request and wait for its result (`await` it).
@@ -806,7 +802,7 @@ class Connection:
             raise await self._failure()
         waiter = self._waiting[request_id] = _Waiter(self.loop.SingleWaiterEvent())
         try:
-            if not self._send_now(data):
+            if not self._outbox.offer(data):
                 await self._send(data)
             await waiter.done.wait()
         except self.loop.Cancelled:
@@ -863,7 +859,7 @@ class Connection:
 
     async def _notify(self, data: bytes) -> None:
         try:
-            if not self._send_now(data):
+            if not self._outbox.offer(data):
                 await self._send(data)
         except ConnectionClosed:
             raise await self._failure() from None
