@@ -39,7 +39,7 @@ async def test_a_request_waits_until_the_updates_before_it_were_taken() -> None:
 
     router = UpdateRouter()
     spec = v2.CLIENT_CODEC.inbound["session/update"]
-    route = router.routing(handled, spec, on_update=None)
+    route, _ = router.routing(handled, spec, on_update=None)
     params = msgspec.to_builtins(PERMISSION_REQUEST)
     permission = call_of(request(7, "session/request_permission", params))
     async with router.subscribe("sess_1") as stream:

@@ -12,7 +12,9 @@ import anyio
 import msgspec
 import pytest
 
+import acp_schema.v1 as v1
 import acp_schema.v2 as v2
+from acp_schema import MethodMessage
 from acpwire._wire.connection import Connection
 from acpwire._wire.framing import LineBlock, LineReader
 from acpwire._wire.jsonrpc import Call, Event, JsonRpcCore, Reply
@@ -59,6 +61,12 @@ MIXED = {
         NOTES[0] + NOTES[1],
         NOTES[2][: NOTES[2].index(b'"params"')],  # valid JSON split where whitespace may go
         NOTES[2][NOTES[2].index(b'"params"') :],
+        NOTES[3],
+    ],
+    "two on a line, one on two lines after a }": [
+        NOTES[0] + NOTES[1],
+        NOTES[2][: NOTES[2].index(b"}") + 1],  # the newline follows a `}`, not before a `{`
+        NOTES[2][NOTES[2].index(b"}") + 1 :],
         NOTES[3],
     ],
     "two on a line, a blank line": [NOTES[0] + b" " + NOTES[1], b"  ", NOTES[2]],
@@ -129,12 +137,18 @@ def test_a_block_is_decoded_in_one_call_only_when_line_by_line_reads_the_same(
         assert [described(e) for e in one_call] == [described(e) for e in by_line]
 
 
-def described(event: Event) -> Any:
+def described(event: Event | MethodMessage) -> Any:
+    if isinstance(event, MethodMessage):  # (a direct route's: none here)
+        return ("message", msgspec.to_builtins(event))
     if isinstance(event, Call):
         return ("call", event.id, msgspec.to_builtins(event.message))
     if isinstance(event, Reply):
         return ("reply", event.data)
     return ("answer", event.id, event.result, event.error)
+
+
+def test_an_empty_block_is_read_line_by_line() -> None:
+    assert JsonRpcCore(v2.CLIENT_CODEC).receive_block(b"") == []
 
 
 def test_a_stream_of_calls_is_decoded_in_one_call() -> None:
@@ -143,6 +157,25 @@ def test_a_stream_of_calls_is_decoded_in_one_call() -> None:
     assert [type(e) for e in events] == [Call, Call, Call]
     assert [e.id for e in events if isinstance(e, Call)] == [msgspec.UNSET, 1, msgspec.UNSET]
     assert core.in_flight == {1}
+
+
+def test_a_direct_method_s_notifications_are_given_as_their_messages() -> None:
+    """`switch_codec(codec, direct)`: a block's notifications of `direct` come as the decoded
+    messages (no call built); a request of that method, other calls and single lines as
+    before."""
+    spec = v2.CLIENT_CODEC.inbound["session/update"]
+    core = JsonRpcCore(v2.CLIENT_CODEC)
+    core.switch_codec(v2.CLIENT_CODEC, spec)
+    as_request = msgspec.json.encode(
+        request(9, "session/update", msgspec.json.decode(NOTES[1])["params"])
+    )
+    events = core.receive_block(b"\n".join([NOTES[0], permission(1), as_request, NOTES[2]]))
+    assert [type(e) for e in events] == [spec.message, Call, Call, spec.message]
+    assert core.in_flight == {1, 9}
+    assert [type(e) for e in core.receive_line(NOTES[3])] == [Call]
+    for direct in (None, v1.CLIENT_CODEC.inbound["session/update"]):  # none, or not the codec's
+        core.switch_codec(v2.CLIENT_CODEC, direct)
+        assert [type(e) for e in core.receive_block(NOTES[0] + b"\n" + NOTES[1])] == [Call, Call]
 
 
 def test_a_read_of_several_lines_holds_its_unfinished_end() -> None:

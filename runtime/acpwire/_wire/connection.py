@@ -39,13 +39,13 @@ import inspect
 import logging
 import types
 import uuid
-from collections.abc import Awaitable, Callable, Coroutine, Generator
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Sequence
 from typing import Any, TypeVar, TypeVarTuple, Unpack
 
 import msgspec
 from msgspec import UNSET
 
-from acp_schema import MessageCodec, MethodSpec
+from acp_schema import MessageCodec, MethodMessage, MethodSpec
 
 from .._loop import (
     TASK_STATUS_IGNORED,
@@ -59,7 +59,7 @@ from .._loop import (
 from .._loop import Event as LoopEvent
 from ..errors import ConnectionClosed, PeerError, RpcError
 from ..streams.byte_stream import AnyByteStream, byte_stream, close_sending
-from .dispatch import Dispatch, WrongResult, checked_result, result_shape
+from .dispatch import DirectRoute, Dispatch, WrongResult, checked_result, result_shape
 from .framing import LineBlock, LineReader, OversizedLine
 from .jsonrpc import Answer, Call, CheckedJsonRpcCore, Event, JsonRpcCore, Reply, RequestId
 from .line_hook import HookedOutbox, LineHook
@@ -157,6 +157,7 @@ class Connection:
         "_closed",
         "_closed_reason",
         "_connection_id",
+        "_deliver_direct",
         "_dispatch",
         "_finished",
         "_handlers",
@@ -223,6 +224,7 @@ class Connection:
             self._telemetry = options.telemetry.connection(peer)
             dispatch = self._telemetry.dispatch(dispatch)
         self._dispatch = dispatch
+        self._deliver_direct: Callable[[Any], Awaitable[Any] | None] | None = None
         self.peer = peer
         self._on_request = on_request
         self._cancelled_result = cancelled_result
@@ -262,12 +264,22 @@ class Connection:
         self._next_unparsable_count = 10
 
     def switch_to(
-        self, codec: MessageCodec, dispatch: Dispatch, initialize_response: object
+        self,
+        codec: MessageCodec,
+        dispatch: Dispatch,
+        initialize_response: object,
+        direct: DirectRoute | None = None,
     ) -> None:
         """`initialize` succeeded: read and write with the negotiated surface's `codec` and
         start calls with `dispatch` from now on; `initialize_response` is what the agent
-        answered (`RunningConnection.initialize_response`)."""
-        self.core.switch_codec(codec)
+        answered (`RunningConnection.initialize_response`). `direct`: the notifications of
+        one method that `dispatch` starts as `direct.start(params)`, started so at once when
+        several lines of a read are decoded in one call (no `Call` built, no dispatch); not
+        with telemetry, whose dispatch sees every call."""
+        if self._telemetry is not None:
+            direct = None
+        self.core.switch_codec(codec, None if direct is None else direct.spec)
+        self._deliver_direct = None if direct is None else direct.start
         self._dispatch = dispatch if self._telemetry is None else self._telemetry.dispatch(dispatch)
         self._initialize_response = initialize_response
 
@@ -344,6 +356,7 @@ class Connection:
         receive_line = self.core.receive_line
         to_start = self._to_start
         line_hook = self._line_hook
+        events: Sequence[Event | MethodMessage]
         while True:
             while to_start:
                 started = self._start(to_start.pop(0))
@@ -387,7 +400,21 @@ class Connection:
                     log.exception("could not process a line")
                     error = RpcError.parse_error(repr(exc))
                     events = [Reply(self.core.unsolicited_error(error))]
+                # the notifications the core gave as their messages, and where they go (set
+                # together by `switch_to`; an await below may switch: these are `events`')
+                direct, deliver = self.core.direct_message, self._deliver_direct
                 for event in events:
+                    if type(event) is direct:  # a client's session/update, most of the traffic
+                        try:  # run in order on this task, as the notifications below
+                            pending = deliver(event.params)  # type: ignore[union-attr,misc]
+                            if pending is not None:
+                                await pending
+                        except Exception:
+                            log.exception(
+                                "notification handler for %s failed",
+                                event.method,  # type: ignore[union-attr]
+                            )
+                        continue
                     if type(event) is Call:
                         if event.id is UNSET:
                             spec = event.spec
@@ -409,6 +436,7 @@ class Connection:
                     elif type(event) is Answer:  # to one of our requests: no coroutine for it
                         self._deliver(event)
                         continue
+                    assert not isinstance(event, MethodMessage)  # (direct: above)
                     await self._handle(event)
 
     def _start_reader(self) -> None:
@@ -727,15 +755,20 @@ class Connection:
     def _reply_now(self, data: bytes) -> bool:
         """`_reply` without waiting: False, and nothing is sent, when the outbox is full."""
         try:
-            return self._send_now(data)
+            return self._outbox.offer(data)
         except ConnectionClosed:
             return True
 
     # ------------------------------------------------------------------ sending
 
     async def _send(self, data: bytes) -> None:
-        """Queue `data` for the writer, first waiting for room when the outbox is full."""
-        if not self._send_now(data):
+        """Queue `data` for the writer, first waiting for room when the outbox is full.
+
+        The common case of every send is `self._outbox.offer(data)`, without a coroutine of
+        its own: False, and nothing is queued, when the outbox is full. It raises
+        ConnectionClosed once writing failed; the outbox has closed the connection then
+        (`_close` is its `on_failure`)."""
+        if not self._outbox.offer(data):
             outbox = self._outbox
             try:
                 await outbox.room()
@@ -743,15 +776,6 @@ class Connection:
             except ConnectionClosed as exc:
                 self._close(exc)
                 raise
-
-    def _send_now(self, data: bytes) -> bool:
-        """`_send` without waiting: False, and nothing is queued, when the outbox is full.
-        The common case of every send, without a coroutine of its own."""
-        try:
-            return self._outbox.offer(data)  # raises once closed
-        except ConnectionClosed as exc:
-            self._close(exc)
-            raise
 
     def request(self, spec: MethodSpec[P, R], params: P) -> Coroutine[Any, Any, R]:
         """Send a request and wait for its result (`await` it).
@@ -778,7 +802,7 @@ class Connection:
             raise await self._failure()
         waiter = self._waiting[request_id] = _Waiter(self.loop.SingleWaiterEvent())
         try:
-            if not self._send_now(data):
+            if not self._outbox.offer(data):
                 await self._send(data)
             await waiter.done.wait()
         except self.loop.Cancelled:
@@ -835,7 +859,7 @@ class Connection:
 
     async def _notify(self, data: bytes) -> None:
         try:
-            if not self._send_now(data):
+            if not self._outbox.offer(data):
                 await self._send(data)
         except ConnectionClosed:
             raise await self._failure() from None

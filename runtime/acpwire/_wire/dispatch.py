@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
-from acp_schema import MessageCodec, surface_of
+from acp_schema import MessageCodec, MethodSpec, surface_of
 
 from ..errors import RpcError
 from .jsonrpc import Call
@@ -23,6 +23,16 @@ Dispatch = Callable[[Call], Awaitable[Any] | None]
 or None when there is nothing to run (an ignored notification; no awaitable built for it)."""
 
 Handler = Callable[[Any], Awaitable[Any]]
+
+
+class DirectRoute(msgspec.Struct, frozen=True, gc=False):
+    """The notifications of `spec` started by `start(params)` as a dispatch would start them,
+    without their call (`Connection.switch_to`: a client's `session/update`). A Struct:
+    defined in microseconds at import (cold start)."""
+
+    spec: MethodSpec[Any, None]
+    start: Callable[[Any], Awaitable[Any] | None]
+
 
 log = logging.getLogger("acpwire")
 

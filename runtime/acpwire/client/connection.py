@@ -298,12 +298,12 @@ class ClientConnection:
         self._negotiated = view(self, agent, initialize_response)
         codec = open_session_updates(surface.client_codec, self._peer)  # v1: unknown tags kept
         handles_updates = implemented(client, surface.client_base, "session_update")
-        route = self._router.routing(
+        route, updates = self._router.routing(
             self._cancelled_turns.dispatch(handler_dispatch(client, surface.client_base), surface),
             codec.inbound[SESSION_UPDATE],
             on_update=client.session_update if handles_updates else None,
         )
-        self._connection.switch_to(codec, route, initialize_response)
+        self._connection.switch_to(codec, route, initialize_response, direct=updates)
 
     @property
     def peer(self) -> str:
