@@ -1,7 +1,9 @@
-"""CPU time per streamed message of each process of bench/remote.py's WebSocket pairs: the
-steadier figure where wall-clock rates swing with the machine's load.
+"""CPU time per streamed message of each process of bench/remote.py's WebSocket pairs, or
+per `session/new` round trip of its acpwire pairs (`--roundtrips`): the steadier figure where
+wall-clock rates and latencies swing with the machine's load.
 
     python bench/remote_cpu.py [N] [--rounds R] [--only LABEL...] [--baseline CHECKOUT]
+    python bench/remote_cpu.py --roundtrips M [--rounds R] [--only LABEL...] [--baseline CHECKOUT]
 
 For each pair (acpwire's v2 WebSocket pairs on trio and asyncio, under Hypercorn and under
 uvicorn, and with `--baseline` another checkout's; the floors and acpwire's server with the
@@ -10,6 +12,12 @@ warm-up), 1,000 chunks again and then N chunks to a client process each; the CPU
 (its rusage) and of the server (/proc/PID/stat, Linux) over the second run less the first,
 divided by the N - 1,000 chunks more, is the cost of one message, start-up and the
 connection's set-up taken out. Interleaved rounds, medians [min-max], in microseconds.
+
+With `--roundtrips M`, the pairs are acpwire's v2 pairs over every profile (WebSocket,
+Streamable HTTP/2 and HTTP/1.1) and the runs are of 100 and M `session/new` round trips (each
+after the client's 100 warm-up ones): the cost of one round trip, in milliseconds; over
+Streamable HTTP it includes the client opening the new session's event stream (a GET,
+bench/remote.py), which the round trip does not wait for but both processes pay.
 """
 
 from __future__ import annotations
@@ -19,12 +27,14 @@ import os
 import resource
 import statistics
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 from remote import PROFILES, RemotePair, baseline_pairs, pairs, serve, stop
 from stdio import INTEROP, interleaved
 
 FEW = 1_000
+FEW_ROUND_TRIPS = 100
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -34,11 +44,12 @@ def server_cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICKS  # utime, stime
 
 
-def client_run(pair: RemotePair, url: str, chunks: int) -> float:
-    """Seconds of CPU time one client process used streaming `chunks` chunks."""
+def client_run(pair: RemotePair, url: str, mode: str, count: int) -> float:
+    """Seconds of CPU time one client process used streaming `count` chunks (`mode`
+    "--stream") or making `count` round trips ("--roundtrips")."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run(
-        [*pair.client, "--stream", str(chunks), "--url", url, *PROFILES[pair.profile][0]],
+        [*pair.client, mode, str(count), "--url", url, *PROFILES[pair.profile][0]],
         cwd=INTEROP,
         env=pair.env,
         capture_output=True,
@@ -49,22 +60,59 @@ def client_run(pair: RemotePair, url: str, chunks: int) -> float:
     return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
 
 
-def measure(pair: RemotePair, chunks: int, samples: dict[str, list[tuple[float, float]]]) -> None:
+@dataclass(frozen=True)
+class Mode:
+    """What a run does (the client's option), how many a short run does, and the unit."""
+
+    option: str
+    few: int
+    what: str
+    unit: str
+    scale: float
+
+
+STREAMING = Mode("--stream", FEW, "streamed message", "µs", 1e6)
+ROUND_TRIPS = Mode("--roundtrips", FEW_ROUND_TRIPS, "session/new round trip", "ms", 1e3)
+
+
+def measure(
+    pair: RemotePair, mode: Mode, count: int, samples: dict[str, list[tuple[float, float]]]
+) -> None:
     server, url = serve(pair)
     try:
-        client_run(pair, url, FEW)  # the server's first connection: imports, caches
+        client_run(pair, url, mode.option, mode.few)  # the server's first connection: imports
         costs = []
-        for count in (FEW, chunks):
+        for runs in (mode.few, count):
             started = server_cpu(server.pid)
-            client = client_run(pair, url, count)
+            client = client_run(pair, url, mode.option, runs)
             costs.append((client, server_cpu(server.pid) - started))
     finally:
         stop(server)
     (client_few, server_few), (client_all, server_all) = costs
-    more = chunks - FEW
-    sample = ((client_all - client_few) / more * 1e6, (server_all - server_few) / more * 1e6)
+    more = count - mode.few
+    sample = (
+        (client_all - client_few) / more * mode.scale,
+        (server_all - server_few) / more * mode.scale,
+    )
     samples[pair.label].append(sample)
-    print(f"  {pair.label}: client {sample[0]:.2f} µs, server {sample[1]:.2f} µs per message")
+    print(
+        f"  {pair.label}: client {sample[0]:.2f} {mode.unit}, server {sample[1]:.2f} "
+        f"{mode.unit} per {mode.what}"
+    )
+
+
+def streaming_pair(pair: RemotePair) -> bool:
+    return pair.profile == "websocket" and pair.name in (
+        "acpwire",
+        "baseline",
+        "floor",
+        "acpwire-server",
+    )
+
+
+def roundtrip_pair(pair: RemotePair) -> bool:
+    """acpwire's pairs under Hypercorn (`serve_remote`), every profile."""
+    return pair.name in ("acpwire", "baseline") and not pair.server_name
 
 
 def figure(values: list[float]) -> str:
@@ -77,20 +125,23 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--only", nargs="+", help="pairs whose label starts so")
     parser.add_argument("--baseline", type=Path, help="another checkout: its pairs join in")
+    parser.add_argument(
+        "--roundtrips", type=int, help="CPU per session/new round trip instead, runs of M"
+    )
     args = parser.parse_args()
+    mode, count = (ROUND_TRIPS, args.roundtrips) if args.roundtrips else (STREAMING, args.chunks)
     chosen = pairs() + (baseline_pairs(args.baseline) if args.baseline else [])
     chosen = [
         pair
         for pair in chosen
-        if pair.name in ("acpwire", "baseline", "floor", "acpwire-server")
-        and pair.protocol == 2
-        and pair.profile == "websocket"
+        if pair.protocol == 2
+        and (roundtrip_pair(pair) if args.roundtrips else streaming_pair(pair))
         and (not args.only or pair.label.startswith(tuple(args.only)))
     ]
     samples: dict[str, list[tuple[float, float]]] = {pair.label: [] for pair in chosen}
-    interleaved(chosen, args.rounds, lambda pair: measure(pair, args.chunks, samples))
+    interleaved(chosen, args.rounds, lambda pair: measure(pair, mode, count, samples))
     print(
-        f"\nCPU µs per streamed message ({args.chunks:,} - {FEW:,} chunks), {args.rounds} "
+        f"\nCPU {mode.unit} per {mode.what} ({count:,} - {mode.few:,}), {args.rounds} "
         "rounds, median [min-max]"
     )
     print(f"{'pair':62} {'client':>18} {'server':>18}")
