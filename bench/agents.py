@@ -53,7 +53,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from placement import PLACEMENTS, cpus, pinned, unavailable
+from placement import PLACEMENTS, cpus, pinned, placed_median, placed_table, unavailable
 from report import (
     RESULTS,
     ROOT,
@@ -400,35 +400,16 @@ def requests_table(found: list[Agent]) -> list[str]:
     return lines
 
 
-def placed_table(found: list[Agent]) -> list[str]:
+def agents_placed_table(found: list[Agent]) -> list[str]:
     """The p50s with the client and the agent pinned (bench/placement.py), each against the
     faster TypeScript SDK agent's and the floor's in the same placement."""
-    header = f"{'agent':{LABEL}}" + "".join(
-        f" {placement + ' p50 µs':>16} {'spread':>7} {'vs ts-sdk':>9} {'vs floor':>8}"
-        for placement in PLACEMENTS
-    )
-    lines = [header, "-" * len(header)]
-    for agent in found:
-        cells = []
-        for placement in PLACEMENTS:
-            p50s = agent.placed.get(placement)
-            if not p50s:
-                cells.append(f" {'-':>16} {'':7} {unavailable(placement) or why(agent):>18}")
-                continue
-            p50 = statistics.median(p50s)
-            bases = fastest_ts(found, placement), placed_median(found, "floor", placement)
-            cells.append(
-                f" {p50:16.1f} {spread(p50s)} {ratio(p50, bases[0]):>9} {ratio(p50, bases[1]):>8}"
-            )
-        lines.append(f"{agent.label:{LABEL}}" + "".join(cells))
-    return lines
 
+    def versus(placement: str, p50: float) -> str:
+        """vs ts-sdk vs floor"""
+        bases = fastest_ts(found, placement), placed_median(found, "floor", placement)
+        return f"{ratio(p50, bases[0]):>9} {ratio(p50, bases[1]):>8}"
 
-def placed_median(found: list[Agent], label: str, placement: str) -> float | None:
-    for agent in found:
-        if agent.label == label and agent.placed.get(placement):
-            return statistics.median(agent.placed[placement])
-    return None
+    return placed_table(found, "agent", LABEL, "µs", ".1f", versus)
 
 
 def fastest_ts(found: list[Agent], placement: str | None) -> float | None:
@@ -537,7 +518,7 @@ def report(
         "",
         "the same requests with the client and the agent pinned (bench/placement.py: the "
         "scheduler puts a free run in either mode)",
-        *placed_table(found),
+        *agents_placed_table(found),
         "vs ts-sdk = this p50 / the faster TypeScript SDK agent's in the same placement.",
         "",
         f"agent start: spawn to `initialize` answered, bytecode cached; {args.rounds} x "

@@ -13,8 +13,13 @@ their threads) so that every runtime is timed in the same mode.
 from __future__ import annotations
 
 import os
+import statistics
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Protocol
+
+from report import spread
 
 PLACEMENTS = ("one CPU", "two CPUs")
 # the CPUs this process may use at start (a placed run narrows its own set for a while)
@@ -38,6 +43,50 @@ def cpus(placement: str) -> tuple[int, int]:
 def pinned(command: list[str], cpu: int) -> list[str]:
     """`command` run on `cpu` only (its children inherit it)."""
     return [sys.executable, str(Path(__file__).resolve()), str(cpu), *command]
+
+
+class Placed(Protocol):
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def placed(self) -> dict[str, list[float]]: ...  # placement: p50s
+
+
+Versus = Callable[[str, float], str]
+"""A cell comparing a placement's median p50 with others' in the same placement."""
+
+
+def placed_table(
+    rows: Sequence[Placed], first: str, label_width: int, unit: str, form: str, versus: Versus
+) -> list[str]:
+    """One row per agent or pair: per placement its median p50 (`form`), spread and `versus`
+    cells (`versus.__doc__` heads them), or why it did not run."""
+    comparison = versus.__doc__ or "vs"
+    header = f"{first:{label_width}}" + "".join(
+        f" {placement + ' p50 ' + unit:>16} {'spread':>7} {comparison}" for placement in PLACEMENTS
+    )
+    lines = [header, "-" * len(header)]
+    for row in rows:
+        cells = []
+        for placement in PLACEMENTS:
+            p50s = row.placed.get(placement)
+            if not p50s:
+                why = unavailable(placement) or "no result"
+                cells.append(f" {'-':>16} {'':7} {why:>{len(comparison)}}")
+                continue
+            p50 = statistics.median(p50s)
+            cells.append(f" {p50:16{form}} {spread(p50s)} {versus(placement, p50)}")
+        lines.append(f"{row.label:{label_width}}" + "".join(cells))
+    return lines
+
+
+def placed_median(rows: Sequence[Placed], label: str, placement: str) -> float | None:
+    """The median p50 of the row `label` in a placement (None: it has none)."""
+    for row in rows:
+        if row.label == label and row.placed.get(placement):
+            return statistics.median(row.placed[placement])
+    return None
 
 
 if __name__ == "__main__":

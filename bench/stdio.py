@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from placement import PLACEMENTS, cpus, pinned, unavailable
+from placement import PLACEMENTS, cpus, pinned, placed_table, unavailable
 from report import (  # remote.py imports these from here
     ROOT,
     machine,
@@ -212,27 +212,15 @@ def roundtrips_once(pair: Pair, count: int, placement: str | None = None) -> Non
     )
 
 
-def placed_table(pairs: list[Pair]) -> list[str]:
+def pairs_placed_table(pairs: list[Pair]) -> list[str]:
     """The round-trip p50s with both processes pinned (bench/placement.py), each against the
     faster TypeScript SDK pair's in the same placement."""
-    header = f"{'pair':{LABEL}}" + "".join(
-        f" {placement + ' p50 ms':>16} {'spread':>7} {'vs faster ts-sdk':>16}"
-        for placement in PLACEMENTS
-    )
-    lines = [header, "-" * len(header)]
-    for pair in pairs:
-        cells = []
-        for placement in PLACEMENTS:
-            p50s = pair.placed.get(placement)
-            if not p50s:
-                why = unavailable(placement) or "no result"
-                cells.append(f" {'-':>16} {'':7} {why:>16}")
-                continue
-            p50 = statistics.median(p50s)
-            faster_ts = fastest_ts(pairs, placement)
-            cells.append(f" {p50:16.3f} {spread(p50s)} {ratio(p50, faster_ts):>16}")
-        lines.append(f"{pair.label:{LABEL}}" + "".join(cells))
-    return lines
+
+    def versus(placement: str, p50: float) -> str:
+        """vs faster ts-sdk"""
+        return f"{ratio(p50, fastest_ts(pairs, placement)):>16}"
+
+    return placed_table(pairs, "pair", LABEL, "ms", ".3f", versus)
 
 
 def fastest_ts(pairs: list[Pair], placement: str) -> float | None:
@@ -398,9 +386,8 @@ def report(pairs: list[Pair], chunks: int, count: int, rounds: int) -> str:
         "",
         "the same round trips with both processes pinned (bench/placement.py: the scheduler "
         "puts a free run in either mode)",
-        *placed_table(pairs),
-        "vs faster ts-sdk = this p50 / the faster TypeScript SDK pair's in the same placement "
-        "(< 1: faster).",
+        *pairs_placed_table(pairs),
+        "vs = this p50 / the faster TypeScript SDK pair's in the same placement (< 1: faster).",
         "spread = (max - min) / median over the rounds.",
         "",
         *targets(pairs),
