@@ -7,6 +7,7 @@ the rules change, see the PR)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -213,6 +214,16 @@ def test_an_agent_that_never_answers_initialize_fails_it_after_the_timeout() -> 
     assert {r["reason"] for r in document["results"] if r["status"] == "n/a"} == {
         "initialize failed"
     }
+
+
+def test_an_agent_behind_a_shim_that_outlives_it_is_stopped_with_it() -> None:
+    """As `npx -y <agent>`: the agent is the shim's child. Killing the shim alone left the
+    agent holding its pipes, and the check waited for their end (here for 120 s)."""
+    agent = [sys.executable, "-c", "import time; time.sleep(120)"]
+    shim = f"import subprocess; subprocess.run({agent!r})"
+    done = acpwire("check", "--format", "json", "--timeout", "1", "--", sys.executable, "-c", shim)
+    assert done.returncode == CheckExit.RULE_FAILED, done.stderr
+    assert failed(json.loads(done.stdout)) == {"init.answer"}
 
 
 def test_the_command_line_is_checked() -> None:

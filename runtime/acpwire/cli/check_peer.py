@@ -8,8 +8,11 @@ Raw lines, not acpwire's connection: the checker sends what a well-behaved clien
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import os
+import signal
 import subprocess
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -281,7 +284,7 @@ class ProcessChannel:
         if self.process.stdin is not None:
             with trio.CancelScope(shield=True):
                 await self.process.stdin.aclose()
-        await ended(self.process, EXIT_GRACE)
+        await ended(self.process, EXIT_GRACE, group=True)
 
     def gone(self) -> bool:
         return self.process.poll() is not None
@@ -318,6 +321,7 @@ def process_channel(command: Sequence[str], cwd: str) -> Connect:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 cwd=cwd,
+                process_group=0,  # ended() stops what it started too: see there
             )
         except OSError as error:
             raise AgentNotStarted(f"{command[0]}: {error.strerror or error}") from error
@@ -350,11 +354,19 @@ async def open_peer(
                     await channel.close()
 
 
-async def ended(process: trio.Process, grace: float) -> None:
-    """Wait for `process` to exit, killing it after `grace` seconds; even when cancelled."""
+async def ended(process: trio.Process, grace: float, *, group: bool = False) -> None:
+    """Wait for `process` to exit, killing it after `grace` seconds; even when cancelled.
+
+    `group`: it leads a process group of its own, and what is left of the group is killed
+    then too. The real agent behind an `npx` / `uvx` shim is the shim's child: killed alone,
+    the shim left it running, holding the agent's pipes open, and the check waited for
+    their end forever."""
     with trio.CancelScope(shield=True):
         with trio.move_on_after(grace):
             await process.wait()
         if process.returncode is None:
             process.kill()
             await process.wait()
+        if group:
+            with contextlib.suppress(ProcessLookupError):  # no process of the group is left
+                os.killpg(process.pid, signal.SIGKILL)

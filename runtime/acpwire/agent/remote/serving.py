@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import logging
 import socket
-from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, cast
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from ..._loop import TASK_STATUS_IGNORED, current_loop
 from ...streams.extra import remote_module
@@ -54,8 +54,9 @@ async def serve_remote(
     access_log: bool = False,
     task_status: trio.TaskStatus[list[str]] = _NO_STATUS,
 ) -> None:
-    """Serve `app` with Hypercorn until cancelled (trio), `shutdown_trigger()` returns, or
-    (asyncio, no trigger) SIGINT/SIGTERM.
+    """Serve `app` with Hypercorn until cancelled, `shutdown_trigger()` returns, or (asyncio,
+    no trigger) SIGINT/SIGTERM. On asyncio, cancelled, Hypercorn shuts down gracefully: open
+    WebSockets get up to its `graceful_timeout` (3 s) to end.
 
     `bind`: `host:port` (port 0: any free one), or several; `fd://N` for an inherited socket,
     `unix:path`. `certfile` and `keyfile` (PEM) turn TLS on, and with it HTTP/2 by ALPN
@@ -87,9 +88,31 @@ async def serve_remote(
     config.keep_alive_max_requests = KEEP_ALIVE_MAX_REQUESTS
     config.websocket_max_message_size = app.remote.max_message_bytes
     config.accesslog = logging.getLogger("hypercorn.access") if access_log else None
-    if current_loop().name == "trio":
-        serve = remote_module("hypercorn.trio", "serve_remote").serve
-    else:
-        serve = remote_module("hypercorn.asyncio", "serve_remote").serve
+    on_trio = current_loop().name == "trio"
+    serve = remote_module(
+        "hypercorn.trio" if on_trio else "hypercorn.asyncio", "serve_remote"
+    ).serve
     task_status.started(urls)  # the sockets listen already: connections wait for Hypercorn
-    await serve(app, config, shutdown_trigger=shutdown_trigger)
+    serving = serve(app, config, shutdown_trigger=shutdown_trigger)
+    await (serving if on_trio else _cancelled_once(serving))
+
+
+async def _cancelled_once(serving: Coroutine[Any, Any, None]) -> None:
+    """Run Hypercorn's asyncio worker as a task of its own, so that a cancellation reaches it
+    once. It shuts down on one, but an anyio cancel scope (a task group's, as in
+    `task_group.start(serve_remote, ...)`) cancels again at each await of its shutdown, and it
+    then fails with InvalidStateError instead of stopping."""
+    import asyncio  # here: a trio program imports neither
+
+    import anyio
+
+    task = asyncio.ensure_future(serving)
+    try:
+        await asyncio.shield(task)
+    except asyncio.CancelledError:
+        task.cancel()
+        with anyio.CancelScope(shield=True):
+            await asyncio.wait([task])
+        if not task.cancelled() and (error := task.exception()) is not None:
+            raise error from None  # Hypercorn failed while it shut down: that, not the cancel
+        raise
