@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import subprocess
 import sys
 import typing
@@ -22,7 +23,7 @@ from acpwire._groups import SingleException
 from acpwire.client import ClientConnection, connect, open_agent
 from acpwire.client.connection import InitializeTimeout, NotInitialized
 from acpwire.client.permissions import selected_permission
-from acpwire.errors import InvalidResponse, PeerExited, ProtocolMismatch
+from acpwire.errors import ConnectionClosed, InvalidResponse, PeerExited, ProtocolMismatch
 from acpwire.testing import memory_stream_pair
 from helpers.clients import ClientV1, ClientV2, describe
 from helpers.constants import INIT_V2, PERMISSION_REQUEST, RAW_INIT_V2, SESSION
@@ -130,6 +131,59 @@ async def test_a_request_held_for_a_subscriber_is_released_when_it_stops_reading
             assert conn.client.log == []
         assert (await peer.receive())["id"] == 8
         assert [describe(item) for item in conn.client.log] == ["permission"]
+
+
+async def test_a_subscription_raises_why_the_connection_ended_after_its_updates(
+    v2_surface: AnySurface,
+) -> None:
+    """The agent going away ends no subscription quietly, as if the session were done: the
+    updates queued before go out, then the connection's error is raised."""
+    taken: list[str] = []
+    async with raw_agent(client=stream_reading(v2_surface), surface=v2_surface) as (conn, peer):
+        async with conn.subscribe("sess_1") as updates:
+            await peer.send(chunk_notification("sess_1", "0"), chunk_notification("sess_1", "1"))
+            await peer.close()
+            with pytest.raises(ConnectionClosed, match="closed the connection"):
+                async for update in updates:
+                    taken.append(describe(update))
+        async with conn.subscribe("sess_1") as updates:  # subscribed after the end: raises too
+            with pytest.raises(ConnectionClosed):
+                await updates.__anext__()
+    assert taken == ["chunk 0", "chunk 1"]
+
+
+async def test_leaving_the_subscription_ends_it_quietly(v2_surface: AnySurface) -> None:
+    async with raw_agent(client=stream_reading(v2_surface), surface=v2_surface) as (conn, peer):
+        async with conn.subscribe("sess_1") as updates:
+            await peer.send(chunk_notification("sess_1", "0"))
+            assert describe(await updates.__anext__()) == "chunk 0"
+        assert [update async for update in updates] == []
+
+
+CHUNK_THEN_EXIT = f"""import json, sys
+init = json.loads(sys.stdin.readline())
+answer = {{"jsonrpc": "2.0", "id": init["id"], "result": json.loads({json.dumps(RAW_INIT_V2)!r})}}
+chunk = {json.dumps(chunk_notification("sess_1", "last"))!r}
+sys.stdout.write(json.dumps(answer) + "\\n" + chunk + "\\n")
+sys.stdout.flush()
+sys.stderr.write("out of memory\\n")
+sys.exit(3)
+"""
+
+
+async def test_an_update_read_with_the_initialize_answer_arrives_then_peer_exited() -> None:
+    """The update written with the `initialize` answer (one read) is the negotiated version's
+    (it was dropped, dispatched before the switch); the agent's death is raised after it."""
+    taken: list[str] = []
+    with pytest.raises(PeerExited) as caught:
+        async with open_agent(python(CHUNK_THEN_EXIT), v2=ClientV2) as conn:
+            async with conn.subscribe("sess_1") as updates:
+                await conn.initialize(INIT_V2)
+                async for update in updates:
+                    taken.append(describe(update))
+    assert taken == ["chunk last"]
+    assert caught.value.exit_code == 3
+    assert "out of memory" in str(caught.value)
 
 
 async def test_a_request_of_another_session_is_not_held(v2_surface: AnySurface) -> None:

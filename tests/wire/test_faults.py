@@ -72,7 +72,7 @@ sys.stderr.write("leaving\\n")
 
 
 @pytest.mark.parametrize("cut", [False, True], ids=["between-lines", "mid-line"])
-async def test_agent_exiting_mid_stream_fails_every_pending_request_and_ends_updates(
+async def test_agent_exiting_mid_stream_fails_every_pending_request_and_subscription(
     cut: bool,
 ) -> None:
     pending = 5
@@ -88,19 +88,24 @@ async def test_agent_exiting_mid_stream_fails_every_pending_request_and_ends_upd
             except ConnectionClosed as exc:
                 failures.append(exc)
 
+        ended: list[BaseException] = []
         with anyio.fail_after(5):
             async with conn.subscribe("sess_1") as updates, anyio.create_task_group() as nursery:
                 for i in range(pending):
                     nursery.start_soon(call, i)
-                async for update in updates:  # ends when the agent is gone
-                    received.append(update.content.text)
+                try:
+                    async for update in updates:  # raises once the agent is gone
+                        received.append(update.content.text)
+                except ConnectionClosed as exc:
+                    ended.append(exc)
         assert received == ["0", "1", "2"]
+        assert len(ended) == 1
         assert len(failures) == pending
         assert conn.closed
         with pytest.raises(ConnectionClosed):  # and anything later fails at once
             await conn.v2_agent.session_new(v2.NewSessionRequest(cwd="/late"))
         if not cut:  # (mid-line: see test_agent_death_noticed_by_a_failed_write_...)
-            assert all(isinstance(f, PeerExited) for f in failures), failures
+            assert all(isinstance(f, PeerExited) for f in [*failures, *ended]), failures
             assert {(f.exit_code, f.stderr_tail) for f in failures} == {(0, "leaving")}
 
 
@@ -286,12 +291,16 @@ async def test_v2_agent_crashing_mid_turn_reports_exit_code_and_stderr_tail(
     command = [*python(CRASHES_MID_TURN), how, loop]
     async with open_agent(command, v2=ClientV2, env=PYTHONPATH) as conn:
         session_id = await new_v2_session(conn)
+        seen: list[str] = []
         with anyio.fail_after(5):
-            async with conn.subscribe(session_id) as updates:
-                await conn.v2_agent.session_prompt(prompt_v2(session_id, "hi"))
-                seen = [describe(update) async for update in updates]  # until the crash
-            with pytest.raises(PeerExited) as caught:
+            with pytest.raises(PeerExited) as raised:  # by the subscription, after its updates
+                async with conn.subscribe(session_id) as updates:
+                    await conn.v2_agent.session_prompt(prompt_v2(session_id, "hi"))
+                    async for update in updates:
+                        seen.append(describe(update))
+            with pytest.raises(PeerExited) as caught:  # and by any later call
                 await conn.v2_agent.session_new(v2.NewSessionRequest(cwd="/"))
+    assert raised.value is caught.value
     assert seen == [
         "user_message",
         "state running",

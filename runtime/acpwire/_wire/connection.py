@@ -85,11 +85,12 @@ class _Waiter:
     """One of our requests waiting for its answer (an Event for its one waiter: cheaper than
     a channel, and than an Event any number of tasks may wait for on asyncio)."""
 
-    __slots__ = ("answer", "done")
+    __slots__ = ("answer", "done", "taken")
 
     def __init__(self, done: LoopEvent) -> None:
         self.answer: Answer | None = None
         self.done = done
+        self.taken = False  # its caller resumed (with the answer, or without: it gave up)
 
 
 class _Handling(msgspec.Struct, gc=False):
@@ -165,6 +166,7 @@ class Connection:
         "_input_ended",
         "_line_hook",
         "_max_concurrent",
+        "_negotiated",
         "_next_unparsable_count",
         "_nursery",
         "_on_close",
@@ -254,6 +256,7 @@ class Connection:
         # set once the input ended and the rest was answered, when `run` no longer reads
         self._finished: LoopEvent | None = None
         self._initialize_response: object = None
+        self._negotiated = False  # `switch_to` was called
         self._unanswered = 0  # requests admitted whose answer is not queued yet
         # made when the input ends; set once every request is answered or none can be
         self._all_answered: LoopEvent | None = None
@@ -282,6 +285,7 @@ class Connection:
         self._deliver_direct = None if direct is None else direct.start
         self._dispatch = dispatch if self._telemetry is None else self._telemetry.dispatch(dispatch)
         self._initialize_response = initialize_response
+        self._negotiated = True
 
     @property
     def connection_id(self) -> str:
@@ -333,7 +337,7 @@ class Connection:
                 reply = await self._finish_waited(waited)
         if waited is None:
             self._end_input(ConnectionClosed("the peer closed the connection"))
-            await self._failure()  # resolve the better reason (exit code, stderr) now
+            await self.failure()  # resolve the better reason (exit code, stderr) now
             await self._answer_the_rest()
             await self._let_background_work_end()
             if self._finished is not None:
@@ -434,7 +438,13 @@ class Connection:
                         elif event.message.method != CANCEL_REQUEST and self._admit_now(event):
                             continue  # a request, queued to start (a slot was free)
                     elif type(event) is Answer:  # to one of our requests: no coroutine for it
-                        self._deliver(event)
+                        waiter = self._deliver(event)
+                        if waiter is not None and not self._negotiated:
+                            # `initialize`'s answer: its caller switches to the negotiated
+                            # codec and dispatch as it resumes, before the lines after it in
+                            # this read are dispatched (they are the negotiated version's)
+                            while not waiter.taken:
+                                await self.loop.checkpoint()
                         continue
                     assert not isinstance(event, MethodMessage)  # (direct: above)
                     await self._handle(event)
@@ -515,12 +525,13 @@ class Connection:
         elif event.is_request:
             await self._admit(event)
 
-    def _deliver(self, answer: Answer) -> None:
+    def _deliver(self, answer: Answer) -> _Waiter | None:
         """Wake the call waiting for `answer` (none: it gave up, and the answer is dropped)."""
         waiter = self._waiting.pop(answer.id, None)
         if waiter is not None:
             waiter.answer = answer
             waiter.done.set()
+        return waiter
 
     async def _admit(self, call: Call) -> None:
         """Queue the request to start after the lines read with it (`_read`), or in the
@@ -799,7 +810,7 @@ class Connection:
     async def _call(self, request_id: RequestId, data: bytes) -> Any:
         if self._closed is not None:
             self.core.forget(request_id)
-            raise await self._failure()
+            raise await self.failure()
         waiter = self._waiting[request_id] = _Waiter(self.loop.SingleWaiterEvent())
         try:
             if not self._outbox.offer(data):
@@ -809,15 +820,17 @@ class Connection:
             self._abandon(request_id)
             raise
         except ConnectionClosed:
-            raise await self._failure() from None
+            raise await self.failure() from None
+        finally:
+            waiter.taken = True
         answer = waiter.answer
         if answer is None:  # the connection closed first
-            raise await self._failure()
+            raise await self.failure()
         if answer.error is not None:
             raise answer.error
         return answer.result
 
-    async def _failure(self) -> ConnectionClosed:
+    async def failure(self) -> ConnectionClosed:
         """Why the connection is closed, in the best words available: a subprocess transport
         knows the exit code and stderr even when a failed write noticed the death first."""
         assert self._closed is not None
@@ -862,7 +875,7 @@ class Connection:
             if not self._outbox.offer(data):
                 await self._send(data)
         except ConnectionClosed:
-            raise await self._failure() from None
+            raise await self.failure() from None
 
     # ------------------------------------------------------------------ closing
 

@@ -202,7 +202,7 @@ class ClientConnection:
             cancelled_result=self._cancelled_result,
             closed_reason=closed_reason,
         )
-        self._connection.on_close(self._router.close)
+        self._connection.on_close(lambda: self._router.close(self._connection.failure))
         self._cancelled_turns = CancelledTurns(self._connection)
 
     @asynccontextmanager
@@ -375,7 +375,10 @@ class ClientConnection:
     # ------------------------------------------------------------------ sessions
 
     def subscribe(self, session_id: str) -> AbstractAsyncContextManager[UpdateStream[Any]]:
-        """Every `session/update` of a session, in order, while the block runs.
+        """Every `session/update` of a session, in order, while the block runs. Iterating
+        ends when the block is left; when the connection ends first (the agent exited, a
+        remote connection was lost), it raises why (`PeerExited`, `RemoteConnectionError`,
+        `ConnectionClosed`) after the updates received before.
 
         Read it while the turn runs (e.g. in another task): once `UPDATE_BUFFER` updates are
         unread the connection waits for this reader (back-pressure, bounded memory), and

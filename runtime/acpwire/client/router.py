@@ -11,7 +11,7 @@ subscriber of the session took the updates received before it, or is queued amon
 from __future__ import annotations
 
 import collections
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any, Generic, TypeVar
 
@@ -52,6 +52,10 @@ class HeldRequest:
         self.released = released
 
 
+Failure = Callable[[], Awaitable[BaseException]]
+"""Why the connection ended, in the best words it has (`Connection.failure`)."""
+
+
 class UpdateStream(Generic[Update]):
     """The updates of one session, in order, as an async iterator.
 
@@ -60,6 +64,8 @@ class UpdateStream(Generic[Update]):
     The connection waits (back-pressure) while `UPDATE_BUFFER` updates are unread.
 
     A request of the session waits at a gate until the updates queued before it were taken.
+    Iterating ends once the `subscribe` block is left; when the connection ends, it raises
+    the connection's error after the updates queued before.
     """
 
     def __init__(self, *, holds_requests: bool = False) -> None:
@@ -68,6 +74,7 @@ class UpdateStream(Generic[Update]):
         self._reader: Event | None = None  # set to wake a reader waiting for an item
         self._writer: Event | None = None  # set to wake a writer waiting for room
         self._closed = False
+        self._failure: Failure | None = None  # why the connection ended, raised at the end
         self._gates: collections.deque[_Gate] = collections.deque()  # in arrival order
         # True: the session's requests are queued among the updates as `HeldRequest`s, in
         # wire order, their handlers held until the reader sets `released` (client/turns.py)
@@ -120,9 +127,10 @@ class UpdateStream(Generic[Update]):
             self._reader = None
         return held.released
 
-    def close(self) -> None:
+    def close(self, failure: Failure | None = None) -> None:
         """Take no more updates: iterating ends after the ones already queued (leaving the
-        `subscribe` block, or the connection's end, does this)."""
+        `subscribe` block does this), or raises `failure()` then (the connection ended)."""
+        self._failure = failure
         for item in self._items:
             if isinstance(item, HeldRequest):
                 item.released.set()
@@ -141,6 +149,8 @@ class UpdateStream(Generic[Update]):
         items = self._items
         while not items:
             if self._closed:
+                if self._failure is not None:
+                    raise await self._failure()
                 raise StopAsyncIteration
             self._reader = self._reader or self._loop.Event()
             await self._reader.wait()
@@ -159,6 +169,7 @@ class UpdateRouter:
         self._subscribers: dict[str, list[UpdateStream[Any]]] = {}
         self._gates: dict[RequestId, list[Event]] = {}  # a held request's id -> its gates
         self._closed = False
+        self._failure: Failure | None = None
 
     # set by `routing`
     _dispatch: Dispatch
@@ -174,7 +185,7 @@ class UpdateRouter:
         updates as `HeldRequest`s (a turn's event stream)."""
         stream: UpdateStream[Any] = UpdateStream(holds_requests=holds_requests)
         if self._closed:
-            stream.close()
+            stream.close(self._failure)
         self._subscribers.setdefault(session_id, []).append(stream)
         try:
             yield stream
@@ -182,13 +193,14 @@ class UpdateRouter:
             self._subscribers[session_id].remove(stream)
             stream.close()
 
-    def close(self) -> None:
-        """The connection closed: every stream ends (held requests released), and streams
-        subscribed from now on end at once."""
+    def close(self, failure: Failure | None = None) -> None:
+        """The connection closed: every stream ends after its queued updates by raising
+        `failure()` (held requests released), and streams subscribed from now on at once."""
         self._closed = True
+        self._failure = failure
         for streams in self._subscribers.values():
             for stream in streams:
-                stream.close()
+                stream.close(failure)
 
     def on_request(self, call: Call) -> None:
         """On arrival of a request (on the reader, in wire order): when it belongs to a
