@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
-from typing import Any, Literal
+from typing import Literal
 
 import anyio
 import pytest
@@ -21,6 +21,7 @@ from acpwire import agent_app, open_remote, open_session
 from acpwire.agent import AgentApp, AgentTurn, turn_agents
 from acpwire.examples.hello_client import HelloClient
 from helpers.asgi_servers import uvicorn_serving
+from helpers.hello_turns import said
 from helpers.loops import run_async
 from helpers.raw_websocket import CLOSE, TEXT, RawWebSocket, close_payload, frame
 from helpers.remote import served
@@ -101,22 +102,6 @@ async def until_open(app: AgentApp, connections: int) -> None:
     while app.open_connections > connections:
         await anyio.sleep(0.02)
     assert app.open_connections == connections
-
-
-async def said(conn: Any) -> list[str]:
-    """One turn in a new session: what the agent said."""
-    opened = await open_session(conn.v2, cwd=os.getcwd())
-    words: list[str] = []
-    async with conn.v2.subscribe(opened.session_id) as updates:
-        prompt = v2.PromptRequest(session_id=opened.session_id, prompt=[v2.TextContent(text="x")])
-        await conn.v2.peer.session_prompt(prompt)
-        async for update in updates:
-            match update:
-                case v2.AgentMessageChunk(content=v2.TextContent(text=text)):
-                    words.append(text)
-                case v2.SessionStateUpdate(state="idle"):
-                    return words
-    return words
 
 
 async def test_hypercorn_closes_the_socket_of_a_malformed_frame_without_a_close_frame() -> None:

@@ -15,9 +15,10 @@ import anyio
 import pytest
 
 from acp_schema import v2
-from acpwire import ClientConnection, RemoteConnectionError, agent_app, open_remote, open_session
+from acpwire import ClientConnection, RemoteConnectionError, agent_app, open_remote
 from acpwire.agent import AgentTurn, turn_agents
 from acpwire.examples.hello_client import HelloClient
+from helpers.hello_turns import said
 from helpers.raw_websocket import CLOSE, TEXT, close_payload, frame
 from helpers.remote import served
 from helpers.websocket_tap import WebSocketTap
@@ -53,35 +54,19 @@ async def connected(tap: WebSocketTap) -> AsyncIterator[ClientConnection]:
         yield conn
 
 
-async def said(conn: ClientConnection) -> str:
-    """One turn in a new session: what the agent said."""
-    opened = await open_session(conn.v2, cwd=os.getcwd())
-    text = ""
-    async with conn.v2.subscribe(opened.session_id) as updates:
-        prompt = v2.PromptRequest(session_id=opened.session_id, prompt=[v2.TextContent(text="x")])
-        await conn.v2.peer.session_prompt(prompt)
-        async for update in updates:
-            match update:
-                case v2.AgentMessageChunk(content=v2.TextContent(text=chunk)):
-                    text += chunk
-                case v2.SessionStateUpdate(state="idle"):
-                    break
-    return text
-
-
 async def test_pings_are_answered_while_a_turn_streams_and_while_idle() -> None:
     """The tap pings after every 5th text frame and passes the next one on only once the
     pong is back: the turn ends only if the client answers while it reads the stream."""
     with anyio.fail_after(15):
         async with tap_server() as tap, connected(tap) as conn:
             tap.ping_every = 5
-            assert await said(conn) == "".join(f"{i} " for i in range(CHUNKS))
+            assert "".join(await said(conn)) == "".join(f"{i} " for i in range(CHUNKS))
             assert tap.pings >= CHUNKS // 5
             tap.ping_every = None
             for i in range(3):
                 await anyio.sleep(0.2)
                 await tap.ping(b"idle %d" % i)
-            assert await said(conn) == "".join(f"{i} " for i in range(CHUNKS))
+            assert "".join(await said(conn)) == "".join(f"{i} " for i in range(CHUNKS))
 
 
 def closing(code: int, reason: str) -> tuple[bytes, str, int]:

@@ -22,7 +22,8 @@
   `bindings_only(code)` in a fresh interpreter that sees generated/ only.
 - `helpers.remote` (`served`: an `AgentApp` under `serve_remote`; `Tls`; `raw_client`) and
   `helpers.asgi_servers` (any ASGI app under Hypercorn or uvicorn).
-- `helpers.hello_turns`: `hello_turn(conn)`, one turn of the hello agent over a connection.
+- `helpers.hello_turns`: `hello_turn(conn)`, one turn of the hello agent over a connection;
+  `said(conn)`, the text chunks of one turn in a new session.
 - `helpers.typecheck`: `mypy --strict` on a user's snippet.
 - `helpers.remote` (an `agent_app` served in-process, TLS, raw HTTP), `helpers.durable` (the
   turn the durability tests run and resume, a state `described` to compare),
