@@ -404,7 +404,7 @@ def agents_placed_table(found: list[Agent]) -> list[str]:
     """The p50s with the client and the agent pinned (bench/placement.py), each against the
     faster TypeScript SDK agent's and the floor's in the same placement."""
 
-    def versus(placement: str, p50: float) -> str:
+    def versus(_: object, placement: str, p50: float) -> str:
         """vs ts-sdk vs floor"""
         bases = fastest_ts(found, placement), placed_median(found, "floor", placement)
         return f"{ratio(p50, bases[0]):>9} {ratio(p50, bases[1]):>8}"

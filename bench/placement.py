@@ -17,7 +17,7 @@ import statistics
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from report import spread
 
@@ -53,15 +53,20 @@ class Placed(Protocol):
     def placed(self) -> dict[str, list[float]]: ...  # placement: p50s
 
 
-Versus = Callable[[str, float], str]
-"""A cell comparing a placement's median p50 with others' in the same placement."""
+R = TypeVar("R", bound=Placed)
 
 
 def placed_table(
-    rows: Sequence[Placed], first: str, label_width: int, unit: str, form: str, versus: Versus
+    rows: Sequence[R],
+    first: str,
+    label_width: int,
+    unit: str,
+    form: str,
+    versus: Callable[[R, str, float], str],
 ) -> list[str]:
-    """One row per agent or pair: per placement its median p50 (`form`), spread and `versus`
-    cells (`versus.__doc__` heads them), or why it did not run."""
+    """One row per agent or pair: per placement its median p50 (`form`), spread, and the
+    cells `versus(row, placement, p50)` gives (comparing it with others' in the same
+    placement; `versus.__doc__` heads them), or why it did not run."""
     comparison = versus.__doc__ or "vs"
     header = f"{first:{label_width}}" + "".join(
         f" {placement + ' p50 ' + unit:>16} {'spread':>7} {comparison}" for placement in PLACEMENTS
@@ -76,7 +81,7 @@ def placed_table(
                 cells.append(f" {'-':>16} {'':7} {why:>{len(comparison)}}")
                 continue
             p50 = statistics.median(p50s)
-            cells.append(f" {p50:16{form}} {spread(p50s)} {versus(placement, p50)}")
+            cells.append(f" {p50:16{form}} {spread(p50s)} {versus(row, placement, p50)}")
         lines.append(f"{row.label:{label_width}}" + "".join(cells))
     return lines
 

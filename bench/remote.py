@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import remote_memory
+from placement import PLACEMENTS, cpus, pinned, placed_table, unavailable
 from remote_floor import UVICORN
 from stdio import (
     ENV,
@@ -103,6 +104,7 @@ class RemotePair:
     p50s: list[float] = field(default_factory=list)  # ms
     p99s: list[float] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
+    placed: dict[str, list[float]] = field(default_factory=dict)  # placement: p50s (ms)
 
     @property
     def label(self) -> str:
@@ -197,10 +199,11 @@ def pairs() -> list[RemotePair]:
     ]
 
 
-def serve(pair: RemotePair) -> tuple[subprocess.Popen[str], str]:
-    """The pair's server, started, and the URL its first line names."""
+def serve(pair: RemotePair, cpu: int | None = None) -> tuple[subprocess.Popen[str], str]:
+    """The pair's server, started (pinned to `cpu` if given), and the URL its first line
+    names."""
     server = subprocess.Popen(
-        pair.server,
+        pair.server if cpu is None else pinned(pair.server, cpu),
         cwd=INTEROP,
         env=pair.env,
         stdin=subprocess.PIPE,
@@ -225,14 +228,19 @@ def stop(server: subprocess.Popen[str]) -> None:
         server.wait()
 
 
-def run_client(pair: RemotePair, mode: list[str]) -> dict[str, object] | None:
-    """One client run against a fresh server (`--stream N` / `--roundtrips M`): its summary,
+def run_client(
+    pair: RemotePair, mode: list[str], placement: str | None = None
+) -> dict[str, object] | None:
+    """One client run against a fresh server (`--stream N` / `--roundtrips M`), the two
+    processes pinned as `placement` says (None: where the scheduler puts them): its summary,
     or None after recording the failure."""
+    client_cpu, server_cpu = (None, None) if placement is None else cpus(placement)
     try:
-        server, url = serve(pair)
+        server, url = serve(pair, server_cpu)
         try:
+            client = pair.client if client_cpu is None else pinned(pair.client, client_cpu)
             proc = subprocess.run(
-                [*pair.client, *mode, "--url", url, *PROFILES[pair.profile][0]],
+                [*client, *mode, "--url", url, *PROFILES[pair.profile][0]],
                 cwd=INTEROP,
                 env=pair.env,
                 capture_output=True,
@@ -253,7 +261,7 @@ def run_client(pair: RemotePair, mode: list[str]) -> dict[str, object] | None:
         return None
 
 
-def measure(pair: RemotePair, chunks: int, count: int) -> None:
+def measure(pair: RemotePair, chunks: int, count: int, placements: list[str]) -> None:
     streamed = run_client(pair, ["--stream", str(chunks)])
     if streamed is not None:
         if streamed["chunks"] != chunks:
@@ -263,14 +271,37 @@ def measure(pair: RemotePair, chunks: int, count: int) -> None:
             print(f"  {pair.label} stream: {pair.rates[-1]:,.0f} msgs/s", file=sys.stderr)
     if pair.no_roundtrips is not None:
         return
-    timed = run_client(pair, ["--roundtrips", str(count)])
-    if timed is not None:
-        pair.p50s.append(float(timed["p50_ms"]))  # type: ignore[arg-type]
-        pair.p99s.append(float(timed["p99_ms"]))  # type: ignore[arg-type]
+    for placement in [None, *placements]:
+        timed = run_client(pair, ["--roundtrips", str(count)], placement)
+        if timed is None:
+            continue
+        p50, p99 = float(timed["p50_ms"]), float(timed["p99_ms"])  # type: ignore[arg-type]
+        if placement is None:
+            pair.p50s.append(p50)
+            pair.p99s.append(p99)
+        else:
+            pair.placed.setdefault(placement, []).append(p50)
         print(
-            f"  {pair.label} round trips: p50 {pair.p50s[-1]:.3f} ms, p99 {pair.p99s[-1]:.3f} ms",
+            f"  {pair.label} round trips{f' on {placement}' if placement else ''}: "
+            f"p50 {p50:.3f} ms, p99 {p99:.3f} ms",
             file=sys.stderr,
         )
+
+
+def placed_trips(pairs: list[RemotePair]) -> list[str]:
+    """The round-trip p50s with the server and the client pinned (bench/placement.py), each
+    against the TypeScript pair of its profile in the same placement."""
+
+    def versus(pair: RemotePair, placement: str, p50: float) -> str:
+        """p50 vs ts-sdk"""
+        profile = PROFILES[pair.profile][1]
+        ts = [p.placed.get(placement) for p in pairs if p.name == "ts-sdk" and p.profile == profile]
+        if not ts or not ts[0]:
+            return f"{'-':>13}"
+        return f"{ratio(statistics.median(ts[0]), p50):>13}"
+
+    rows = [pair for pair in pairs if pair.no_roundtrips is None]
+    return placed_table(rows, "pair", LABEL, "ms", ".3f", versus)
 
 
 def typescript(pairs: list[RemotePair], pair: RemotePair, samples: str) -> float | None:
@@ -343,6 +374,10 @@ def report(pairs: list[RemotePair], chunks: int, count: int, rounds: int) -> str
         *trips,
         "ratio > 1: faster than the TypeScript pair of the same profile (HTTP/1.1 for both "
         "HTTP rows: its client has no HTTP/2). spread = (max - min) / median over the rounds.",
+        "",
+        "the same round trips with the server and the client pinned (bench/placement.py: the "
+        "scheduler puts a free run in either mode)",
+        *placed_trips(pairs),
         "",
         f"issue 19's targets: streaming >= {STREAMING_TARGET:g}x the TypeScript pair, "
         "round-trip p50 below it",
@@ -419,7 +454,10 @@ def main() -> None:
     if args.only:
         runnable = [pair for pair in runnable if pair.label.startswith(tuple(args.only))]
     active = [pair for pair in runnable if pair.missing is None]
-    interleaved(active, args.rounds, lambda pair: measure(pair, args.chunks, args.roundtrips))
+    placements = [p for p in PLACEMENTS if unavailable(p) is None]
+    interleaved(
+        active, args.rounds, lambda pair: measure(pair, args.chunks, args.roundtrips, placements)
+    )
     text = report(runnable, args.chunks, args.roundtrips, args.rounds)
     if args.connections:
         text += "\n\n" + "\n".join(memory_rows(args.connections))

@@ -216,7 +216,7 @@ def pairs_placed_table(pairs: list[Pair]) -> list[str]:
     """The round-trip p50s with both processes pinned (bench/placement.py), each against the
     faster TypeScript SDK pair's in the same placement."""
 
-    def versus(placement: str, p50: float) -> str:
+    def versus(_: object, placement: str, p50: float) -> str:
         """vs faster ts-sdk"""
         return f"{ratio(p50, fastest_ts(pairs, placement)):>16}"
 
