@@ -28,7 +28,9 @@ Each pair is a server process and a client process that connects to the URL the 
 
 The measurements are those of bench/stdio.py (streaming N chunks, client-timed; M sequential
 `session/new` round trips after 100 warm-up ones, p50/p99), over interleaved rounds, medians;
-each run against a fresh server. Over Streamable HTTP a client opens the new session's event
+each run against a fresh server; the round trips run again with the server and the client
+pinned (bench/placement.py: on one CPU, and each on its own), compared in the same placement.
+Over Streamable HTTP a client opens the new session's event
 stream (a GET) as part of `session/new`, so the round trip includes opening a stream.
 Ratios compare each pair with the TypeScript pair of the same profile (its HTTP/1.1 for either
 HTTP row): issue 19's targets are >= 5x its streaming and a lower round-trip p50. The tables
