@@ -86,12 +86,27 @@ PY_CLIENT_PROFILES = {  # the Python SDK client's options per profile
 }
 
 
+PEER_HANGS = {"http/2": 2}
+"""Attempts per profile where the peer itself can hang: the Python SDK's client over HTTP/2
+sends its POSTs and reads its event streams on one httpx connection, where httpcore's read
+lock can leave a frame unread behind another stream's read (why acpwire's client gives each
+event stream a connection of its own). One CI run in many hung there; a second attempt, with
+a fresh server, must pass."""
+
+
+@pytest.mark.async_timeout(25)
 @pytest.mark.parametrize("profile", list(PY_CLIENT_PROFILES))
 async def test_the_python_sdk_clients_against_our_server(profile: str) -> None:
-    with anyio.fail_after(9):
-        async with our_server() as url:
-            script = [sys.executable, "py/remote_client_v1.py", "--url", url]
-            summary = await peer_client([*script, *PY_CLIENT_PROFILES[profile]])
+    script = [sys.executable, "py/remote_client_v1.py", *PY_CLIENT_PROFILES[profile]]
+    for attempt in range(1, PEER_HANGS.get(profile, 1) + 1):
+        with anyio.move_on_after(9) as waited:
+            async with our_server() as url:
+                summary = await peer_client([*script, "--url", url])
+        if not waited.cancelled_caught:
+            break
+        print(f"the Python SDK client hung (attempt {attempt}, {profile})", file=sys.stderr)
+    else:
+        raise TimeoutError(f"the Python SDK client hung on every attempt ({profile})")
     assert summary["protocolVersion"] == 1
     assert (summary["prompt1StopReason"], summary["prompt2StopReason"]) == ("end_turn", "cancelled")
     assert summary["sessionClosed"] is True
