@@ -11,16 +11,11 @@ import pytest
 from acpwire import agent_app
 from acpwire.examples.hello_agent import HelloAgent
 from acpwire.streams.sse import SseParser
+from helpers.constants import RAW_INITIALIZE
 from helpers.remote import raw_client, served
 
 pytestmark = pytest.mark.usefixtures("loop")
 
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 0,
-    "method": "initialize",
-    "params": {"protocolVersion": 2, "info": {"name": "raw", "version": "1"}},
-}
 QUEUED = 3
 
 
@@ -28,7 +23,7 @@ async def test_messages_queued_for_a_stream_go_out_in_one_chunk() -> None:
     app = agent_app(HelloAgent)
     with anyio.fail_after(8):
         async with served(app) as url, raw_client(http2=False) as client:
-            answered = await client.post(url, json=INIT)
+            answered = await client.post(url, json=RAW_INITIALIZE)
             connection_id = answered.headers["acp-connection-id"]
             headers = {"acp-connection-id": connection_id}
             for id_ in range(1, QUEUED + 1):  # each answered on the connection-scoped stream

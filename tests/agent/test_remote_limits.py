@@ -30,6 +30,7 @@ from acpwire import (
 from acpwire.agent import AgentApp, agent_app
 from acpwire.agent.remote import serving
 from acpwire.examples.hello_agent import HelloAgent
+from helpers.constants import RAW_INITIALIZE
 from helpers.durable import CWD, Story, initialized, story_app
 from helpers.loops import run_async
 from helpers.relay import relay
@@ -42,12 +43,6 @@ HTTP2 = {"websocket": True, "http": False}
 """Streamable HTTP over HTTP/1.1 where idle event streams would share one HTTP/2 connection:
 what is tested is the server's, and httpcore can leave a 202 unread behind an idle stream's
 read on a shared HTTP/2 connection (a client bug, fixed apart: its own test)."""
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 0,
-    "method": "initialize",
-    "params": {"protocolVersion": 2, "info": {"name": "raw", "version": "1"}},
-}
 
 
 async def test_an_http_connection_without_a_client_is_ended_after_idle_timeout(
@@ -56,8 +51,8 @@ async def test_an_http_connection_without_a_client_is_ended_after_idle_timeout(
     app = agent_app(HelloAgent, remote=RemoteOptions(idle_timeout=0.3))
     with anyio.fail_after(8), caplog.at_level(logging.INFO, logger="acpwire"):
         async with served(app) as url, raw_client() as client:
-            idle = (await client.post(url, json=INIT)).headers["acp-connection-id"]
-            watched = (await client.post(url, json=INIT)).headers["acp-connection-id"]
+            idle = (await client.post(url, json=RAW_INITIALIZE)).headers["acp-connection-id"]
+            watched = (await client.post(url, json=RAW_INITIALIZE)).headers["acp-connection-id"]
             headers = {"accept": "text/event-stream", "acp-connection-id": watched}
             async with client.stream("GET", url, headers=headers) as events:
                 assert events.status_code == 200

@@ -24,17 +24,12 @@ from acpwire.agent.remote.replay import CursorGone, RetainingMailbox, UnknownCur
 from acpwire.examples.hello_agent import HelloAgent
 from acpwire.examples.hello_v1_agent import HelloV1Agent
 from acpwire.streams.sse import SseParser
+from helpers.constants import RAW_INITIALIZE
 from helpers.remote import raw_client, served
 
 pytestmark = pytest.mark.usefixtures("loop")
 
 JSON = {"content-type": "application/json"}
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 0,
-    "method": "initialize",
-    "params": {"protocolVersion": 2, "info": {"name": "raw", "version": "1"}},
-}
 CAPABILITY = {"maxEvents": 4096, "maxBytes": 4 * 1024 * 1024}
 
 
@@ -55,7 +50,7 @@ async def server(app: AgentApp) -> AsyncIterator[tuple[str, httpx.AsyncClient]]:
 
 async def initialized(url: str, client: httpx.AsyncClient) -> tuple[str, dict[str, Any]]:
     """A new connection: its id and the `initialize` result."""
-    response = await client.post(url, json=INIT, headers=JSON)
+    response = await client.post(url, json=RAW_INITIALIZE, headers=JSON)
     assert response.status_code == 200, response.text
     return response.headers["acp-connection-id"], response.json()["result"]
 
@@ -121,7 +116,7 @@ async def test_events_carry_ids_and_the_capability_is_advertised() -> None:
 async def test_the_capability_is_advertised_to_v1_clients_too() -> None:
     app = agent_app(HelloAgent, v1=HelloV1Agent, remote=RemoteOptions(resumable=ResumeOptions()))
     async with server(app) as (url, client):
-        v1_init = {**INIT, "params": {"protocolVersion": 1, "clientCapabilities": {}}}
+        v1_init = {**RAW_INITIALIZE, "params": {"protocolVersion": 1, "clientCapabilities": {}}}
         response = await client.post(url, json=v1_init, headers=JSON)
         result = response.json()["result"]
         assert result["protocolVersion"] == 1
@@ -225,7 +220,7 @@ async def test_a_websocket_resumes_with_its_connection_id_and_cursor() -> None:
         async with served(resumable(max_events=2)) as url:
             async with websocket(url, **{"last-event-id": "0"}) as (socket, headers):
                 connection = headers["acp-connection-id"]
-                await socket.send_text(json.dumps(INIT))
+                await socket.send_text(json.dumps(RAW_INITIALIZE))
                 answer = json.loads(await socket.receive_text())  # frame 1
                 assert answer["result"]["_meta"]["transport"]["resumable"]["maxEvents"] == 2
                 for id in (1, 2):
@@ -260,7 +255,7 @@ async def test_a_websocket_that_does_not_ask_advertises_nothing_and_cannot_resum
             async with websocket(url) as (socket, headers):
                 connection = headers["acp-connection-id"]
                 assert "acp-received" not in headers
-                await socket.send_text(json.dumps(INIT))
+                await socket.send_text(json.dumps(RAW_INITIALIZE))
                 result = json.loads(await socket.receive_text())["result"]
                 assert "transport" not in (result.get("_meta") or {})
             resume = {"acp-connection-id": connection, "last-event-id": "1"}

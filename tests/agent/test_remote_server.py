@@ -19,17 +19,12 @@ from acpwire import RemoteOptions, agent_app, bearer_token
 from acpwire.agent import AgentApp
 from acpwire.examples.hello_agent import HelloAgent
 from acpwire.streams.sse import SseParser
+from helpers.constants import RAW_INITIALIZE
 from helpers.remote import raw_client, served
 
 pytestmark = pytest.mark.usefixtures("loop")
 
 JSON = {"content-type": "application/json"}
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 0,
-    "method": "initialize",
-    "params": {"protocolVersion": 2, "info": {"name": "raw", "version": "1"}},
-}
 
 
 def rpc(id: int | None, method: str, **params: Any) -> dict[str, Any]:
@@ -47,7 +42,7 @@ async def server(app: AgentApp | None = None) -> AsyncIterator[tuple[str, httpx.
 
 
 async def initialized(url: str, client: httpx.AsyncClient) -> str:
-    response = await client.post(url, json=INIT, headers=JSON)
+    response = await client.post(url, json=RAW_INITIALIZE, headers=JSON)
     assert response.status_code == 200, response.text
     return response.headers["acp-connection-id"]
 
@@ -85,7 +80,7 @@ async def events(
 
 async def test_initialize_is_answered_200_with_the_connection_id_over_http2() -> None:
     async with server() as (url, client):
-        response = await client.post(url, json=INIT, headers=JSON)
+        response = await client.post(url, json=RAW_INITIALIZE, headers=JSON)
         assert response.http_version == "HTTP/2"
         assert response.status_code == 200
         assert response.headers["content-type"] == "application/json"
@@ -96,21 +91,21 @@ async def test_initialize_is_answered_200_with_the_connection_id_over_http2() ->
 async def test_415_for_a_post_that_is_not_json() -> None:
     async with server() as (url, client):
         response = await client.post(
-            url, content=json.dumps(INIT), headers={"content-type": "text/plain"}
+            url, content=json.dumps(RAW_INITIALIZE), headers={"content-type": "text/plain"}
         )
         assert response.status_code == 415
-        response = await client.post(url, content=json.dumps(INIT))
+        response = await client.post(url, content=json.dumps(RAW_INITIALIZE))
         assert response.status_code == 415
         # parameters of the media type are fine
         response = await client.post(
-            url, json=INIT, headers={"content-type": "application/json; charset=utf-8"}
+            url, json=RAW_INITIALIZE, headers={"content-type": "application/json; charset=utf-8"}
         )
         assert response.status_code == 200
 
 
 async def test_501_for_a_batch_and_400_for_what_is_not_a_message() -> None:
     async with server() as (url, client):
-        assert (await client.post(url, json=[INIT], headers=JSON)).status_code == 501
+        assert (await client.post(url, json=[RAW_INITIALIZE], headers=JSON)).status_code == 501
         broken = await client.post(url, content=b"{not json", headers=JSON)
         assert broken.status_code == 400
         assert broken.json()["error"]["code"] == -32700
@@ -182,10 +177,10 @@ async def test_delete_ends_the_connection_and_its_streams() -> None:
 
 async def test_other_methods_and_paths() -> None:
     async with server() as (url, client):
-        put = await client.put(url, json=INIT, headers=JSON)
+        put = await client.put(url, json=RAW_INITIALIZE, headers=JSON)
         assert put.status_code == 405 and put.headers["allow"] == "POST, GET, DELETE"
         elsewhere = url.replace("/acp", "/other")
-        assert (await client.post(elsewhere, json=INIT, headers=JSON)).status_code == 404
+        assert (await client.post(elsewhere, json=RAW_INITIALIZE, headers=JSON)).status_code == 404
 
 
 # ------------------------------------------------------------------ where messages go
@@ -274,18 +269,22 @@ async def test_malformed_json_on_a_connection_is_answered_and_the_connection_goe
 
 async def test_origin_and_host_checks() -> None:
     async with server() as (url, client):
-        evil = await client.post(url, json=INIT, headers={**JSON, "origin": "https://evil.example"})
+        evil = await client.post(
+            url, json=RAW_INITIALIZE, headers={**JSON, "origin": "https://evil.example"}
+        )
         assert evil.status_code == 403 and "Origin" in evil.text
         local = await client.post(
-            url, json=INIT, headers={**JSON, "origin": "http://localhost:3000"}
+            url, json=RAW_INITIALIZE, headers={**JSON, "origin": "http://localhost:3000"}
         )
         assert local.status_code == 200
-        rebound = await client.post(url, json=INIT, headers={**JSON, "host": "evil.example:80"})
+        rebound = await client.post(
+            url, json=RAW_INITIALIZE, headers={**JSON, "host": "evil.example:80"}
+        )
         assert rebound.status_code == 403 and "DNS rebinding" in rebound.text
     app = agent_app(HelloAgent, remote=RemoteOptions(allowed_origins=["https://app.example"]))
     async with server(app) as (url, client):
         allowed = await client.post(
-            url, json=INIT, headers={**JSON, "origin": "https://app.example"}
+            url, json=RAW_INITIALIZE, headers={**JSON, "origin": "https://app.example"}
         )
         assert allowed.status_code == 200
 
@@ -293,15 +292,17 @@ async def test_origin_and_host_checks() -> None:
 async def test_the_authentication_hook_guards_every_request() -> None:
     app = agent_app(HelloAgent, remote=RemoteOptions(authorize=bearer_token("t0ken")))
     async with server(app) as (url, client):
-        anonymous = await client.post(url, json=INIT, headers=JSON)
+        anonymous = await client.post(url, json=RAW_INITIALIZE, headers=JSON)
         assert anonymous.status_code == 401
         assert anonymous.headers["www-authenticate"] == 'Bearer realm="acp"'
-        wrong = await client.post(url, json=INIT, headers={**JSON, "authorization": "Bearer nope"})
+        wrong = await client.post(
+            url, json=RAW_INITIALIZE, headers={**JSON, "authorization": "Bearer nope"}
+        )
         assert wrong.status_code == 401 and "invalid_token" in wrong.headers["www-authenticate"]
         auth = {"authorization": "Bearer t0ken"}
-        connection = (await client.post(url, json=INIT, headers={**JSON, **auth})).headers[
-            "acp-connection-id"
-        ]
+        connection = (
+            await client.post(url, json=RAW_INITIALIZE, headers={**JSON, **auth})
+        ).headers["acp-connection-id"]
         get = {"accept": "text/event-stream", "acp-connection-id": connection}
         assert (await client.get(url, headers=get)).status_code == 401
         assert (
@@ -319,7 +320,10 @@ async def test_the_authentication_hook_guards_every_request() -> None:
 async def test_413_for_a_message_over_the_limit() -> None:
     app = agent_app(HelloAgent, remote=RemoteOptions(max_message_bytes=1000))
     async with server(app) as (url, client):
-        big = {**INIT, "params": {**INIT["params"], "_meta": {"pad": "x" * 2000}}}  # type: ignore[dict-item]
+        big = {
+            **RAW_INITIALIZE,
+            "params": {**RAW_INITIALIZE["params"], "_meta": {"pad": "x" * 2000}},
+        }  # type: ignore[dict-item]
         assert (await client.post(url, json=big, headers=JSON)).status_code == 413
 
 
@@ -357,7 +361,7 @@ async def test_503_past_the_connection_limit() -> None:
     app = agent_app(HelloAgent, remote=RemoteOptions(max_connections=1))
     async with server(app) as (url, client):
         await initialized(url, client)
-        full = await client.post(url, json=INIT, headers=JSON)
+        full = await client.post(url, json=RAW_INITIALIZE, headers=JSON)
         assert full.status_code == 503 and full.headers["retry-after"]
         with pytest.raises(httpx_ws.WebSocketUpgradeError) as refused:
             async with raw_client(http2=False) as http1, httpx_ws.aconnect_ws(url, http1):
@@ -411,7 +415,7 @@ async def test_websocket_101_names_the_connection_and_text_frames_carry_messages
             await socket.send_text(json.dumps(rpc(1, "session/new", cwd="/", mcpServers=[])))
             early = json.loads(await socket.receive_text())
             assert early["id"] == 1 and early["error"]["code"] == -32600  # initialize first
-            await socket.send_text(json.dumps(INIT, indent=2))  # line breaks are fine
+            await socket.send_text(json.dumps(RAW_INITIALIZE, indent=2))  # line breaks are fine
             assert json.loads(await socket.receive_text())["result"]["protocolVersion"] == 2
 
 

@@ -21,6 +21,7 @@ from acpwire import agent_app, open_remote, open_session
 from acpwire.agent import AgentApp, AgentTurn, turn_agents
 from acpwire.examples.hello_client import HelloClient
 from helpers.asgi_servers import uvicorn_serving
+from helpers.constants import RAW_INITIALIZE
 from helpers.hello_turns import said
 from helpers.loops import run_async
 from helpers.raw_websocket import CLOSE, TEXT, RawWebSocket, close_payload, frame
@@ -29,12 +30,6 @@ from helpers.remote import served
 pytestmark = pytest.mark.usefixtures("loop")
 
 INFO = v2.Implementation(name="frames-test", version="1.0")
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 0,
-    "method": "initialize",
-    "params": {"protocolVersion": 2, "info": {"name": "raw", "version": "1"}},
-}
 NEW_SESSION = {
     "jsonrpc": "2.0",
     "id": 1,
@@ -80,7 +75,7 @@ async def malformed_frames_end_only_their_connections(
                 await other.initialize(v2.InitializeRequest(protocol_version=2, info=INFO))
                 for case, (malformed, code) in MALFORMED.items():
                     raw = await RawWebSocket.connect(url)
-                    assert (await raw.call(INIT))["result"]["protocolVersion"] == 2
+                    assert (await raw.call(RAW_INITIALIZE))["result"]["protocolVersion"] == 2
                     sessions.append((await raw.call(NEW_SESSION))["result"]["sessionId"])
                     assert app.open_connections == 2
                     await raw.send(malformed)

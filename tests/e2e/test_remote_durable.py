@@ -30,6 +30,7 @@ from acpwire import (
 )
 from acpwire.client import SessionState
 from helpers.clients import turn_client
+from helpers.constants import RAW_INITIALIZE
 from helpers.durable import (
     CWD,
     Story,
@@ -88,13 +89,7 @@ async def test_the_server_knows_sessions_from_its_store(tmp_path: Path) -> None:
         first.close()
         for store, status in ((SqliteSessionStore(path), 200), (None, 404)):
             async with served(story_app(Story(), store)) as url, raw_client() as client:
-                init = {
-                    "jsonrpc": "2.0",
-                    "id": 0,
-                    "method": "initialize",
-                    "params": {"protocolVersion": 2, "info": {"name": "raw", "version": "1"}},
-                }
-                answer = await client.post(url, json=init)
+                answer = await client.post(url, json=RAW_INITIALIZE)
                 headers = {
                     "accept": "text/event-stream",
                     "acp-connection-id": answer.headers["acp-connection-id"],

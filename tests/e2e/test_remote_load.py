@@ -27,6 +27,7 @@ from acpwire.agent import AgentApp, turn_agents
 from acpwire.agent.remote.serving import BACKLOG
 from acpwire.examples.hello_agent import HelloAgent
 from acpwire.examples.hello_client import HelloClient
+from helpers.constants import RAW_INITIALIZE
 from helpers.hello_turns import HELLO_TURN, hello_turn
 from helpers.loops import run_async, until
 from helpers.processes import PYTHONPATH, loop_script, python
@@ -35,12 +36,6 @@ from helpers.remote import raw_client, served
 pytestmark = pytest.mark.usefixtures("loop")
 
 INFO = v2.Implementation(name="load-test", version="1.0")
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 0,
-    "method": "initialize",
-    "params": {"protocolVersion": 2, "info": {"name": "raw", "version": "1"}},
-}
 
 
 def acpwire_tasks() -> list[str]:
@@ -73,7 +68,7 @@ async def test_text_that_is_not_json_over_websocket_is_answered_and_the_connecti
     with anyio.fail_after(8):
         async with served(agent_app(HelloAgent)) as url, raw_client(http2=False) as client:
             async with httpx_ws.aconnect_ws(url, client) as socket:
-                await socket.send_text(json.dumps(INIT))
+                await socket.send_text(json.dumps(RAW_INITIALIZE))
                 assert json.loads(await socket.receive_text())["id"] == 0
                 await socket.send_text("{not json")
                 error = json.loads(await socket.receive_text())
@@ -98,13 +93,13 @@ async def test_answers_to_ids_nobody_asked_are_dropped_and_the_connection_goes_o
             if transport == "websocket":
                 async with raw_client(http2=False) as ws_client:
                     async with httpx_ws.aconnect_ws(url, ws_client) as socket:
-                        await socket.send_text(json.dumps(INIT))
+                        await socket.send_text(json.dumps(RAW_INITIALIZE))
                         await socket.receive_text()
                         for message in (stray, cancel, listed):
                             await socket.send_text(json.dumps(message))
                         assert json.loads(await socket.receive_text())["id"] == 1
                 return
-            answered = await client.post(url, json=INIT)
+            answered = await client.post(url, json=RAW_INITIALIZE)
             headers = {"acp-connection-id": answered.headers["acp-connection-id"]}
             for message in (stray, cancel):
                 assert (await client.post(url, json=message, headers=headers)).status_code == 202
@@ -202,7 +197,7 @@ async def test_a_websocket_reader_that_stops_reading_slows_only_its_own_agent() 
             async with served(agent_app(HelloAgent)) as hello:
                 async with raw_client(http2=False) as client:
                     async with httpx_ws.aconnect_ws(flooding, client) as socket:
-                        await socket.send_text(json.dumps(INIT))
+                        await socket.send_text(json.dumps(RAW_INITIALIZE))
                         await socket.receive_text()
                         new = {"jsonrpc": "2.0", "id": 1, "method": "session/new"}
                         new["params"] = {"cwd": "/", "mcpServers": []}  # type: ignore[assignment]
@@ -261,9 +256,9 @@ async def test_serve_remote_keeps_an_idle_connection_longer_than_the_client_does
     with anyio.fail_after(9):
         async with served(agent_app(HelloAgent)) as url:
             async with httpx.AsyncClient(http1=False, http2=True, limits=limits) as client:
-                first = await client.post(url, json=INIT)
+                first = await client.post(url, json=RAW_INITIALIZE)
                 await anyio.sleep(5.5)
-                again = await client.post(url, json=INIT)
+                again = await client.post(url, json=RAW_INITIALIZE)
                 assert again.status_code == 200
                 local = [
                     response.extensions["network_stream"].get_extra_info("client_addr")

@@ -18,6 +18,7 @@ import pytest
 from acpwire import agent_app, open_remote
 from acpwire.examples.hello_agent import HelloAgent
 from acpwire.examples.hello_client import HelloClient
+from helpers.constants import RAW_INITIALIZE
 from helpers.hello_turns import HELLO_TURN, hello_turn
 from helpers.remote import served
 
@@ -25,12 +26,6 @@ pytestmark = pytest.mark.usefixtures("loop")
 
 CLIENTS = 5
 LISTENING = "0A"  # the state column of /proc/net/tcp
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 0,
-    "method": "initialize",
-    "params": {"protocolVersion": 2, "info": {"name": "raw", "version": "1"}},
-}
 
 
 def server_sockets(url: str) -> int:
@@ -74,7 +69,7 @@ async def test_a_delete_lets_the_sockets_go_while_the_client_keeps_its_pool() ->
     with anyio.fail_after(8):
         async with served(agent_app(HelloAgent)) as url:
             async with httpx.AsyncClient(http1=True, http2=False, timeout=5.0) as client:
-                answered = await client.post(url, json=INIT)
+                answered = await client.post(url, json=RAW_INITIALIZE)
                 connection = {"acp-connection-id": answered.headers["acp-connection-id"]}
                 stream_headers = {**connection, "accept": "text/event-stream"}
                 async with client.stream("GET", url, headers=stream_headers) as stream:

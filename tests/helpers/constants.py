@@ -17,6 +17,13 @@ INIT_V1 = v1.InitializeRequest(
 
 RAW_INIT_V2: dict[str, Any] = {"protocolVersion": 2, "info": {"name": "raw", "version": "0"}}
 """`initialize` params of a raw v2 peer, and the result a raw v2 agent answers it with."""
+RAW_INITIALIZE: dict[str, Any] = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": RAW_INIT_V2,
+}
+"""A raw v2 peer's whole `initialize` request (what a raw HTTP or WebSocket client posts)."""
 RAW_INIT_V1: dict[str, Any] = {"protocolVersion": 1, "clientInfo": {"name": "raw", "version": "0"}}
 
 PROMPT_V2 = v2.PromptRequest(session_id=SESSION, prompt=[v2.TextContent(text="hi")])
