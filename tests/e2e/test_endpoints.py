@@ -33,7 +33,7 @@ from helpers.clients import (
     until_idle,
     until_state,
 )
-from helpers.constants import INIT_V1, INIT_V2, RAW_INIT_V2
+from helpers.constants import INIT_V1, INIT_V2, RAW_INIT_V1, RAW_INIT_V2
 from helpers.loops import until
 from helpers.processes import PYTHONPATH, python
 from helpers.raw import error_response, notification, request, response
@@ -99,6 +99,42 @@ async def test_agent_answers_a_newer_version_with_its_latest() -> None:
     async with raw_client() as peer:
         reply = await peer.call(0, "initialize", {**RAW_INIT_V2, "protocolVersion": 7})
         assert reply["result"]["protocolVersion"] == 2
+
+
+# Which agent answers which requested version with what (a version, or -32022 with its data):
+# when no version the agent speaks is at or below the request, the rules of the agent's latest
+# version decide. v1's (its schema has no -32022, and the spec's "Otherwise, the Agent MUST
+# respond with the latest version it supports") give the latest; v2's schema gives -32022.
+NEGOTIATIONS: list[tuple[str, int, int | dict[str, Any]]] = [
+    ("v1", 0, 1),
+    ("v1", 1, 1),
+    ("v1", 7, 1),
+    ("v2+v1", 0, {"requested": 0, "supported": [1, 2]}),
+    ("v2+v1", 1, 1),
+    ("v2+v1", 7, 2),
+    ("v2", 0, {"requested": 0, "supported": [2]}),
+    ("v2", 1, {"requested": 1, "supported": [2]}),
+    ("v2", 2, 2),
+]
+SERVED: dict[str, tuple[type[EchoAgentV2] | None, type[EchoAgentV1] | None]] = {
+    "v1": (None, EchoAgentV1),
+    "v2+v1": (EchoAgentV2, EchoAgentV1),
+    "v2": (EchoAgentV2, None),
+}
+
+
+@pytest.mark.parametrize(("served", "asked", "answer"), NEGOTIATIONS)
+async def test_agent_negotiates_by_the_rules_of_its_latest_version(
+    served: str, asked: int, answer: int | dict[str, Any]
+) -> None:
+    v2_agent, v1_agent = SERVED[served]
+    params = RAW_INIT_V1 if answer == 1 else RAW_INIT_V2
+    async with raw_client(v2_agent, v1=v1_agent) as peer:
+        reply = await peer.call(0, "initialize", {**params, "protocolVersion": asked})
+    if isinstance(answer, int):
+        assert reply["result"]["protocolVersion"] == answer
+    else:
+        assert reply == error_response(0, -32022, "Unsupported protocol version", answer)
 
 
 # --------------------------------------------------------------------------- routing

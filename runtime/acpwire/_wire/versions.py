@@ -133,9 +133,15 @@ def protocol_version_of(raw: msgspec.Raw | bytes) -> int:
 
 def negotiate(requested: int, supported: list[int]) -> int | None:
     """The agent's answer: the requested version if supported, else the latest one at or below
-    it; None when every supported version is newer (the agent then answers -32022)."""
+    it. When every supported version is newer, the rules of the latest one decide: v1's give
+    that version (its schema has no -32022: "or the latest protocol version supported by the
+    agent"), v2's give None, and the agent answers -32022 ("If no such version exists,
+    initialization fails with error code -32022")."""
     candidates = [v for v in supported if v <= requested]
-    return max(candidates) if candidates else None
+    if candidates:
+        return max(candidates)
+    latest = max(supported)
+    return latest if latest == 1 else None
 
 
 def bootstrap_codec(result_of_initialize: Codec[Any] | None = None) -> MessageCodec:

@@ -9,7 +9,8 @@
     asyncio.run(serve_agent(MyAgent))              # the same on asyncio
 
 `initialize` picks the version: the client's if this agent speaks it, otherwise the latest
-one below it; -32022 when every version this agent speaks is newer than the client's.
+one below it. When every version this agent speaks is newer than the client's, a v1-only
+agent answers with version 1 (v1 has no -32022), any other answers -32022.
 Requests before `initialize` get -32600; notifications before it are ignored. Requests that
 arrive while `initialize` runs (pipelined behind it) wait for it, then are served in the
 order they reached the endpoint (or get that -32600 if it failed).
