@@ -225,7 +225,8 @@ async def test_a_non_json_line_is_logged_naming_the_peer(caplog: pytest.LogCaptu
     message = record.getMessage()
     assert "my-agent --fast" in message
     assert "'Loading model weights...'" in message
-    assert "stderr" in message
+    # a connection not told its peer's side gives the advice that holds for both
+    assert message.endswith("Only JSON-RPC messages may be written to the protocol stream.")
 
 
 async def test_a_flood_of_non_json_lines_is_quoted_a_few_times_then_counted(
@@ -253,7 +254,12 @@ async def test_the_agent_side_calls_its_peer_the_client(caplog: pytest.LogCaptur
         assert (await peer.receive())["error"]["code"] == -32700
         nursery.cancel_scope.cancel()
     (record,) = caplog.records
-    assert record.getMessage().startswith("the client wrote a line that is not JSON")
+    message = record.getMessage()
+    assert message.startswith("the client wrote a line that is not JSON")
+    assert message.endswith(
+        "Clients must send JSON-RPC messages only (over stdio: to the agent's stdin, one a line)."
+    )
+    assert "stderr" not in message  # the advice for agents is not the client's
 
 
 async def test_the_client_side_names_the_agent_command(caplog: pytest.LogCaptureFixture) -> None:
@@ -263,8 +269,10 @@ async def test_the_client_side_names_the_agent_command(caplog: pytest.LogCapture
             info = v2.Implementation(name="t", version="1")
             await conn.initialize(v2.InitializeRequest(protocol_version=2, info=info))
     (record,) = [r for r in caplog.records if "not JSON" in r.getMessage()]
-    assert record.getMessage().startswith(
-        f"agent `{shlex.join(command)}` wrote a line that is not JSON"
+    message = record.getMessage()
+    assert message.startswith(f"agent `{shlex.join(command)}` wrote a line that is not JSON")
+    assert message.endswith(
+        "Agents must send JSON-RPC messages only (over stdio: on stdout) and log to stderr."
     )
 
 

@@ -66,6 +66,7 @@ from .line_hook import HookedOutbox, LineHook
 from .options import ConnectionOptions
 from .outbox import Outbox
 from .telemetry import ConnectionInstrumentation
+from .versions import Side
 
 log = logging.getLogger("acpwire")
 
@@ -78,6 +79,14 @@ READ_CHUNK = 64 * 1024
 ADMIT_PATIENCE = 8  # scheduler passes to wait for a free slot before refusing a request
 UNPARSABLE_QUOTED = 3  # non-JSON lines quoted in the log; past that, a count at 10, 100, ...
 SNIPPET_BYTES = 120
+# What the side that wrote a line that is not JSON must do instead (None: a side not known).
+NON_JSON_ADVICE: dict[Side | None, str] = {
+    "agent": "Agents must send JSON-RPC messages only (over stdio: on stdout) and log to stderr.",
+    "client": (
+        "Clients must send JSON-RPC messages only (over stdio: to the agent's stdin, one a line)."
+    ),
+    None: "Only JSON-RPC messages may be written to the protocol stream.",
+}
 DEFAULT_OPTIONS = ConnectionOptions()
 
 
@@ -168,6 +177,7 @@ class Connection:
         "_max_concurrent",
         "_negotiated",
         "_next_unparsable_count",
+        "_non_json_advice",
         "_nursery",
         "_on_close",
         "_on_request",
@@ -197,6 +207,7 @@ class Connection:
         *,
         options: ConnectionOptions = DEFAULT_OPTIONS,
         peer: str = "the peer",
+        peer_side: Side | None = None,
         on_request: Callable[[Call], None] | None = None,
         cancelled_result: Callable[[Call], Any] | None = None,
         closed_reason: Callable[[], Awaitable[ConnectionClosed]] | None = None,
@@ -205,6 +216,7 @@ class Connection:
         """`codec` and `dispatch`: how calls are read and started until `switch_to`.
         `options`: the limits, and whether what is sent is checked (`check_outgoing`).
         `peer`: who is at the other end, for log messages (the agent command, "client").
+        `peer_side`: its side, for the advice a line that is not JSON is logged with.
         `on_request(call)`: sees each incoming request on arrival, on the reader (in wire
         order with the notifications), before its handler is started.
         `cancelled_result(call)`: what to answer a cancelled request with instead of -32800
@@ -265,6 +277,7 @@ class Connection:
         self._background_ended: LoopEvent | None = None  # made once the input ended
         self._unparsable_lines = 0
         self._next_unparsable_count = 10
+        self._non_json_advice = NON_JSON_ADVICE[peer_side]
 
     def switch_to(
         self,
@@ -489,11 +502,11 @@ class Connection:
             snippet = line[:SNIPPET_BYTES].decode("utf-8", "replace")
             more = f" ... ({len(line)} bytes)" if len(line) > SNIPPET_BYTES else ""
             log.warning(
-                "%s wrote a line that is not JSON: %r%s. Only JSON-RPC messages may be written "
-                "to the protocol stream (stdout): agents must log to stderr.",
+                "%s wrote a line that is not JSON: %r%s. %s",
                 self.peer,
                 snippet,
                 more,
+                self._non_json_advice,
             )
         elif count == self._next_unparsable_count:
             self._next_unparsable_count *= 10

@@ -124,6 +124,7 @@ class AgentEndpoint:
             self._route,
             options=self.options,
             peer="the client",
+            peer_side="client",
             connection_id=connection_id,
         )
         with SingleException():

@@ -198,6 +198,7 @@ class ClientConnection:
                 check_outgoing=check_outgoing,
             ),
             peer=peer,
+            peer_side="agent",
             on_request=self._router.on_request,
             cancelled_result=self._cancelled_result,
             closed_reason=closed_reason,
