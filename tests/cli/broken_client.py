@@ -1,5 +1,6 @@
 """A client in raw JSON-RPC lines (no acpwire), correct unless told one defect to have, for
-`acpwire check --client`'s tests: `python broken_client.py DEFECT [--v1] [-- <agent command>]`.
+`acpwire check --client`'s tests: `python broken_client.py DEFECT [--v1] [-- <agent command>]`
+(or `--agent=<agent command as one shell-quoted string>`, as clients with such an option take it).
 
 With an agent command it spawns the agent and speaks to it over the agent's stdio (as the SDK
 example clients do); without one it speaks on its own stdin/stdout. It initializes, opens a
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -38,6 +40,10 @@ DEFECTS = {
 argv = sys.argv[1:]
 AGENT = argv[argv.index("--") + 1 :] if "--" in argv else []
 OWN = argv[: argv.index("--")] if "--" in argv else argv
+for option in OWN:
+    if option.startswith("--agent="):
+        OWN.remove(option)
+        AGENT = shlex.split(option.removeprefix("--agent="))
 DEFECT = OWN[0] if OWN else "none"
 VERSION = 1 if "--v1" in OWN else 2
 assert DEFECT in DEFECTS, f"unknown defect {DEFECT!r}: one of {', '.join(DEFECTS)}"

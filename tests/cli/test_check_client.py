@@ -63,6 +63,14 @@ def test_an_agent_command_inside_an_argument_is_quoted_for_a_shell() -> None:
     assert code == 0, document
 
 
+def test_an_agent_command_inside_an_option_is_substituted() -> None:
+    """`--agent={agent}`: the placeholder inside an argument is replaced, by the agent command
+    as one shell-quoted string (the client splits it)."""
+    code, document = check_client(*BROKEN_CLIENT, "none", "--agent={agent}")
+    assert code == 0, document
+    assert document["client"] == "broken-client none"
+
+
 def test_without_a_client_command_it_prints_the_agent_command_and_waits() -> None:
     checker = subprocess.Popen(
         [*ACPWIRE, "check", "--client", "--format", "json"],

@@ -74,8 +74,10 @@ word "slow" (the SDK example agents stream slowly then, so they can be cancelled
 
 --client checks a client instead: acpwire plays a scripted agent. Clients spawn their agent,
 so write `{agent}` where the client command takes the agent command: it is replaced by
-`acpwire check --client --serve SOCKET`, a relay from its stdio to this checker (an argument
-that only contains `{agent}` gets the command quoted for a shell). Without `{agent}` the
+`acpwire check --client --serve SOCKET`, a relay from its stdio to this checker: an argument
+that is exactly `{agent}` becomes the command's arguments, one that contains it (as
+`--agent={agent}`, or `bash -c "client -- {agent}"`) gets the command as one string quoted
+for a shell. Without `{agent}` the
 client command is spawned with its own stdin/stdout as the agent's connection (a client that
 speaks ACP on its stdio, as an agent's parent would). Without a client command the checker
 prints the agent command to give an editor, and waits for it (prompt twice, cancel the
@@ -114,6 +116,7 @@ examples:
   acpwire check --protocol 1 --format json -- node agent.mjs
   acpwire check --url ws://127.0.0.1:8000/acp --header 'Authorization: Bearer s3cret'
   acpwire check --client -- node client.mjs -- {{agent}}
+  acpwire check --client -- my-client --agent={{agent}}
   acpwire check --client          (prints the agent command for an editor, then waits)
 """
 

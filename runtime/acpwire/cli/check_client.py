@@ -2,7 +2,8 @@
 
 Clients spawn their agent themselves (an editor's agent command, the SDK example clients'
 `-- <agent command>`), so the usual way is a relay: acpwire listens on a Unix socket and the
-client command gets, where it says `{agent}`, the command of a tiny relay process
+client command gets, where it says `{agent}` (a whole argument, or inside one, as
+`--agent={agent}`: see `with_agent`), the command of a tiny relay process
 (`acpwire check --client --serve SOCKET`) that joins its stdio to that socket; the scripted
 agent itself runs in the checker, which prints the table. Without a client command the
 checker prints that agent command and waits for a client (an editor) to run it. A client
