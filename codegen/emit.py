@@ -13,6 +13,7 @@ import jinja2
 
 from . import ir
 from .areas import area_order, assign, references
+from .lookalikes import lookalike_note
 from .naming import camel_case, constant_name, snake_case
 from .render import TypeRenderer, docstring, literal, oneline
 
@@ -181,11 +182,16 @@ class ModuleEmitter:
         return StructView(
             s.name,
             bases,
-            docstring(s.doc or s.name, "    "),
+            docstring(self._struct_doc(s), "    "),
             [self._field(f) for f in s.fields],
             lenient,
             checks,
         )
+
+    def _struct_doc(self, s: ir.StructDef) -> str:
+        doc = s.doc or s.name
+        note = lookalike_note(s.name, self.defs)
+        return doc if note is None else f"{doc.rstrip()}\n\n{note}"
 
     def _union(self, u: ir.UnionDef) -> UnionView:
         all_members = [self.types.annotation(m) for m in u.members]

@@ -132,6 +132,9 @@ class ToolCallUpdate(msgspec.Struct, kw_only=True, gc=False):
     the tool call ID are optional - only changed fields need to be included.
 
     See protocol docs: [Updating](https://agentclientprotocol.com/protocol/v1/tool-calls#updating)
+
+    Not to be confused with `ToolCallProgress`, the `session/update` variant with these fields
+    (`"sessionUpdate": "tool_call_update"`), what an agent sends to report on a tool call.
     """
 
     tool_call_id: ToolCallId = msgspec.field(name="toolCallId")

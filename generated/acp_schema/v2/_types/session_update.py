@@ -781,7 +781,12 @@ class ToolCallContentChunk(
 class ToolCallProgress(
     msgspec.Struct, kw_only=True, gc=False, tag_field="sessionUpdate", tag="tool_call_update"
 ):
-    """A tool call has been created or updated."""
+    """
+    A tool call has been created or updated.
+
+    Not to be confused with `ToolCallUpdate`, the same fields on their own, as a permission
+    request carries them (`RequestPermissionRequest.tool_call`).
+    """
 
     tool_call_id: ToolCallId = msgspec.field(name="toolCallId")
     """Unique identifier for this tool call within the session."""

@@ -872,7 +872,12 @@ class ToolCall(msgspec.Struct, kw_only=True, gc=False, tag_field="sessionUpdate"
 class ToolCallProgress(
     msgspec.Struct, kw_only=True, gc=False, tag_field="sessionUpdate", tag="tool_call_update"
 ):
-    """Update on the status or results of a tool call."""
+    """
+    Update on the status or results of a tool call.
+
+    Not to be confused with `ToolCallUpdate`, the same fields on their own, as a permission
+    request carries them (`RequestPermissionRequest.tool_call`).
+    """
 
     tool_call_id: ToolCallId = msgspec.field(name="toolCallId")
     """The ID of the tool call being updated."""

@@ -205,6 +205,9 @@ class ToolCallUpdate(msgspec.Struct, kw_only=True, gc=False):
     call ID it has not seen before, omitted fields start at their protocol defaults.
 
     See protocol docs: [Tool Calls](https://agentclientprotocol.com/protocol/v2/draft/tool-calls)
+
+    Not to be confused with `ToolCallProgress`, the `session/update` variant with these fields
+    (`"sessionUpdate": "tool_call_update"`), what an agent sends to report on a tool call.
     """
 
     tool_call_id: ToolCallId = msgspec.field(name="toolCallId")
