@@ -19,6 +19,7 @@ DEFECTS = {
     "none": "a correct agent",
     "version": "initialize answers version 3, above the 2 asked for",
     "capabilities": "advertises session.delete, answers it -32601",
+    "silent-delete": "advertises session.delete, never answers it",
     "user-message": "no user_message update after accepting a prompt",
     "cancel": "ignores session/cancel (the slow turn ends end_turn)",
     "close-order": "answers session/close before the cancelled turn's idle",
@@ -171,7 +172,7 @@ def handle(request_id: Any, method: str, params: Any) -> None:
         if not isinstance(asked, int) or asked < 2:
             fail(request_id, -32022, "Unsupported protocol version")
             return
-        session = {"delete": {}} if DEFECT == "capabilities" else {}
+        session = {"delete": {}} if DEFECT in ("capabilities", "silent-delete") else {}
         version = 3 if DEFECT == "version" else 2
         info = {"name": "broken-agent", "version": DEFECT}
         respond(
@@ -207,6 +208,8 @@ def handle(request_id: Any, method: str, params: Any) -> None:
             turn.end("cancelled")
         sessions.discard(session_id)
         respond(request_id, {})
+    elif method == "session/delete" and DEFECT == "silent-delete":
+        pass
     elif DEFECT == "unknown-method":
         fail(request_id, -32603, "Internal error")
     else:

@@ -122,6 +122,15 @@ def test_each_defect_of_the_broken_agent_is_caught(defect: str) -> None:
     )
 
 
+def test_an_advertised_method_never_answered_fails_after_the_timeout_it_names() -> None:
+    code, document = check("--timeout", "2", "--", *BROKEN_AGENT, "silent-delete")
+    assert code == CheckExit.RULE_FAILED, document
+    assert failed(document) == {"caps.advertised-served"}
+    assert result_of(document, "caps.advertised-served")["reason"] == (
+        "session/delete advertised, not answered within 2 s (--timeout)"
+    )
+
+
 def test_a_custom_stop_reason_beginning_with_an_underscore_passes_in_v2() -> None:
     code, document = check("--", *BROKEN_AGENT, "custom-stop-reason")
     assert code == 0, document

@@ -131,7 +131,7 @@ async def capability_probes(agent: ScriptedAgent, session_id: str) -> None:
             {"sessionId": session_id, "terminalId": "term_acpwire_check_unknown"},
         ),
     }
-    found = CapabilityProbes()
+    found = CapabilityProbes(agent.timeout)
     for method, (advertised, params) in probes.items():
         sent, answer = await agent.ask(method, params)
         found.record(method, advertised, answer, describe(answer), sent)

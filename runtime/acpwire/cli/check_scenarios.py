@@ -354,7 +354,7 @@ class Scenarios:
 
     async def capabilities(self, peer: Peer) -> None:
         """Probe each capability-bound method: served (any answer but -32601) or not."""
-        found = CapabilityProbes()
+        found = CapabilityProbes(peer.timeout)
         for method, advertised in self.advertised().items():
             if method in NOT_PROBED:
                 continue

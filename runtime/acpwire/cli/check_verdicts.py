@@ -96,9 +96,11 @@ class Verdicts:
 class CapabilityProbes:
     """Capability-bound methods probed one by one, then judged together: one advertised but
     not served breaks `caps.advertised-served`, one served but not advertised
-    `caps.served-advertised` (agents and clients alike)."""
+    `caps.served-advertised` (agents and clients alike). `timeout`: the seconds each probe
+    waited for its answer (`--timeout`), named in the verdict of one never answered."""
 
-    def __init__(self) -> None:
+    def __init__(self, timeout: float) -> None:
+        self.timeout = timeout
         self.probed: list[str] = []
         self.wrong: dict[str, list[str]] = {
             "caps.advertised-served": [],
@@ -113,7 +115,9 @@ class CapabilityProbes:
         (anything but -32601), None without an answer."""
         if answer is None:
             if advertised:
-                self.wrong["caps.advertised-served"].append(f"{method} advertised, not answered")
+                self.wrong["caps.advertised-served"].append(
+                    f"{method} advertised, not answered within {self.timeout:g} s (--timeout)"
+                )
                 self.evidence["caps.advertised-served"].append(sent)
             return None
         served = answer.error_code != -32601
