@@ -23,7 +23,7 @@ EXAMPLES = tuple(
     f"runtime/acpwire/examples/{name}.py"
     for name in (
         *("hello_agent", "hello_client", "tool_agent", "render_turn", "asyncio_service"),
-        "hello_v1_agent",
+        *("hello_v1_agent", "hello_v1_client"),
     )
 )
 SESSION_EXAMPLES = EXAMPLES[2:4]
@@ -103,6 +103,7 @@ def test_the_example_commands_print_what_the_readme_shows(tmp_path: Path) -> Non
     assert [command.split(" -- ")[0] for command, _ in shown] == [
         "python -m acpwire.examples.hello_client",
         'echo yes | python -m acpwire.examples.render_turn "Hi"',  # with the v1 agent
+        "python -m acpwire.examples.hello_v1_client",
         'echo allow | python -m acpwire.examples.render_turn "remember the milk"',
     ]
     for command, output in shown:
