@@ -186,6 +186,19 @@ async def test_an_update_read_with_the_initialize_answer_arrives_then_peer_exite
     assert "out of memory" in str(caught.value)
 
 
+async def test_a_request_over_the_line_limit_is_answered_with_its_id() -> None:
+    """As on the agent's side: the head kept of the dropped line names the request."""
+    async with raw_agent(client=ClientV2, max_line_bytes=500) as (_, peer):
+        line = permission_line(7)
+        line["params"]["pad"] = "x" * 1000
+        await peer.send(line, permission_line(8))
+        too_large = await peer.receive()
+        assert too_large["id"] == 7, too_large
+        assert too_large["error"]["code"] == -32600
+        assert "over the line limit" in too_large["error"]["message"]
+        assert (await peer.receive())["id"] == 8
+
+
 async def test_a_request_of_another_session_is_not_held(v2_surface: AnySurface) -> None:
     async with raw_agent(client=stream_reading(v2_surface), surface=v2_surface) as (conn, peer):
         async with conn.subscribe("sess_other"):
