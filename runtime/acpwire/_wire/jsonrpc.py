@@ -419,6 +419,14 @@ class JsonRpcCore:
     def _answer(self, message: Response[Any] | ErrorResponse[Any]) -> list[Event]:
         method = self._pending.pop(message.id, None)
         if method is None:
+            if message.id is None and type(message) is ErrorResponse:
+                # the peer could not tell what it answers: a line of ours it could not read
+                error = message.error
+                log.warning(
+                    "the peer answered a message it could not identify (id null): error %s: %s",
+                    error.code,
+                    error.message,
+                )
             return []  # an answer to nothing we asked (late, duplicate or bogus): drop it
         if isinstance(message, Response):
             return [Answer(message.id, result=message.result)]
