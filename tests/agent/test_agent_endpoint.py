@@ -604,4 +604,5 @@ async def test_serve_agent_takes_explicit_limits() -> None:
         long_line = request(1, "initialize", {**RAW_INIT_V2, "pad": "x" * 300})
         answer = await peer.call(1, "initialize", long_line["params"])
         assert answer["error"]["code"] == -32600
+        assert answer["id"] == 1  # read from the head kept of the dropped line
         nursery.cancel_scope.cancel()

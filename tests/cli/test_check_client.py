@@ -7,8 +7,10 @@ or never starts its agent, exits 8; every schema quote of the client rules is ve
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -173,6 +175,46 @@ def test_a_client_that_stops_reading_ends_the_run_there() -> None:
         "3000 updates and a request not taken or answered within 1 s: the client stopped reading"
     )
     assert result_of(document, "rpc.unknown-method")["reason"] == "the client stopped reading"
+
+
+LINGERER = [
+    sys.executable,
+    "-c",
+    "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(30)",
+]
+"""A client that ignores the end of its connection and SIGTERM, holding what it inherited."""
+
+
+@pytest.mark.parametrize(
+    "client",
+    [
+        # on its own stdio: says nothing, so the run ends after the timeout's silence
+        f"{shlex.join(LINGERER)}; exit $?",
+        # through the relay: a correct run, then the wrapper's python lingers
+        f"{shlex.join(BROKEN_CLIENT)} none -- {{agent}}; {shlex.join(LINGERER)}",
+    ],
+    ids=["stdio", "relay"],
+)
+def test_a_client_behind_a_shell_wrapper_is_stopped_with_it(client: str) -> None:
+    """As `npx <client>` or a shell script: the client is the wrapper's child. Killing the
+    wrapper alone left the client holding the checker's stderr (and on stdio the agent's
+    pipes), and the check did not end for the 30 s the client lingers."""
+    started = time.monotonic()
+    done = acpwire(
+        "check",
+        "--client",
+        "--format",
+        "json",
+        "--timeout",
+        "1",
+        "--",
+        "sh",
+        "-c",
+        client,
+        timeout=20,
+    )
+    assert time.monotonic() - started < 15, done.stderr
+    assert json.loads(done.stdout)["results"], done.stderr
 
 
 def test_a_client_that_cannot_start_exits_8() -> None:

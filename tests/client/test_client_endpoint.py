@@ -17,6 +17,7 @@ import msgspec
 import pytest
 import trio
 
+import acp_schema.v1 as v1
 import acp_schema.v2 as v2
 from acp_schema import surface_of
 from acpwire._groups import SingleException
@@ -26,7 +27,7 @@ from acpwire.client.permissions import selected_permission
 from acpwire.errors import ConnectionClosed, InvalidResponse, PeerExited, ProtocolMismatch
 from acpwire.testing import memory_stream_pair
 from helpers.clients import ClientV1, ClientV2, describe
-from helpers.constants import INIT_V2, PERMISSION_REQUEST, RAW_INIT_V2, SESSION
+from helpers.constants import INIT_V1, INIT_V2, PERMISSION_REQUEST, RAW_INIT_V2, SESSION
 from helpers.lines import chunk_notification
 from helpers.loops import until, wait_all_tasks_blocked
 from helpers.processes import PYTHONPATH, python
@@ -184,6 +185,90 @@ async def test_an_update_read_with_the_initialize_answer_arrives_then_peer_exite
     assert taken == ["chunk last"]
     assert caught.value.exit_code == 3
     assert "out of memory" in str(caught.value)
+
+
+async def test_a_request_over_the_line_limit_is_answered_with_its_id() -> None:
+    """As on the agent's side: the head kept of the dropped line names the request."""
+    async with raw_agent(client=ClientV2, max_line_bytes=500) as (_, peer):
+        line = permission_line(7)
+        line["params"]["pad"] = "x" * 1000
+        await peer.send(line, permission_line(8))
+        too_large = await peer.receive()
+        assert too_large["id"] == 7, too_large
+        assert too_large["error"]["code"] == -32600
+        assert "over the line limit" in too_large["error"]["message"]
+        assert (await peer.receive())["id"] == 8
+
+
+class FilesClientV1(ClientV1):
+    """Serves `fs/read_text_file` (v1 has it; v2 removed it)."""
+
+    async def fs_read_text_file(self, params: v1.ReadTextFileRequest) -> v1.ReadTextFileResponse:
+        return v1.ReadTextFileResponse(content=f"text of {params.path}")
+
+
+V1_PERMISSION = {
+    "sessionId": SESSION,
+    "toolCall": {"toolCallId": "call_1"},
+    "options": [{"optionId": "allow", "name": "Allow", "kind": "allow_once"}],
+}
+READ_FILE = {"sessionId": SESSION, "path": "/repo/a.txt"}
+NOT_FOUND = {"code": -32601, "message": "Method not found", "data": {"method": "fs/read_text_file"}}
+AGENT_REQUESTS = {  # (version, method) -> (params, what the client answers)
+    (2, "session/request_permission"): (
+        msgspec.to_builtins(PERMISSION_REQUEST),
+        {"result": {"outcome": {"outcome": "selected", "optionId": "allow"}}},
+    ),
+    (1, "session/request_permission"): (
+        V1_PERMISSION,
+        {"result": {"outcome": {"outcome": "selected", "optionId": "allow"}}},
+    ),
+    (1, "fs/read_text_file"): (READ_FILE, {"result": {"content": "text of /repo/a.txt"}}),
+    # removed in v2: "the method does not exist or is not available" (schema.md, -32601)
+    (2, "fs/read_text_file"): (READ_FILE, {"error": NOT_FOUND}),
+}
+
+
+async def answer_after_initialize(version: int, method: str, *, same_read: bool) -> Any:
+    """What the client answers the agent's request of `method`, written in the same write as
+    the `initialize` answer (one read) or once `initialize` returned."""
+    agent_end, client_end = memory_stream_pair()
+    peer = RawPeer(agent_end)
+    factories: dict[str, Any] = {"v2": ClientV2} if version == 2 else {"v1": FilesClientV1}
+    initialized = anyio.Event()
+    async with connect(client_end, **factories) as conn, anyio.create_task_group() as nursery:
+
+        async def initialize() -> None:
+            await conn.initialize(INIT_V2 if version == 2 else INIT_V1)
+            initialized.set()
+
+        nursery.start_soon(initialize)
+        init = await peer.receive()
+        result = RAW_INIT_V2 if version == 2 else {"protocolVersion": 1}
+        answer = msgspec.json.encode(response(init["id"], result)) + b"\n"
+        line = msgspec.json.encode(request(5, method, AGENT_REQUESTS[version, method][0])) + b"\n"
+        if same_read:
+            await peer.stream.send_all(answer + line)
+        else:
+            await peer.stream.send_all(answer)
+            await initialized.wait()
+            await peer.stream.send_all(line)
+        with anyio.fail_after(5):
+            reply = await peer.receive()
+        nursery.cancel_scope.cancel()
+    return reply
+
+
+@pytest.mark.parametrize(("version", "method"), AGENT_REQUESTS)
+async def test_a_request_read_with_the_initialize_answer_is_answered_as_one_read_after_it(
+    version: int, method: str
+) -> None:
+    """By the negotiated version's handlers, as the updates of that read (the reader lets
+    initialize's caller switch first), not by the bootstrap's, which answers every request
+    -32600 "not initialized yet"."""
+    together = await answer_after_initialize(version, method, same_read=True)
+    apart = await answer_after_initialize(version, method, same_read=False)
+    assert together == apart == {"jsonrpc": "2.0", "id": 5, **AGENT_REQUESTS[version, method][1]}
 
 
 async def test_a_request_of_another_session_is_not_held(v2_surface: AnySurface) -> None:

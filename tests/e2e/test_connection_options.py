@@ -27,7 +27,7 @@ LIMIT = ConnectionOptions(max_line_bytes=200)
 AGENT = {"name": "options-test", "version": "1"}
 LONG_LINE = msgspec.json.encode(request(1, "initialize", {"pad": "x" * 300}))
 OVER_THE_LIMIT = error_response(
-    None, -32600, f"Invalid request: message of {len(LONG_LINE)} bytes is over the line limit"
+    1, -32600, f"Invalid request: message of {len(LONG_LINE)} bytes is over the line limit"
 )
 
 

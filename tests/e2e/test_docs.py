@@ -109,7 +109,7 @@ async def test_connect_passes_its_options_to_the_connection() -> None:
     async with acpwire.connect(client_end, v2=ClientV2, max_line_bytes=100):
         await peer.send(long_line)
         assert await peer.receive() == error_response(
-            None,
+            1,  # its id, read from the head kept of the dropped line
             -32600,
             f"Invalid request: message of {len(long_line)} bytes is over the line limit",
         )

@@ -105,10 +105,12 @@ async def raw_agent(
     capabilities: dict[str, Any] | None = None,
     *,
     surface: Surface[Any, Any, Any, Any] | None = None,
+    **options: Any,
 ) -> AsyncIterator[tuple[ClientConnection, RawPeer]]:
     """A client connection (`client`, by default TurnClientV2 / TurnClientV1), initialized over
     `version`, whose agent is written in raw JSON lines; it advertises `capabilities`.
-    `surface`: the client's surface instead (its version, and by default `turn_client(surface)`)."""
+    `surface`: the client's surface instead (its version, and by default `turn_client(surface)`).
+    `options`: `connect`'s (`max_line_bytes=...`)."""
     if surface is not None:
         version = surface.protocol_version
         client = client or turn_client(surface)
@@ -121,7 +123,10 @@ async def raw_agent(
     result: dict[str, Any] = dict(RAW_INIT_V2) if version == 2 else {"protocolVersion": 1}
     if capabilities is not None:
         result["capabilities" if version == 2 else "agentCapabilities"] = capabilities
-    async with connect(client_end, **factories) as conn, anyio.create_task_group() as nursery:
+    async with (
+        connect(client_end, **factories, **options) as conn,
+        anyio.create_task_group() as nursery,
+    ):
         nursery.start_soon(conn.initialize, init)
         message = await peer.receive()
         await peer.send(response(message["id"], result))

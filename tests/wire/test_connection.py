@@ -306,12 +306,39 @@ async def test_failing_notification_handler_sends_nothing_and_serving_goes_on() 
         assert s.handlers.notes == [1]
 
 
-async def test_oversized_line_is_invalid_request_and_the_next_line_is_served() -> None:
+def _cut_id_line() -> dict[str, Any]:
+    """A request whose id's digits straddle the end of the 200 bytes kept of it."""
+    line = {"jsonrpc": "2.0", "method": "_echo", "pad": "", "id": 1234567, "params": "x" * 500}
+    line["pad"] = "p" * (200 - len(msgspec.json.encode(line).split(b"1234567")[0]) - 3)
+    assert msgspec.json.encode(line)[:200].endswith(b'"id":123')
+    return line
+
+
+OVERSIZED = {  # a line over the 200-byte limit -> the id it is answered with
+    "request": (request(1, "_echo", "x" * 500), 1),
+    "string id": (request("r-1", "_echo", "x" * 500), "r-1"),
+    "id past the head": ({"jsonrpc": "2.0", "method": "_echo", "params": "x" * 500, "id": 1}, None),
+    "id cut by the head": (_cut_id_line(), None),
+    "notification": (notification("_note", "x" * 500), None),
+    "response": ({"jsonrpc": "2.0", "id": 1, "result": "x" * 500}, None),
+    "boolean id": ({"jsonrpc": "2.0", "id": True, "method": "_echo", "params": "x" * 500}, None),
+    "batch": ([request(1, "_echo", "x" * 500)], None),
+}
+
+
+@pytest.mark.parametrize("kind", OVERSIZED)
+async def test_oversized_line_is_invalid_request_with_its_id_and_the_next_line_is_served(
+    kind: str,
+) -> None:
+    """A request is answered with its own id when the head kept of the line holds it."""
+    line, answered_id = OVERSIZED[kind]
     async with serving(max_line_bytes=200) as s:
-        big = msgspec.json.encode(request(1, "_echo", "x" * 500))
+        big = msgspec.json.encode(line)
         await s.peer.send(big, request(2, "_echo", "small"))
         assert await s.peer.receive() == error_response(
-            None, -32600, f"Invalid request: message of {len(big)} bytes is over the line limit"
+            answered_id,
+            -32600,
+            f"Invalid request: message of {len(big)} bytes is over the line limit",
         )
         assert await s.peer.receive() == response(2, "small")
 

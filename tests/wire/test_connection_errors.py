@@ -245,6 +245,23 @@ async def test_a_flood_of_non_json_lines_is_quoted_a_few_times_then_counted(
     assert "1000 lines that are not JSON" in messages[-1]
 
 
+async def test_an_error_answering_no_request_is_logged_with_its_code_and_message(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The peer could not read a line of ours (so it cannot say which): nothing waits for
+    that answer, and it must not vanish silently."""
+    caplog.set_level(logging.WARNING, logger="acpwire")
+    async with serving() as s:
+        await s.peer.send(error_response(None, -32700, "Parse error: unexpected end of input"))
+        assert await s.peer.call(1, "_echo", "after") == response(1, "after")
+    (record,) = caplog.records
+    assert (record.name, record.levelno) == ("acpwire", logging.WARNING)
+    assert record.getMessage() == (
+        "the peer answered a message it could not identify (id null): "
+        "error -32700: Parse error: unexpected end of input"
+    )
+
+
 async def test_the_agent_side_calls_its_peer_the_client(caplog: pytest.LogCaptureFixture) -> None:
     ours, theirs = memory_stream_pair()
     async with anyio.create_task_group() as nursery:

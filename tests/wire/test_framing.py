@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from acpwire._wire.framing import LineReader, OversizedLine, frame
+from acpwire._wire.framing import HEAD_BYTES, LineReader, OversizedLine, frame
 
 Item = bytes | OversizedLine
 
@@ -32,7 +32,7 @@ def expected_items(lines: list[bytes], max_line_bytes: int) -> list[Item]:
     for raw in lines:
         line = raw[:-1] if raw.endswith(b"\r") else raw
         if len(line) > max_line_bytes:
-            out.append(OversizedLine(len(raw)))
+            out.append(OversizedLine(len(raw), raw[: min(HEAD_BYTES, max_line_bytes)]))
         elif line and not line.isspace():
             out.append(line)
     return out
@@ -103,7 +103,7 @@ def test_multibyte_utf8_split_across_chunks() -> None:
 def test_oversized_line_then_valid_line() -> None:
     reader = LineReader(max_line_bytes=10)
     got = reader.feed(b"x" * 50 + b"\n" + b'{"ok":1}\n')
-    assert got == [OversizedLine(50), b'{"ok":1}']
+    assert got == [OversizedLine(50, b"x" * 10), b'{"ok":1}']
 
 
 def test_oversized_line_over_many_chunks_bounded_memory() -> None:
@@ -117,15 +117,24 @@ def test_oversized_line_over_many_chunks_bounded_memory() -> None:
     rest = total % chunk
     out.extend(reader.feed(b"y" * rest + b"\nnext\n"))
     out.extend(reader.eof())
-    assert out == [OversizedLine(total), b"next"]
+    assert out == [OversizedLine(total, b"y" * limit), b"next"]
     assert reader.buffered == 0
+
+
+@pytest.mark.parametrize("chunk", [64, 100_000])
+def test_an_oversized_line_keeps_its_first_head_bytes_however_it_arrives(chunk: int) -> None:
+    """Enough of it to answer a request with its id (the core reads the head)."""
+    line = bytes(i % 251 for i in range(3 * HEAD_BYTES)).replace(b"\n", b"x")
+    reader = LineReader(max_line_bytes=2 * HEAD_BYTES)
+    out = feed_chunks(reader, [*(line[i : i + chunk] for i in range(0, len(line), chunk)), b"\n"])
+    assert out == [OversizedLine(len(line), line[:HEAD_BYTES])]
 
 
 def test_line_at_exact_limit_is_delivered() -> None:
     reader = LineReader(max_line_bytes=5)
     assert feed_chunks(reader, [b"abc", b"de\r", b"\n", b"abcdef\n"]) == [
         b"abcde",
-        OversizedLine(6),
+        OversizedLine(6, b"abcde"),
     ]
 
 
@@ -147,7 +156,7 @@ def test_eof_while_discarding_reports_marker() -> None:
     reader = LineReader(max_line_bytes=4)
     assert reader.feed(b"ok\n0123456789") == [b"ok"]
     assert reader.feed(b"0123") == []
-    assert reader.eof() == [OversizedLine(14)]
+    assert reader.eof() == [OversizedLine(14, b"0123")]
 
 
 def test_frame_appends_newline() -> None:

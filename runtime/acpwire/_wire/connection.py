@@ -60,7 +60,7 @@ from .._loop import Event as LoopEvent
 from ..errors import ConnectionClosed, PeerError, RpcError
 from ..streams.byte_stream import AnyByteStream, byte_stream, close_sending
 from .dispatch import DirectRoute, Dispatch, WrongResult, checked_result, result_shape
-from .framing import LineBlock, LineReader, OversizedLine
+from .framing import LineBlock, LineReader
 from .jsonrpc import Answer, Call, CheckedJsonRpcCore, Event, JsonRpcCore, Reply, RequestId
 from .line_hook import HookedOutbox, LineHook
 from .options import ConnectionOptions
@@ -411,8 +411,9 @@ class Connection:
                         if not events:  # not all calls: read line by line, next
                             items += item.lines()
                             continue
-                    else:
-                        events = self._oversized(item)  # type: ignore[arg-type]
+                    else:  # an OversizedLine
+                        size, head = item.size, item.head  # type: ignore[union-attr]
+                        events = self.core.receive_oversized(size, head)
                 except Exception as exc:  # a backstop: one bad line must not end the connection
                     log.exception("could not process a line")
                     error = RpcError.parse_error(repr(exc))
@@ -516,10 +517,6 @@ class Connection:
                 count,
                 UNPARSABLE_QUOTED,
             )
-
-    def _oversized(self, item: OversizedLine) -> list[Event]:
-        error = RpcError.invalid_request(f"message of {item.size} bytes is over the line limit")
-        return [Reply(self.core.unsolicited_error(error))]
 
     async def _handle(self, event: Event) -> None:
         if isinstance(event, Reply):

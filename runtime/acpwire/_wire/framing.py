@@ -11,10 +11,21 @@ import msgspec
 
 from .options import ConnectionOptions
 
-__all__ = ["DEFAULT_MAX_LINE_BYTES", "LineBlock", "LineReader", "OversizedLine", "frame"]
+__all__ = [
+    "DEFAULT_MAX_LINE_BYTES",
+    "HEAD_BYTES",
+    "LineBlock",
+    "LineReader",
+    "OversizedLine",
+    "frame",
+]
 
 DEFAULT_MAX_LINE_BYTES = ConnectionOptions.max_line_bytes
 """Default line limit: the connection's."""
+
+HEAD_BYTES = 4096
+"""How much of a line over the limit is kept (`OversizedLine.head`): room for the envelope a
+request starts with (`jsonrpc`, `id`, `method`), so it can be answered with its id."""
 
 _LF = b"\n"
 _CR = 0x0D  # an int: `_CR in data` is a bare memchr, cheaper than searching for b"\r"
@@ -24,10 +35,12 @@ class OversizedLine(msgspec.Struct, frozen=True, gc=False):
     """Marker for a line that exceeded the limit and was discarded unread (a Struct: defined
     in microseconds at import, cold start).
 
-    ``size`` is the number of bytes dropped (the raw line, excluding its ``b"\\n"``).
+    ``size`` is the number of bytes dropped (the raw line, excluding its ``b"\\n"``);
+    ``head`` its first ``min(HEAD_BYTES, max_line_bytes)`` bytes.
     """
 
     size: int
+    head: bytes = b""
 
 
 class LineBlock(msgspec.Struct, frozen=True, gc=False):
@@ -65,6 +78,8 @@ class LineReader:
         self._buf = bytearray()  # the start of a line whose newline has not arrived yet
         self._discarding = False
         self._discarded = 0
+        self._head = b""  # the start of the line being discarded
+        self._head_bytes = min(HEAD_BYTES, max_line_bytes)
 
     @property
     def buffered(self) -> int:
@@ -95,7 +110,7 @@ class LineReader:
             if nl == -1:
                 self._discarded += len(data)
                 return out
-            out.append(OversizedLine(self._discarded + nl))
+            out.append(OversizedLine(self._discarded + nl, self._head))
             self._discarding = False
             self._discarded = 0
             data = data[nl + 1 :]
@@ -141,7 +156,7 @@ class LineReader:
         """Signal end of stream; flush a final unterminated line or pending marker."""
         out: list[bytes | OversizedLine] = []
         if self._discarding:
-            out.append(OversizedLine(self._discarded))
+            out.append(OversizedLine(self._discarded, self._head))
             self._discarding = False
             self._discarded = 0
         elif self._buf:
@@ -160,12 +175,13 @@ class LineReader:
         if n > self.max_line_bytes:
             self._discarding = True
             self._discarded = len(self._buf)
+            self._head = bytes(self._buf[: self._head_bytes])
             self._buf.clear()
 
     def _add(self, raw: bytes, out: list[bytes | OversizedLine]) -> None:
         line = raw[:-1] if raw[-1:] == b"\r" else raw
         if len(line) > self.max_line_bytes:
-            out.append(OversizedLine(len(raw)))
+            out.append(OversizedLine(len(raw), raw[: self._head_bytes]))
         elif line and (line[0] > 32 or not line.isspace()):
             out.append(line)
 

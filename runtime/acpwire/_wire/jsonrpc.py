@@ -375,6 +375,18 @@ class JsonRpcCore:
                 return [Answer(request_id, error=InvalidResponse(pending, reason))]
         return [Reply(_error(None, RpcError.invalid_request(reason)))]
 
+    def receive_oversized(self, size: int, head: bytes) -> list[Event]:
+        """A line of `size` bytes over the line limit, dropped unread but for its `head`: a
+        request whose `id` and `method` are in the head is answered -32600 with its id;
+        anything else (a notification, an answer, an id past the head) with `id: null`."""
+        error = RpcError.invalid_request(f"message of {size} bytes is over the line limit")
+        envelope = top_level_scalars(head, _ENVELOPE_KEYS, cut=True)
+        request_id = envelope.get("id")
+        is_request = isinstance(envelope.get("method"), str)
+        if is_request and (type(request_id) is int or type(request_id) is str):
+            return [Reply(_error(request_id, error))]
+        return [Reply(_error(None, error))]
+
     def _invalid(self, data: bytes, exc: msgspec.ValidationError, in_batch: bool) -> list[Event]:
         """A line that is JSON but not a valid message: answer it if it has an id.
 
@@ -407,6 +419,14 @@ class JsonRpcCore:
     def _answer(self, message: Response[Any] | ErrorResponse[Any]) -> list[Event]:
         method = self._pending.pop(message.id, None)
         if method is None:
+            if message.id is None and type(message) is ErrorResponse:
+                # the peer could not tell what it answers: a line of ours it could not read
+                error = message.error
+                log.warning(
+                    "the peer answered a message it could not identify (id null): error %s: %s",
+                    error.code,
+                    error.message,
+                )
             return []  # an answer to nothing we asked (late, duplicate or bogus): drop it
         if isinstance(message, Response):
             return [Answer(message.id, result=message.result)]

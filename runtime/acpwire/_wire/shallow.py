@@ -1,6 +1,7 @@
-"""The envelope of a line nested too deeply to decode: its top-level `id` and `method`, found
-without decoding the rest (msgspec's decoder gives up at a depth that depends on the Python
-stack it runs on, so a valid request with deep params can reach it)."""
+"""The envelope of a line that cannot be decoded whole: its top-level `id` and `method`, found
+without decoding the rest. A line nested too deeply (msgspec's decoder gives up at a depth
+that depends on the Python stack it runs on, so a valid request with deep params can reach
+it), and the head of a line over the length limit (the rest of it was never kept)."""
 
 from __future__ import annotations
 
@@ -15,10 +16,15 @@ _SCALAR = re.compile(rb'\s*("(?:[^"\\]|\\.)*"|[^\s,:{}\[\]"]+)', re.DOTALL)
 """A string, number, `true`, `false` or `null` (an object or array is no scalar)."""
 
 
-def top_level_scalars(data: bytes, names: frozenset[bytes]) -> dict[str, object]:
+def top_level_scalars(
+    data: bytes, names: frozenset[bytes], *, cut: bool = False
+) -> dict[str, object]:
     """The members of the top-level JSON object in `data` named in `names` (JSON keys, as
     `b'"id"'`) whose values are strings, numbers, booleans or null. Linear in `data`, no
-    recursion: one scan of its strings and brackets."""
+    recursion: one scan of its strings and brackets.
+
+    `cut`: `data` is the start of a longer line, so a value running to its end may be cut
+    short (`12` of `1234`) and is not taken."""
     found: dict[str, object] = {}
     depth = 0
     expecting_key = False
@@ -39,7 +45,7 @@ def top_level_scalars(data: bytes, names: frozenset[bytes]) -> dict[str, object]
             expecting_key = depth == 1
         elif depth == 1 and key in names:  # the ":" after a wanted key
             value = _SCALAR.match(data, match.end())
-            if value is not None:
+            if value is not None and not (cut and value.end() == len(data)):
                 try:
                     found[msgspec.json.decode(key)] = msgspec.json.decode(value.group(1))
                 except msgspec.DecodeError:

@@ -104,7 +104,13 @@ async def _serve(
 
 async def _start(command: Sequence[str], cwd: str, stdin: int, stdout: int) -> trio.Process:
     try:
-        return await trio.lowlevel.open_process(list(command), cwd=cwd, stdin=stdin, stdout=stdout)
+        return await trio.lowlevel.open_process(
+            list(command),
+            cwd=cwd,
+            stdin=stdin,
+            stdout=stdout,
+            process_group=0,  # ended() stops the client behind a shim too: see there
+        )
     except OSError as error:
         raise AgentNotStarted(f"{command[0]}: {error.strerror or error}") from error
 
@@ -115,7 +121,7 @@ async def _over_stdio(settings: ClientSettings, outcome: ClientOutcome) -> None:
     try:
         await _serve(settings, outcome, process.stdin, process.stdout)
     finally:
-        await ended(process, EXIT_GRACE)
+        await ended(process, EXIT_GRACE, group=True)
 
 
 async def _spawned_with_relay(
@@ -146,7 +152,7 @@ async def _spawned_with_relay(
             )
         await _serve(settings, outcome, stream, stream)
     finally:
-        await ended(process, EXIT_GRACE)
+        await ended(process, EXIT_GRACE, group=True)
 
 
 async def relay(socket_path: str) -> None:
