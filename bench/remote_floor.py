@@ -114,13 +114,19 @@ def serve_uvicorn(served: Any, listener: socket.socket, ws: str) -> None:
     asyncio.run(uvicorn.Server(config).serve(sockets=[listener]))
 
 
-def serve_hypercorn(served: Any, listener: socket.socket, loop: str) -> None:
+def hypercorn_config(listener: socket.socket) -> Any:
+    """Hypercorn's configuration serving on `listener` (which it then owns)."""
     from hypercorn.config import Config
 
     config = Config()
     config.bind = [f"fd://{listener.detach()}"]
     config.accesslog = None
     config.websocket_ping_interval = WEBSOCKET_PING_INTERVAL
+    return config
+
+
+def serve_hypercorn(served: Any, listener: socket.socket, loop: str) -> None:
+    config = hypercorn_config(listener)
     if loop == "trio":
         import hypercorn.trio
         import trio
