@@ -8,8 +8,9 @@ Hypercorn 0.18's trio worker writes every piece of output (a WebSocket frame, an
 chunk) in `TCPServer.protocol_send` (hypercorn/trio/tcp_server.py) under a `trio.Lock` and
 with `send_all` in a shielded cancel scope: the lock's acquire is a checkpoint and so is
 `send_all` (trio's socket send ends in `cancel_shielded_checkpoint`), two trips through trio's
-scheduler per `websocket.send`, ~30k instructions each (bench/server_instructions.py). Its
-asyncio worker writes to the transport and awaits `drain()`, which returns at once while less
+scheduler per `websocket.send` (bench/trio_passes.py). A bare ASGI app's server executes
+230k instructions per frame on trio, 71k on asyncio, 63k with this writer
+(bench/server_instructions.py). Its asyncio worker writes to the transport and awaits `drain()`, which returns at once while less
 than the transport's high-water mark (64 KiB) is unsent.
 
 `BufferedTCPServer` does on trio what asyncio does: `protocol_send` appends the bytes to the
