@@ -205,12 +205,20 @@ def update_schema(session: nox.Session) -> None:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Benchmarks, side by side with the alternatives in one run (never part of the tests)."""
+    """Benchmarks, side by side with the alternatives in one run (never part of the tests).
+
+    `nox -s bench -- --quick` passes its options to every script; `nox -s bench -- SCRIPT.py
+    ...` runs that script of bench/ alone with the options after it (`nox -s bench --
+    remote.py --server hypercorn hypercorn-buffered --only ...`)."""
     _install(session, "bench")
     _interop_deps(session)
     scripts = ("agents.py", "stdio.py", "streaming.py", "codec.py", "runtime_path.py")
-    for script in (*scripts, "session_state.py", "trace_tap.py", "remote.py"):
-        session.run("python", f"bench/{script}", *session.posargs)
+    scripts = (*scripts, "session_state.py", "trace_tap.py", "remote.py")
+    options = session.posargs
+    if options and options[0].endswith(".py"):
+        scripts, options = (Path(options[0]).name,), options[1:]  # remote.py or bench/remote.py
+    for script in scripts:
+        session.run("python", f"bench/{script}", *options)
 
 
 @nox.session

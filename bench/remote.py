@@ -24,6 +24,11 @@ Each pair is a server process and a client process that connects to the URL the 
 - on asyncio, the same under uvicorn (rows ending `uvicorn-<ws>`: its `websockets-sansio`,
   legacy `websockets` and `wsproto` implementations): acpwire's v2 WebSocket pair with its
   server under uvicorn, uvicorn's floor and acpwire's server with that client;
+- with `--server hypercorn-buffered` (`--server` names the ASGI servers of acpwire's and the
+  floor's rows; by default Hypercorn and uvicorn's three), the same on trio under Hypercorn's
+  trio worker with the buffered TCP writer of bench/hypercorn_buffered.py (rows ending
+  `hypercorn-buffered`; acpwire's server is `serve_remote` there too): the measurement of a
+  change proposed to Hypercorn, not something acpwire ships;
 - with `--baseline CHECKOUT`, acpwire's v2 pairs of another checkout, labelled "baseline".
 
 The measurements are those of bench/stdio.py (streaming N chunks, client-timed; M sequential
@@ -47,12 +52,13 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import remote_memory
 from placement import PLACEMENTS, cpus, pinned, placed_table, unavailable
-from remote_floor import UVICORN
+from remote_floor import BUFFERED, UVICORN
 from stdio import (
     ENV,
     HAVE_NODE,
@@ -113,8 +119,19 @@ class RemotePair:
         return f"{self.name} v{self.protocol} {self.profile} {self.loop} {self.server_name}".strip()
 
 
-def acpwire_pair(protocol: int, profile: str, loop: str, name: str = "acpwire") -> RemotePair:
-    server = [PY, "-m", "acpwire.fixtures.echo_agent", "--loop", loop, "--serve", "127.0.0.1:0"]
+def acpwire_pair(
+    protocol: int, profile: str, loop: str, name: str = "acpwire", python: Sequence[str] = (PY,)
+) -> RemotePair:
+    """acpwire's pair; its server run by `python` (another interpreter, or PATCHED)."""
+    server = [
+        *python,
+        "-m",
+        "acpwire.fixtures.echo_agent",
+        "--loop",
+        loop,
+        "--serve",
+        "127.0.0.1:0",
+    ]
     client = [PY, "-m", "acpwire.fixtures.client", "--loop", loop, "--protocol", str(protocol)]
     return RemotePair(name, protocol, profile, server, client, loop=loop)
 
@@ -129,13 +146,41 @@ def baseline_pairs(checkout: Path) -> list[RemotePair]:
 
 
 FLOOR = [PY, str(ROOT / "bench" / "remote_floor.py")]
+PATCHED = [PY, str(ROOT / "bench" / "hypercorn_buffered.py")]
+"""A command run with Hypercorn's trio worker patched (bench/hypercorn_buffered.py)."""
+SERVERS = ("hypercorn", BUFFERED, *UVICORN)
+"""The ASGI servers acpwire's and the floor's rows run under (`--server`)."""
+DEFAULT_SERVERS = ("hypercorn", *UVICORN)
 
 
-def uvicorn_pairs() -> list[RemotePair]:
+def add_server_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--server",
+        nargs="+",
+        choices=SERVERS,
+        default=list(DEFAULT_SERVERS),
+        help="the ASGI servers of acpwire's and the floor's rows (default: all but "
+        f"{BUFFERED}, a change proposed to Hypercorn: bench/hypercorn_buffered.py)",
+    )
+
+
+def serves_remote(pair: RemotePair) -> bool:
+    """Whether the pair's server is acpwire's `serve_remote` (Hypercorn, patched or not)."""
+    return pair.server_name in ("", BUFFERED)
+
+
+def buffered_pair(profile: str) -> RemotePair:
+    """acpwire's pair (v2, trio) with `serve_remote` under Hypercorn's patched trio worker."""
+    pair = acpwire_pair(2, profile, "trio", python=PATCHED)
+    pair.server_name = BUFFERED
+    return pair
+
+
+def uvicorn_pairs(servers: Sequence[str] = UVICORN) -> list[RemotePair]:
     """acpwire's WebSocket pair (v2, asyncio) with its server under uvicorn, for each of
     uvicorn's WebSocket implementations."""
     made = []
-    for server in UVICORN:
+    for server in servers:
         pair = acpwire_pair(2, "websocket", "asyncio")
         pair.server = [*FLOOR, "serve", "--loop", "asyncio", "--server", server, "--acp"]
         pair.server_name = server
@@ -144,10 +189,13 @@ def uvicorn_pairs() -> list[RemotePair]:
 
 
 def floor_pairs(loop: str, server: str = "") -> list[RemotePair]:
-    """The ASGI server's floor (Hypercorn's, or uvicorn's with `server`), and acpwire's server
-    under it, each with a client that costs nothing."""
+    """The ASGI server's floor (Hypercorn's, or uvicorn's or the patched Hypercorn's with
+    `server`), and acpwire's server under it, each with a client that costs nothing."""
     serving = [*FLOOR, "serve", "--loop", loop, *(["--server", server] if server else [])]
-    acpwire = [*serving, "--acp"] if server else acpwire_pair(2, "websocket", loop).server
+    if server == BUFFERED:
+        acpwire = buffered_pair("websocket").server
+    else:
+        acpwire = [*serving, "--acp"] if server else acpwire_pair(2, "websocket", loop).server
     streaming_only = "streaming only"
     return [
         RemotePair(
@@ -173,14 +221,23 @@ def floor_pairs(loop: str, server: str = "") -> list[RemotePair]:
     ]
 
 
-def pairs() -> list[RemotePair]:
+def pairs(servers: Sequence[str] = DEFAULT_SERVERS) -> list[RemotePair]:
+    """Every pair; acpwire's and the floor's under the ASGI servers named."""
     no_node = None if HAVE_NODE else "node or tests/interop/ts/node_modules missing"
     no_sdk = None if HAVE_PY_SDK else "agent-client-protocol[http] not installed"
     ts_server, ts_client = ["node", "ts/remote_agent.mjs"], ["node", "ts/client_v2.mjs"]
     py_server, py_client = [PY, "py/remote_agent_v1.py"], [PY, "py/remote_client_v1.py"]
+    hypercorn_loops = ("trio", "asyncio") if "hypercorn" in servers else ()
+    buffered = BUFFERED in servers
+    uvicorn = [server for server in UVICORN if server in servers]
     return [
-        *(acpwire_pair(2, profile, loop) for loop in ("trio", "asyncio") for profile in PROFILES),
-        *(acpwire_pair(1, profile, "asyncio") for profile in ("websocket", "http/1.1")),
+        *(acpwire_pair(2, profile, loop) for loop in hypercorn_loops for profile in PROFILES),
+        *(buffered_pair(profile) for profile in PROFILES if buffered),
+        *(
+            acpwire_pair(1, profile, "asyncio")
+            for profile in ("websocket", "http/1.1")
+            if hypercorn_loops
+        ),
         *(
             RemotePair("ts-sdk", 2, profile, ts_server, ts_client, missing=no_node)
             for profile in ("websocket", "http/1.1")
@@ -195,9 +252,10 @@ def pairs() -> list[RemotePair]:
             missing=no_sdk,
             no_roundtrips=PY_SDK_SESSION_STREAMS,
         ),
-        *uvicorn_pairs(),
-        *(pair for loop in ("trio", "asyncio") for pair in floor_pairs(loop)),
-        *(pair for server in UVICORN for pair in floor_pairs("asyncio", server)),
+        *uvicorn_pairs(uvicorn),
+        *(pair for loop in hypercorn_loops for pair in floor_pairs(loop)),
+        *(floor_pairs("trio", BUFFERED) if buffered else []),
+        *(pair for server in uvicorn for pair in floor_pairs("asyncio", server)),
     ]
 
 
@@ -448,11 +506,12 @@ def main() -> None:
     parser.add_argument(
         "--baseline", type=Path, help="another checkout: its acpwire v2 pairs join in"
     )
+    add_server_option(parser)
     args = parser.parse_args()
     if args.quick:
         args.chunks, args.roundtrips, args.rounds = 2_000, 200, 1
         args.connections = min(args.connections, 100)
-    runnable = pairs() + (baseline_pairs(args.baseline) if args.baseline else [])
+    runnable = pairs(args.server) + (baseline_pairs(args.baseline) if args.baseline else [])
     if args.only:
         runnable = [pair for pair in runnable if pair.label.startswith(tuple(args.only))]
     active = [pair for pair in runnable if pair.missing is None]

@@ -6,7 +6,9 @@ wall-clock rates and latencies swing with the machine's load.
     python bench/remote_cpu.py --roundtrips M [--rounds R] [--only LABEL...] [--baseline CHECKOUT]
 
 For each pair (acpwire's v2 WebSocket pairs on trio and asyncio, under Hypercorn and under
-uvicorn, and with `--baseline` another checkout's; the floors and acpwire's server with the
+uvicorn, or the ASGI servers `--server` names as in bench/remote.py (`hypercorn-buffered`:
+Hypercorn's trio worker with bench/hypercorn_buffered.py's writer), and with `--baseline`
+another checkout's; the floors and acpwire's server with the
 client that costs nothing, bench/remote_floor.py), a fresh server streams 1,000 chunks (a
 warm-up), 1,000 chunks again and then N chunks to a client process each; the CPU time (user + system) of the client process
 (its rusage) and of the server (/proc/PID/stat, Linux) over the second run less the first,
@@ -30,7 +32,16 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from remote import PROFILES, RemotePair, baseline_pairs, pairs, serve, stop
+from remote import (
+    PROFILES,
+    RemotePair,
+    add_server_option,
+    baseline_pairs,
+    pairs,
+    serve,
+    serves_remote,
+    stop,
+)
 from stdio import INTEROP, interleaved
 
 FEW = 1_000
@@ -112,7 +123,7 @@ def streaming_pair(pair: RemotePair) -> bool:
 
 def roundtrip_pair(pair: RemotePair) -> bool:
     """acpwire's pairs under Hypercorn (`serve_remote`), every profile."""
-    return pair.name in ("acpwire", "baseline") and not pair.server_name
+    return pair.name in ("acpwire", "baseline") and serves_remote(pair)
 
 
 def figure(values: list[float]) -> str:
@@ -128,9 +139,10 @@ def main() -> None:
     parser.add_argument(
         "--roundtrips", type=int, help="CPU per session/new round trip instead, runs of M"
     )
+    add_server_option(parser)
     args = parser.parse_args()
     mode, count = (ROUND_TRIPS, args.roundtrips) if args.roundtrips else (STREAMING, args.chunks)
-    chosen = pairs() + (baseline_pairs(args.baseline) if args.baseline else [])
+    chosen = pairs(args.server) + (baseline_pairs(args.baseline) if args.baseline else [])
     chosen = [
         pair
         for pair in chosen

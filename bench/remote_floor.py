@@ -6,7 +6,8 @@ costs per text frame sent, with no ACP behind it and a client that costs next to
     python bench/remote_floor.py --stream N --url URL [--acp]  # prints a JSON summary
 
 The server is a bare ASGI app under Hypercorn (the worker of the loop, the ping interval of
-`serve_remote`), or with `--server uvicorn-<implementation>` under uvicorn (asyncio's own
+`serve_remote`; `--server hypercorn-buffered`: its trio worker with the buffered TCP writer of
+bench/hypercorn_buffered.py, a change proposed to Hypercorn and measured here), or with `--server uvicorn-<implementation>` under uvicorn (asyncio's own
 loop, not uvloop, as Hypercorn's asyncio worker; its WebSocket implementation named:
 `websockets-sansio`, the legacy `websockets` or `wsproto`; the same ping interval): a text
 frame `N` asks for N text frames, each the line acpwire's echo agent writes for chunk i of a
@@ -49,6 +50,8 @@ CLOSE = b"\x88\x02\x03\xe8"
 """The server's close frame (unmasked, code 1000): no byte of it occurs in the text frames."""
 UVICORN = ("uvicorn-websockets-sansio", "uvicorn-websockets", "uvicorn-wsproto")
 """uvicorn with each of its WebSocket implementations (`--server`)."""
+BUFFERED = "hypercorn-buffered"
+"""Hypercorn's trio worker with bench/hypercorn_buffered.py's writer (`--server`)."""
 LEAST_FRAME = len(CHUNK % 0) + 4  # + the header of an unmasked frame of 126 to 65535 bytes
 
 
@@ -84,6 +87,11 @@ def serve(loop: str, server: str, acp: bool) -> None:
     served = echo_app() if acp else app
     if server.startswith("uvicorn-"):
         serve_uvicorn(served, listener, server.removeprefix("uvicorn-"))
+    elif server == BUFFERED:
+        import hypercorn_buffered
+
+        hypercorn_buffered.install()
+        serve_hypercorn(served, listener, "trio")
     else:
         serve_hypercorn(served, listener, loop)
 
@@ -106,13 +114,19 @@ def serve_uvicorn(served: Any, listener: socket.socket, ws: str) -> None:
     asyncio.run(uvicorn.Server(config).serve(sockets=[listener]))
 
 
-def serve_hypercorn(served: Any, listener: socket.socket, loop: str) -> None:
+def hypercorn_config(listener: socket.socket) -> Any:
+    """Hypercorn's configuration serving on `listener` (which it then owns)."""
     from hypercorn.config import Config
 
     config = Config()
     config.bind = [f"fd://{listener.detach()}"]
     config.accesslog = None
     config.websocket_ping_interval = WEBSOCKET_PING_INTERVAL
+    return config
+
+
+def serve_hypercorn(served: Any, listener: socket.socket, loop: str) -> None:
+    config = hypercorn_config(listener)
     if loop == "trio":
         import hypercorn.trio
         import trio
@@ -204,7 +218,7 @@ def main() -> None:
     parser.add_argument("mode", nargs="?", choices=["serve"])
     parser.add_argument("--loop", choices=["trio", "asyncio"], default="trio")
     parser.add_argument(
-        "--server", choices=["hypercorn", *UVICORN], default="hypercorn", help="(serve)"
+        "--server", choices=["hypercorn", BUFFERED, *UVICORN], default="hypercorn", help="(serve)"
     )
     parser.add_argument("--stream", type=int)
     parser.add_argument("--url")
@@ -214,8 +228,10 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.mode == "serve":
-        if args.server != "hypercorn" and args.loop != "asyncio":
+        if args.server in UVICORN and args.loop != "asyncio":
             parser.error("uvicorn runs on asyncio only")
+        if args.server == BUFFERED and args.loop != "trio":
+            parser.error(f"{BUFFERED} is Hypercorn's trio worker: --loop trio")
         serve(args.loop, args.server, args.acp)
     elif args.stream is None or args.url is None:
         parser.error("--stream N --url URL (or serve)")

@@ -1,6 +1,7 @@
 """The nox sessions that vendor schema files pass every argument on to `codegen.vendor` (they
 used to pass the first one only: `--package X` was silently dropped), and `dist` ends saying
-which acpwire its wheel installs next to. noxfile.py runs here with a stand-in for nox that
+which acpwire its wheel installs next to; `bench` passes its arguments to every script, or
+runs the one script named first with the rest. noxfile.py runs here with a stand-in for nox that
 records the commands instead of running them."""
 
 from __future__ import annotations
@@ -100,3 +101,26 @@ def test_dist_of_another_release_passes_every_argument_and_ends_with_compatibili
     wheel_dir = tmp_path / "dist" / "schema-2.4.0+main.b7f0005"
     assert str(wheel_dir) in recorded.runs[2]  # pip wheel --wheel-dir
     assert recorded.runs[-1] == ("python", "-m", "codegen.release", "compatibility", str(fetched))
+
+
+def bench_scripts(recorded: RecordingSession) -> list[tuple[str, ...]]:
+    """The bench scripts the session ran (not `npm ci`, run when node_modules is stale)."""
+    return [run for run in recorded.runs if run[0] == "python"]
+
+
+@pytest.mark.parametrize("script", ["remote.py", "bench/remote.py"])
+def test_bench_runs_the_script_named_first_with_its_own_options(
+    noxfile: types.ModuleType, script: str
+) -> None:
+    options = ("--server", "hypercorn", "hypercorn-buffered", "--only", "acpwire v2 websocket")
+    recorded = RecordingSession(script, *options)
+    noxfile.bench(recorded)
+    assert bench_scripts(recorded) == [("python", "bench/remote.py", *options)]
+
+
+def test_bench_passes_options_to_every_script(noxfile: types.ModuleType) -> None:
+    recorded = RecordingSession("--quick")
+    noxfile.bench(recorded)
+    ran = bench_scripts(recorded)
+    assert len(ran) > 1 and ("python", "bench/remote.py", "--quick") in ran
+    assert all(run[2:] == ("--quick",) for run in ran)
