@@ -133,7 +133,8 @@ class PeerError(RpcError):
 
 
 class InvalidResponse(Exception):
-    """The peer answered our request (`method`) with a result that does not fit its type.
+    """The peer answered our request (`method`) with a result that does not fit its type, or
+    with a line over the connection's `max_line_bytes` (dropped unread).
 
     `reason` is the decoder's message (with the JSON path). Not an `RpcError`: nothing on the
     wire said -32602; the peer has a bug (its log should name it).

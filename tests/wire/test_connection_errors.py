@@ -413,6 +413,19 @@ async def test_an_invalid_response_raises_invalid_response_at_the_caller() -> No
     assert "missing required field `outcome`" in caught.value.reason
 
 
+async def test_an_answer_over_the_line_limit_fails_its_request_and_serving_goes_on() -> None:
+    big = {"outcome": {"outcome": "cancelled"}, "_meta": {"pad": "x" * 500}}
+    async with gated(max_line_bytes=300) as (s, handlers):
+        async with anyio.create_task_group() as nursery:
+            nursery.start_soon(answer_the_request_with, s.peer, response(None, big))
+            with pytest.raises(InvalidResponse) as caught:
+                await s.connection.request(v2.SESSION_REQUEST_PERMISSION, PERMISSION_REQUEST)
+        assert caught.value.method == "session/request_permission"
+        assert "over the line limit: raise max_line_bytes" in caught.value.reason
+        handlers.gate.set()
+        assert await s.peer.call(1, "_wait") == response(1, "released")  # nothing sent before
+
+
 # --------------------------------------------------------------------------- nested failures, 11
 
 

@@ -377,14 +377,21 @@ class JsonRpcCore:
 
     def receive_oversized(self, size: int, head: bytes) -> list[Event]:
         """A line of `size` bytes over the line limit, dropped unread but for its `head`: a
-        request whose `id` and `method` are in the head is answered -32600 with its id;
-        anything else (a notification, an answer, an id past the head) with `id: null`."""
+        request whose `id` and `method` are in the head is answered -32600 with its id; an
+        answer to one of our requests whose `id` is in the head fails that request
+        (`InvalidResponse`; nothing is sent back to an answer); anything else (a notification,
+        an id past the head) is answered with `id: null`."""
         error = RpcError.invalid_request(f"message of {size} bytes is over the line limit")
         envelope = top_level_scalars(head, _ENVELOPE_KEYS, cut=True)
-        request_id = envelope.get("id")
-        is_request = isinstance(envelope.get("method"), str)
-        if is_request and (type(request_id) is int or type(request_id) is str):
-            return [Reply(_error(request_id, error))]
+        message_id = envelope.get("id")
+        usable_id = type(message_id) is int or type(message_id) is str
+        if isinstance(envelope.get("method"), str):
+            if usable_id:
+                return [Reply(_error(message_id, error))]
+        elif usable_id and message_id in self._pending:
+            method = self._pending.pop(message_id)
+            reason = f"its {size} bytes are over the line limit: raise max_line_bytes to read it"
+            return [Answer(message_id, error=InvalidResponse(method, reason))]
         return [Reply(_error(None, error))]
 
     def _invalid(self, data: bytes, exc: msgspec.ValidationError, in_batch: bool) -> list[Event]:
