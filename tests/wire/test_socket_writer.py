@@ -133,3 +133,19 @@ async def test_a_broken_socket_is_a_write_error() -> None:
                     await anyio.sleep(0.01)
             with pytest.raises(httpcore.WriteError):
                 await writer.send(b"again")
+
+
+async def test_try_send_commits_a_frame_and_owes_what_the_socket_did_not_take() -> None:
+    """`try_send` writes without waiting: a frame the socket takes in part is committed, its
+    rest owed and written first by the next `send`; nothing else goes out before it."""
+    chunk = bytes(range(256)) * 4096  # 1 MiB: the socket's buffers soon take part of one
+    with anyio.fail_after(10):
+        async with connected() as (stream, peer), anyio.create_task_group() as tasks:
+            writer = SocketWriter(stream)
+            sent = 0
+            while not writer.owed:
+                assert writer.try_send(chunk)
+                sent += 1
+            assert not writer.try_send(b"refused")  # nothing written past what is owed
+            tasks.start_soon(writer.send, b"tail")
+            assert await read(peer, sent * len(chunk) + 4) == chunk * sent + b"tail"

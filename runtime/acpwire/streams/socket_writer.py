@@ -19,7 +19,8 @@ import httpcore
 
 
 class SocketWriter:
-    """The one writer of a network stream's frames, in order (`send`, `send_or_queue`)."""
+    """The one writer of a network stream's frames, in order (`send`, `try_send`,
+    `send_or_queue`)."""
 
     def __init__(self, stream: httpcore.AsyncNetworkStream) -> None:
         self._stream = stream
@@ -29,6 +30,7 @@ class SocketWriter:
         """The socket's descriptor, written directly; -1: through the stream's `write`."""
         self._lock = anyio.Lock()  # held while a frame is written in more than one go
         self._queued: list[bytes] = []  # frames `send_or_queue` left to the writer busy
+        self._owed = b""  # the rest of a frame `try_send` began
         self._broken: str | None = None
 
     @property
@@ -36,9 +38,39 @@ class SocketWriter:
         """Whether frames go straight to the socket (a plain TCP socket, reachable)."""
         return self._fd >= 0
 
+    @property
+    def owed(self) -> bool:
+        """Whether the rest of a frame `try_send` began waits for the next `send`."""
+        return bool(self._owed)
+
+    def try_send(self, data: bytes) -> bool:
+        """Write `data` now, without waiting, if nothing is being written: True when it is
+        committed (written whole, or its rest `owed`: written first by the next `send`);
+        False when nothing was written (a write is in progress, the socket is full, not
+        direct or broken: the caller sends it with `send`, which waits or raises)."""
+        if self._lock.locked() or self._owed or self._fd < 0:
+            return False
+        try:
+            written = self._write_now(data)
+        except httpcore.WriteError:
+            return False
+        if written and written < len(data):
+            self._owed = data[written:]
+        return written > 0
+
     async def send(self, data: bytes) -> None:
-        """Write `data` whole, after what is being written; with no checkpoint when the
-        socket takes it at once. Raises `httpcore.WriteError` when the socket is broken."""
+        """Write `data` whole (b"": only what is owed), after what is being written; with no
+        checkpoint when the socket takes it at once. Raises `httpcore.WriteError` when the
+        socket is broken."""
+        if self._owed:
+            data, self._owed = self._owed + data, b""
+            async with self._lock:
+                await self._write_rest(data, begun=True)
+                while self._queued:
+                    await self._write_rest(self._queued.pop(0), begun=False)
+            return
+        if not data:
+            return
         if not self._lock.locked():
             written = self._write_now(data)
             if written == len(data):

@@ -50,14 +50,35 @@ class WebSocketStream:
         self._what: str | None = None  # why the connection ended, once it did
         self._closed = False
 
+    def try_send(self, parts: list[bytes]) -> int:
+        """Send the lines of `parts` now (`DirectWrite`: a lone request or answer goes out
+        with no trip through the connection's writer task): the bytes taken, 0 when none
+        (the writer's `send_all` sends them). When the socket takes part of the frames, the
+        last newline is left to `send_all`, which writes the rest first."""
+        data = b"".join(parts)
+        session = self._session
+        if self._partial or not data.endswith(b"\n") or not self._open():
+            return 0
+        try:
+            frames = b"".join(_text_frame(line) for line in data.split(b"\n")[:-1] if line)
+        except UnicodeDecodeError:
+            return 0  # `send_all` raises it
+        if not session.writer.try_send(frames):
+            return 0
+        return len(data) - 1 if session.writer.owed else len(data)
+
+    def _open(self) -> bool:
+        return self._session.connection.state is wsproto.connection.ConnectionState.OPEN
+
     async def send_all(self, data: bytes | bytearray | memoryview) -> None:
-        """Send each complete line of `data` as one text frame, all in one write."""
+        """Send each complete line of `data` as one text frame, all in one write (after
+        what `try_send` left owed)."""
         *lines, self._partial = (self._partial + bytes(data)).split(b"\n")
         frames = [_text_frame(line) for line in lines if line]
-        if not frames:
-            return
         session = self._session
-        if session.connection.state is not wsproto.connection.ConnectionState.OPEN:
+        if not frames and not session.writer.owed:
+            return
+        if not self._open():
             self._ended("sending failed: the WebSocket is closing")
             raise anyio.BrokenResourceError(self.what())
         try:

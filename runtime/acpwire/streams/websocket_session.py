@@ -76,6 +76,7 @@ class WebSocketSession(httpx_ws.AsyncWebSocketSession):
         """Set once the socket ended."""
         self._failure: tuple[int, str] | None = None  # a frame refused: close code, what
         self._present = False  # the reader is in `receive_lines`
+        self._reads = 0  # of the socket, that returned data
         self._receives = 0  # calls of `receive_lines` (the watcher sees the reader active)
         self._away_read: anyio.CancelScope | None = None  # the watcher reading
         self._handed_back = anyio.Event()
@@ -133,6 +134,7 @@ class WebSocketSession(httpx_ws.AsyncWebSocketSession):
             return await self._lose(f"the WebSocket connection was lost ({type(exc).__name__})")
         if not data:
             return await self._lose("the WebSocket connection was lost (EndOfStream)")
+        self._reads += 1
         parser = self._parser
         parser.receive_data(data)
         parser.data_to_send()  # its own answers go unsent: the answers are sent below
@@ -239,24 +241,27 @@ class WebSocketSession(httpx_ws.AsyncWebSocketSession):
     # ------------------------------------------------------------------ the watcher
 
     async def _watch(self) -> None:
-        """Ping every keepalive interval (its pong due within the timeout, time the socket
-        went unread not counted) and read the socket for a reader away for `AWAY_SECONDS`,
-        until the socket ends."""
+        """Ping every keepalive interval (its pong due within the timeout, not counting time
+        the socket went unread or kept delivering frames: the pong waits behind them) and
+        read the socket for a reader away for `AWAY_SECONDS`, until the socket ends."""
         interval = self._keepalive_ping_interval_seconds
         timeout = self._keepalive_ping_timeout_seconds
         now = anyio.current_time()
         next_ping = now + interval if interval is not None else math.inf
         seen, seen_at = self._receives, now  # the reader, as last seen active
         last_look, attentive = now, False  # attentive: the watcher read until this look
+        reads = self._reads
         try:
             while self.ended is None:
                 if self._present or self._receives != seen:
-                    if seen_at < last_look:  # back from away: unread until lately
+                    if seen_at < last_look or self._reads != reads:
+                        # back from away (unread until lately), or frames keep coming: the
+                        # pong may wait behind them
                         self._paused_at = now
                     seen, seen_at = self._receives, now
                 elif now > seen_at and not attentive:
                     self._paused_at = now  # away since the last look: the socket went unread
-                last_look, attentive = now, False
+                last_look, attentive, reads = now, False, self._reads
                 pong_due = math.inf
                 if self._pong is not None and timeout is not None:
                     pong_due = max(self._pong_sent, self._paused_at) + timeout
