@@ -4,6 +4,7 @@ behind; a stream with no reachable socket is written through; a broken socket is
 
 from __future__ import annotations
 
+import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -22,38 +23,32 @@ BIG = b"x" * (16 << 20)  # more than the socket buffers take at once
 
 
 @asynccontextmanager
-async def connected() -> AsyncIterator[tuple[httpcore.AsyncNetworkStream, anyio.abc.SocketStream]]:
-    """An httpcore network stream (as httpx's connections are, on this loop) and its peer."""
-    peers: list[anyio.abc.SocketStream] = []
-    arrived = anyio.Event()
-
-    async def accept(sock: anyio.abc.SocketStream) -> None:
-        peers.append(sock)
-        arrived.set()
-        await anyio.sleep_forever()
-
-    listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
-    port = listener.extra(anyio.abc.SocketAttribute.local_port)
+async def connected() -> AsyncIterator[tuple[httpcore.AsyncNetworkStream, socket.socket]]:
+    """An httpcore network stream (as httpx's connections are, on this loop) and its peer: a
+    bare socket, read only when the test reads it (a loop's transport would read ahead)."""
     backend: httpcore.AsyncNetworkBackend = (
         httpcore.TrioBackend()
         if sniffio.current_async_library() == "trio"
         else httpcore.AnyIOBackend()
     )
-    async with listener, anyio.create_task_group() as tasks:
-        tasks.start_soon(listener.serve, accept)
-        stream = await backend.connect_tcp("127.0.0.1", port)
-        await arrived.wait()
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        stream = await backend.connect_tcp("127.0.0.1", listener.getsockname()[1])
+        peer = listener.accept()[0]  # connected: no wait
+        peer.setblocking(False)
         try:
-            yield stream, peers[0]
+            yield stream, peer
         finally:
             await stream.aclose()
-            tasks.cancel_scope.cancel()
+            peer.close()
 
 
-async def read(peer: anyio.abc.SocketStream, size: int) -> bytes:
+async def read(peer: socket.socket, size: int) -> bytes:
     data = bytearray()
     while len(data) < size:
-        data += await peer.receive()
+        try:
+            data += peer.recv(1 << 20)
+        except BlockingIOError:
+            await anyio.wait_readable(peer)
     return bytes(data)
 
 
@@ -124,7 +119,7 @@ async def test_a_broken_socket_is_a_write_error() -> None:
     with anyio.fail_after(5):
         async with connected() as (stream, peer):
             writer = SocketWriter(stream)
-            await peer.aclose()
+            peer.close()
             with pytest.raises(httpcore.WriteError):
                 for _ in range(
                     100
