@@ -26,7 +26,7 @@ from websockets.protocol import State
 from websockets.uri import parse_uri
 from wsproto.connection import Connection, ConnectionType
 
-from acpwire.streams.websocket import READ_BYTES
+from acpwire.streams.websocket_session import READ_BYTES
 
 
 def server_frames(count: int) -> list[bytes]:

@@ -31,6 +31,8 @@
   a test cuts, as a network drop).
 - `helpers.raw_websocket`: WebSocket frames by hand, malformed on request (`frame`), parsed
   either way (`Frames`), and a client on a bare socket (`RawWebSocket`);
+  `helpers.hand_websocket_server`: a WebSocket server written by hand (`hand_server`,
+  `upgraded` with any `Sec-WebSocket-Accept`, `read_client_frame`);
   `helpers.websocket_tap`: a relay that reads the frames both ways and puts its own (pings,
   closes, malformed frames) before a client (`WebSocketTap`).
 - `helpers.commands`: the `acpwire` command run as a process (`acpwire(...)`, `start`,

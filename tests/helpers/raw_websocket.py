@@ -19,7 +19,7 @@ import anyio.abc
 from anyio.streams.buffered import BufferedByteReceiveStream
 from websockets.utils import accept_key
 
-TEXT, BINARY, CLOSE, PING, PONG = 0x1, 0x2, 0x8, 0x9, 0xA
+CONTINUATION, TEXT, BINARY, CLOSE, PING, PONG = 0x0, 0x1, 0x2, 0x8, 0x9, 0xA
 MASK = b"\x5a\x17\xc3\x81"
 
 

@@ -8,21 +8,22 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
 import anyio.abc
 import anyio.streams.buffered
 import pytest
+from httpcore._async.http11 import AsyncHTTP11UpgradeStream
 from websockets.utils import accept_key
 
 from acpwire import RemoteConnectionError, open_remote
 from acpwire.examples.hello_client import HelloClient
-from acpwire.streams import websocket
+from acpwire.streams import websocket_session
 from acpwire.streams.websocket import open_websocket
 from helpers.asgi_servers import hypercorn_serving
+from helpers.hand_websocket_server import hand_server, read_client_frame, upgraded
+from helpers.raw_websocket import BINARY, CLOSE, CONTINUATION, PING, PONG, TEXT, frame
 
 pytestmark = pytest.mark.usefixtures("loop")
 
@@ -76,7 +77,7 @@ async def test_frames_that_arrived_together_are_read_together() -> None:
             assert stream.what() == "the server closed the WebSocket (code 4000: 'bye')"
 
 
-FLOOD = 3 * websocket.INBOX_BYTES // len(BIG_LINE := json.dumps({"text": "y" * 60_000}))
+FLOOD = 3 * websocket_session.INBOX_BYTES // len(BIG_LINE := json.dumps({"text": "y" * 60_000}))
 
 
 async def flood_then_echo(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -114,7 +115,7 @@ async def test_a_reader_that_pauses_is_not_taken_for_a_server_that_went_silent()
             assert await stream.receive_some() == b'{"still": "there"}\n', stream.what()
 
 
-BIG = json.dumps({"text": "x" * (3 * websocket.READ_BYTES)})
+BIG = json.dumps({"text": "x" * (3 * websocket_session.READ_BYTES)})
 
 
 async def one_big_frame(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -132,13 +133,15 @@ async def test_the_socket_is_read_in_bounded_pieces(monkeypatch: pytest.MonkeyPa
     """A read asks `READ_BYTES`, not the message size limit (64 MiB by default: on trio a
     buffer that size was allocated per read), and a message over it still arrives whole."""
     asked: list[int] = []
-    read_stream = websocket._BatchingSession._read_stream
+    read = AsyncHTTP11UpgradeStream.read  # the stream the session reads, after the 101
 
-    async def recording(self: websocket._BatchingSession, max_bytes: int) -> bytes:
+    async def recording(
+        self: AsyncHTTP11UpgradeStream, max_bytes: int, timeout: float | None = None
+    ) -> bytes:
         asked.append(max_bytes)
-        return await read_stream(self, max_bytes)
+        return await read(self, max_bytes, timeout)
 
-    monkeypatch.setattr(websocket._BatchingSession, "_read_stream", recording)
+    monkeypatch.setattr(AsyncHTTP11UpgradeStream, "read", recording)
     with anyio.fail_after(8):
         async with (
             hypercorn_serving(one_big_frame) as url,
@@ -148,54 +151,7 @@ async def test_the_socket_is_read_in_bounded_pieces(monkeypatch: pytest.MonkeyPa
             while not received.endswith(b"\n"):
                 received += await stream.receive_some()
     assert received == BIG.encode() + b"\n"
-    assert asked and max(asked) == websocket.READ_BYTES
-
-
-def server_frame(opcode: int, payload: bytes, *, fin: bool = True) -> bytes:
-    """An unmasked frame (server to client) of under 126 bytes."""
-    return bytes([(0x80 if fin else 0) | opcode, len(payload)]) + payload
-
-
-async def read_client_frame(receive: Any) -> tuple[int, bytes]:
-    """The next frame the client sent (masked, under 126 bytes): its opcode and payload."""
-    head = await receive(2)
-    size = head[1] & 0x7F
-    mask, payload = await receive(4), await receive(size)
-    return head[0] & 0x0F, bytes(byte ^ mask[i % 4] for i, byte in enumerate(payload))
-
-
-async def upgraded(
-    sock: anyio.abc.SocketStream, accepting: Callable[[str], str]
-) -> anyio.streams.buffered.BufferedByteReceiveStream:
-    """Read the client's upgrade request, answer 101 with `accepting(its key)` for
-    `Sec-WebSocket-Accept`; the socket, buffered, to read the client's frames from."""
-    buffered = anyio.streams.buffered.BufferedByteReceiveStream(sock)
-    head = await buffered.receive_until(b"\r\n\r\n", 8192)
-    key = next(
-        line.split(b":", 1)[1].strip()
-        for line in head.split(b"\r\n")
-        if line.lower().startswith(b"sec-websocket-key:")
-    )
-    await sock.send(
-        b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
-        b"Connection: Upgrade\r\nSec-WebSocket-Accept: "
-        + accepting(key.decode()).encode()
-        + b"\r\n\r\n"
-    )
-    return buffered
-
-
-@asynccontextmanager
-async def hand_server(
-    serve: Callable[[anyio.abc.SocketStream], Awaitable[None]],
-) -> AsyncIterator[str]:
-    """`serve` each connection on a free loopback port while the block runs; yields a ws:// URL."""
-    listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
-    port = listener.extra(anyio.abc.SocketAttribute.local_port)
-    async with listener, anyio.create_task_group() as tasks:
-        tasks.start_soon(listener.serve, serve)
-        yield f"ws://127.0.0.1:{port}/acp"
-        tasks.cancel_scope.cancel()
+    assert asked and max(asked) == websocket_session.READ_BYTES
 
 
 async def test_a_101_without_the_answer_to_the_key_is_refused() -> None:
@@ -245,16 +201,18 @@ async def test_frames_are_parsed_as_the_protocol_says() -> None:
     async def serve(sock: anyio.abc.SocketStream) -> None:
         buffered = await upgraded(sock, accept_key)
         await sock.send(
-            server_frame(0x1, b'{"a": ', fin=False)
-            + server_frame(0x0, b'"fragmented"}')
-            + server_frame(0x2, b"bin", fin=False)
-            + server_frame(0x0, b"ary")
-            + server_frame(0x9, b"are you there")
+            frame(b'{"a": ', TEXT, fin=False, masked=False)
+            + frame(b'"fragmented"}', CONTINUATION, masked=False)
+            + frame(b"bin", BINARY, fin=False, masked=False)
+            + frame(b"ary", CONTINUATION, masked=False)
+            + frame(b"are you there", PING, masked=False)
         )
-        assert await read_client_frame(buffered.receive_exactly) == (0xA, b"are you there")
-        await sock.send(server_frame(0x1, b'{"b": 2}') + server_frame(0x1, b"\xff\xfe"))
-        opcode, payload = await read_client_frame(buffered.receive_exactly)
-        assert opcode == 0x8
+        assert await read_client_frame(buffered) == (PONG, b"are you there")
+        await sock.send(
+            frame(b'{"b": 2}', TEXT, masked=False) + frame(b"\xff\xfe", TEXT, masked=False)
+        )
+        opcode, payload = await read_client_frame(buffered)
+        assert opcode == CLOSE
         closed.append(int.from_bytes(payload[:2], "big"))
 
     with anyio.fail_after(8):

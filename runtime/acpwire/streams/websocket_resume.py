@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import functools
 import logging
 from collections.abc import AsyncIterator, Iterator, Mapping
 
@@ -36,13 +35,8 @@ from ..errors import RemoteConnectionError
 from .envelope import NotAMessage, RequestId, envelope
 from .reconnect import GONE, LAST_EVENT_ID_HEADER, Reconnect, offers_resumption, resume_failed
 from .remote_http import CONNECTION_ID_HEADER, http_client, http_url, refused
-from .websocket import (
-    KEEPALIVE_INTERVAL,
-    KEEPALIVE_TIMEOUT,
-    _BatchingSession,
-    _Inbox,
-    handshake_fault,
-)
+from .websocket import KEEPALIVE_INTERVAL, KEEPALIVE_TIMEOUT, handshake_fault
+from .websocket_session import WebSocketSession
 
 log = logging.getLogger("acpwire")
 
@@ -53,29 +47,6 @@ SENT_KEPT_BYTES = 8 * 1024 * 1024
 RECEIVED_HEADER = "Acp-Received"
 DELETE_TIMEOUT = 5.0
 """Seconds leaving the block waits for the server to take the DELETE."""
-
-
-class _CountingInbox(_Inbox):
-    """An inbox that counts the frames put in it and says when its socket was lost."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.count = 0
-        self.lost = anyio.Event()
-
-    def put(self, line: bytes) -> None:
-        super().put(line)
-        self.count += 1
-
-    def end(self, what: str) -> None:
-        super().end(what)
-        self.lost.set()
-
-
-class _ResumableSession(_BatchingSession):
-    @functools.cached_property
-    def inbox(self) -> _CountingInbox:
-        return _CountingInbox()
 
 
 class ResumableWebSocketStream:
@@ -106,9 +77,10 @@ class ResumableWebSocketStream:
         """Whether a cut is resumed (the server's `initialize` result offers it)."""
         self.resumes = 0
         """How many times a cut socket was replaced."""
-        self._socket: _ResumableSession | None = None  # the one written to
-        self._inboxes: collections.deque[_CountingInbox] = collections.deque()
-        self._arrived = anyio.Event()  # set: a new socket's inbox was added, or the end
+        self._socket: WebSocketSession | None = None  # the one written to
+        self._sockets: collections.deque[WebSocketSession] = collections.deque()
+        """The sockets read in turn: the first is read, whole, before the next."""
+        self._arrived = anyio.Event()  # set: a new socket was added, or the end
         self._read_before = 0  # frames read on the sockets before the last one
         self._sent: collections.deque[bytes] = collections.deque()
         self._sent_bytes = 0  # of _sent
@@ -152,7 +124,7 @@ class ResumableWebSocketStream:
             if self._closing or self._what is not None:
                 return
             if not self.resumable:
-                return self._end(self._inboxes[-1].ended or "the WebSocket connection was lost")
+                return self._end(self._sockets[-1].ended or "the WebSocket connection was lost")
             delays = delays or self._reconnect.delays()
             delay = next(delays, None)
             if delay is None:
@@ -175,7 +147,7 @@ class ResumableWebSocketStream:
         connecting = httpx_ws.aconnect_ws(
             self._target,
             self._client,
-            session_class=_ResumableSession,
+            session_class=WebSocketSession,
             headers=headers,
             **self._connect_options,  # type: ignore[arg-type]
         )
@@ -186,15 +158,14 @@ class ResumableWebSocketStream:
         raise RemoteConnectionError(self.url, fault)  # here: not in httpx-ws's task group
 
     async def _use(
-        self, socket: _ResumableSession, first: anyio.abc.TaskStatus[None] | None
+        self, socket: WebSocketSession, first: anyio.abc.TaskStatus[None] | None
     ) -> bool:
         """Take `socket` (the first, or a resuming one) until it is lost (`_serve_socket`)."""
         response = socket.response
-        inbox = socket.inbox
         if first is not None:
             self.connection_id = response.headers.get(CONNECTION_ID_HEADER) if response else None
             self._socket = socket
-            self._add(inbox)
+            self._add(socket)
             first.started()
         else:
             received = response.headers.get(RECEIVED_HEADER, "") if response else ""
@@ -202,19 +173,19 @@ class ResumableWebSocketStream:
                 if not await self._send_again(socket, received):
                     return False
                 self._socket = socket
-                self._add(inbox)
+                self._add(socket)
             self.resumes += 1
         try:
-            await inbox.lost.wait()
+            await socket.lost.wait()
         finally:
-            self._read_before += inbox.count  # the next cursor: every frame received
+            self._read_before += socket.received  # the next cursor: every frame received
         return True
 
-    def _add(self, inbox: _CountingInbox) -> None:
-        self._inboxes.append(inbox)
+    def _add(self, socket: WebSocketSession) -> None:
+        self._sockets.append(socket)
         self._arrived.set()
 
-    async def _send_again(self, socket: _ResumableSession, received: str) -> bool:
+    async def _send_again(self, socket: WebSocketSession, received: str) -> bool:
         """Send the frames the server did not read (False: they are no longer kept)."""
         if not received.isdigit():
             self._fail(f"the server resumed the connection without an {RECEIVED_HEADER} header")
@@ -245,7 +216,7 @@ class ResumableWebSocketStream:
                     self._keep_sent(line)
                 socket = self._socket
                 assert socket is not None
-                if socket.inbox.ended is not None and self.resumable:
+                if socket.ended is not None and self.resumable:
                     continue  # sent again once resumed
                 try:
                     await socket.send_text(line.decode())
@@ -272,20 +243,19 @@ class ResumableWebSocketStream:
     async def receive_some(self, max_bytes: int | None = None) -> bytes:
         """The text frames received so far, one line each; b"" once the connection ended."""
         while True:
-            if not self._inboxes:
+            if not self._sockets:
                 return b""
-            inbox = self._inboxes[0]
-            if inbox.lines:
-                data = inbox.take(max_bytes)
-                if self._initialize_id is not None:
-                    self._look_for_offer(data)
-                return data
-            if self._what is not None:
+            socket = self._sockets[0]
+            if self._what is not None and not socket.lines:
                 return b""
-            if inbox.ended is None:
-                await inbox.wait()
-            elif len(self._inboxes) > 1:
-                self._inboxes.popleft()  # read whole: on to the next socket's
+            if socket.ended is None or socket.lines:
+                data = await socket.receive_lines(max_bytes)
+                if data:
+                    if self._initialize_id is not None:
+                        self._look_for_offer(data)
+                    return data
+            elif len(self._sockets) > 1:
+                self._sockets.popleft()  # read whole: on to the next socket's
             else:
                 self._arrived = anyio.Event()
                 await self._arrived.wait()
