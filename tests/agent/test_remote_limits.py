@@ -64,6 +64,31 @@ async def test_an_http_connection_without_a_client_is_ended_after_idle_timeout(
     assert f"ending remote ACP connection {idle}: no client for 0.3 s" in caplog.text
 
 
+async def test_requests_keep_an_http_connection_and_idle_timeout_runs_from_the_last() -> None:
+    """The idle timeout runs from the connection's last request or closed event stream: one
+    that keeps sending (or keeps a stream open) for longer than `idle_timeout` stays, and
+    is ended `idle_timeout` after it stopped (not before). (Over HTTP/1.1: with this HTTP/2
+    client the server saw the closed stream still open, under Hypercorn 0.18.)"""
+    app = agent_app(HelloAgent, remote=RemoteOptions(idle_timeout=1.0))
+    ping = {"jsonrpc": "2.0", "method": "_ping", "params": {}}
+    with anyio.fail_after(12):
+        async with served(app) as url, raw_client(http2=False) as client:
+            posting = (await client.post(url, json=RAW_INITIALIZE)).headers["acp-connection-id"]
+            streaming = (await client.post(url, json=RAW_INITIALIZE)).headers["acp-connection-id"]
+            headers = {"accept": "text/event-stream", "acp-connection-id": streaming}
+            async with client.stream("GET", url, headers=headers) as events:
+                assert events.status_code == 200
+                for _ in range(12):  # 2.4 s of requests, 0.2 s apart
+                    await anyio.sleep(0.2)
+                    sent = await client.post(url, json=ping, headers={"acp-connection-id": posting})
+                    assert sent.status_code == 202
+            await anyio.sleep(0.4)
+            assert set(app._hub.connections) == {posting, streaming}  # not idle long enough
+            with anyio.fail_after(3):
+                while app._hub.connections:
+                    await anyio.sleep(0.05)
+
+
 @pytest.mark.parametrize("transport", TRANSPORTS)
 async def test_a_turn_outlives_its_client_for_idle_timeout(transport: str) -> None:
     """A client that leaves with no turn running ends its connection at once; one whose turn

@@ -59,9 +59,8 @@ class _ClosingStream(httpx.AsyncByteStream):
         self._body = body
         self._transport = transport
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        async for chunk in self._body:
-            yield chunk
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return self._body.__aiter__()  # the body's own iterator: no generator around it
 
     async def aclose(self) -> None:
         try:

@@ -88,6 +88,7 @@ class StreamableHttpStream:
         self._resume_failed = False
         self._prior_knowledge = prior_knowledge
         self.url = url
+        self._endpoint = httpx.URL(url)  # parsed once, not by httpx per request
         self._nursery = nursery
         self._loop = current_loop()
         self._max_message_bytes = max_message_bytes
@@ -174,7 +175,7 @@ class StreamableHttpStream:
 
     async def _request(self, method: str, *, hint: str = "", **kwargs: object) -> httpx.Response:
         try:
-            return await self._client.request(method, self.url, **kwargs)  # type: ignore[arg-type]
+            return await self._client.request(method, self._endpoint, **kwargs)  # type: ignore[arg-type]
         except httpx.HTTPError as exc:
             what = f"{method} failed: {exc!r}{hint}"
             self._end(what)
@@ -189,7 +190,9 @@ class StreamableHttpStream:
             if self._what is not None:
                 raise anyio.BrokenResourceError(self._what)
             try:
-                return await self._client.request("POST", self.url, content=line, headers=headers)
+                return await self._client.request(
+                    "POST", self._endpoint, content=line, headers=headers
+                )
             except httpx.TransportError as exc:
                 failure = f"POST failed: {exc!r}"
         what = f"{failure} (after {self._reconnect.attempts} more attempts)"
@@ -269,7 +272,7 @@ class StreamableHttpStream:
             headers[LAST_EVENT_ID_HEADER] = self._cursors.get(session, "0")
         streamed = False
         try:
-            async with self._client.stream("GET", self.url, headers=headers) as response:
+            async with self._client.stream("GET", self._endpoint, headers=headers) as response:
                 if response.status_code != 200:
                     error = await refused(self.url, response, f"refused {scope} event stream")
                     return _Ended(error.what, status=response.status_code)
@@ -372,7 +375,7 @@ class StreamableHttpStream:
             with self._loop.CancelScope(shield=True), self._loop.move_on_after(DELETE_TIMEOUT):
                 with contextlib.suppress(httpx.HTTPError):
                     await self._client.delete(
-                        self.url, headers={CONNECTION_ID_HEADER: connection_id}
+                        self._endpoint, headers={CONNECTION_ID_HEADER: connection_id}
                     )
         self._nursery.cancel_scope.cancel()
 

@@ -69,7 +69,7 @@ class RemoteConnection:
         """What of the client is there now: open event streams (HTTP), 1 for an open
         WebSocket; at 0 the connection is ended `idle_timeout` seconds after `touch`."""
         self._last_seen = time.monotonic()
-        self._changed: Event = self._loop.Event()
+        self._ending: Event = self._loop.Event()  # set by `end`: the reaper stops
         self.ended = False
         """True from `end`: new requests and event streams are refused (404)."""
         self.received = 0
@@ -80,9 +80,9 @@ class RemoteConnection:
         retried after a cut is taken once)."""
 
     def touch(self) -> None:
-        """The client did something (a request, a stream opened or closed)."""
+        """The client did something (a request, a stream opened or closed). Only noted: the
+        reaper looks at it when its wait runs out (no wake-up per request)."""
         self._last_seen = time.monotonic()
-        self._changed.set()
 
     def attach(self) -> None:
         self.attached += 1
@@ -111,20 +111,21 @@ class RemoteConnection:
     async def _end_when_idle(self) -> None:
         """Reap the connection once no client was there for `idle_timeout` seconds: it ends
         and its work is cancelled at once (its turns had `idle_timeout` already; what they
-        did until then is in the session store)."""
+        did until then is in the session store). It wakes when its wait runs out (while a
+        client is attached, every `idle_timeout` seconds) and looks at `attached` and the
+        last `touch` then; `end` stops it."""
         timeout = self._remote.idle_timeout
         while True:
-            self._changed = self._loop.Event()
             if self.ended:
                 return  # the client ended it: its turns have their own grace period
             if self.attached > 0:
-                await self._changed.wait()
-                continue
-            left = self._last_seen + timeout - time.monotonic()
-            if left <= 0:
-                break
-            with self._loop.move_on_after(left):
-                await self._changed.wait()
+                wait = timeout
+            else:
+                wait = self._last_seen + timeout - time.monotonic()
+                if wait <= 0:
+                    break
+            with self._loop.move_on_after(wait):
+                await self._ending.wait()
         log.info(
             "ending remote ACP connection %s: no client for %g s (RemoteOptions.idle_timeout)",
             self.id,
@@ -142,7 +143,7 @@ class RemoteConnection:
         the endpoint's grace period (its running v2 turns `idle_timeout`, their messages
         dropped), and the event streams end; the connection takes no more requests."""
         self.ended = True
-        self._changed.set()
+        self._ending.set()
         self.stream.end_input()
         for mailbox in self.mailboxes.values():
             mailbox.close()

@@ -18,6 +18,7 @@ WebSocket upgrade alike), in this order:
 
 from __future__ import annotations
 
+import functools
 import hmac
 import inspect
 import ipaddress
@@ -81,7 +82,11 @@ def bearer_token(*tokens: str, realm: str = "acp") -> Authorize:
     return authorize
 
 
+@functools.lru_cache(maxsize=64)
 def _is_loopback_host(host: str) -> bool:
+    """Whether `host` names this machine. Cached: each request asks it of the address the
+    client reached and of its `Host`, the same few strings every time (parsing an address
+    takes several µs); the bound keeps clients sending other names from growing it."""
     name = host.strip("[]").lower()
     if name == "localhost" or name.endswith(".localhost"):
         return True
@@ -105,17 +110,17 @@ class BrowserChecks:
     allowed_origins: Collection[str] = ()
     allowed_hosts: Collection[str] = ()
 
-    def refusal(self, request: Request, *, scheme: str, server: str | None) -> str | None:
-        """Why the request is refused (403), or None. `server`: the address the client
-        reached; `scheme`: `http`/`https` (`ws`/`wss` for a WebSocket)."""
+    def refusal(self, headers: Mapping[str, str], *, scheme: str, server: str | None) -> str | None:
+        """Why the request with `headers` is refused (403), or None. `server`: the address
+        the client reached; `scheme`: `http`/`https` (`ws`/`wss` for a WebSocket)."""
         loopback = server is not None and _is_loopback_host(server)
-        host = request.headers.get("host", "")
+        host = headers.get("host", "")
         if loopback and not (_is_loopback_host(_split_host(host)) or host in self.allowed_hosts):
             return (
                 f"Host {host!r} is not allowed on a loopback address (DNS rebinding "
                 "protection): use localhost or 127.0.0.1, or allow it (allowed_hosts)"
             )
-        origin = request.headers.get("origin")
+        origin = headers.get("origin")
         if origin is None or origin in self.allowed_origins:
             return None
         parts = urlsplit(origin)
@@ -127,10 +132,8 @@ class BrowserChecks:
         return f"Origin {origin!r} is not allowed: add it to allowed_origins to let its pages in"
 
 
-async def authorized(authorize: Authorize | None, request: Request) -> Denied | None:
-    """The hook's verdict (None: let through; no hook lets everything through)."""
-    if authorize is None:
-        return None
+async def authorized(authorize: Authorize, request: Request) -> Denied | None:
+    """The hook's verdict (None: let through)."""
     verdict = authorize(request)
     if inspect.isawaitable(verdict):
         verdict = await verdict

@@ -37,7 +37,7 @@ from msgspec import UnsetType
 from ..._loop import CancelScope, Event, current_loop
 from ...streams import sse
 from ...streams.envelope import NotAMessage, envelope, one_line
-from .asgi import Receive, Scope, Send, closing, encoded, headers_of, respond
+from .asgi import CLOSE, Receive, Scope, Send, closes, closing, encoded, headers_of, respond
 from .connection import RemoteConnection
 from .mailbox import KEEPALIVE, Mailbox
 from .options import RemoteOptions
@@ -54,6 +54,18 @@ MESSAGE_SEQ = "acp-message-seq"
 JSON = "application/json"
 RETRY_AFTER = "5"
 PARSE_ERROR = b'{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}'
+EVENT_STREAM = tuple(
+    encoded(
+        {
+            "content-type": "text/event-stream",
+            "cache-control": "no-cache",
+            "x-accel-buffering": "no",  # proxies (nginx) must not hold events back
+        }
+    )
+)
+"""An event stream's response headers (built once: a stream is opened per session)."""
+EVENT_STREAM_CLOSING = (*EVENT_STREAM, *encoded(CLOSE))
+"""Those over HTTP/1.1 (`asgi.closing`: the stream ends with its connection)."""
 
 
 async def handle(app: Hub, scope: Scope, receive: Receive, send: Send) -> None:
@@ -74,7 +86,7 @@ async def handle(app: Hub, scope: Scope, receive: Receive, send: Send) -> None:
             headers={"allow": "POST, GET, DELETE"},
         )
         return
-    denied = await app.refusal(scope, websocket=False)
+    denied = await app.refusal(scope, headers, websocket=False)
     if denied is not None:
         await respond(send, denied.status, denied.reason, headers=denied.headers)
         return
@@ -277,14 +289,7 @@ async def _get(
         {
             "type": "http.response.start",
             "status": 200,
-            "headers": encoded(
-                {
-                    "content-type": "text/event-stream",
-                    "cache-control": "no-cache",
-                    "x-accel-buffering": "no",  # proxies (nginx) must not hold events back
-                    **closing(scope),
-                }
-            ),
+            "headers": EVENT_STREAM_CLOSING if closes(scope) else EVENT_STREAM,
         }
     )
     loop = current_loop()

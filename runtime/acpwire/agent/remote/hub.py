@@ -6,7 +6,7 @@ checks every request passes (guard.py)."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..._loop import Nursery
@@ -14,7 +14,7 @@ from ..._wire.options import ConnectionOptions
 from ..endpoint import AgentEndpoint
 from ..sessions import SessionStore
 from .agent_stream import Outlet
-from .asgi import Scope, headers_of
+from .asgi import Scope
 from .connection import RemoteConnection
 from .guard import BrowserChecks, Denied, Request, authorized
 from .options import RemoteOptions
@@ -98,20 +98,26 @@ class Hub:
             return True
         return self.store is not None and self.store.get(session) is not None
 
-    async def refusal(self, scope: Scope, *, websocket: bool) -> Denied | None:
-        """The answer to a request that may not pass (see guard.py), or None."""
+    async def refusal(
+        self, scope: Scope, headers: Mapping[str, str], *, websocket: bool
+    ) -> Denied | None:
+        """The answer to a request that may not pass (see guard.py), or None. `headers`: the
+        request's (`asgi.headers_of`), read once per request by its caller."""
+        server = scope.get("server")
+        reason = self._checks.refusal(
+            headers, scheme=scope.get("scheme", "http"), server=server[0] if server else None
+        )
+        if reason is not None:
+            return Denied(403, reason)
+        authorize = self.remote.authorize
+        if authorize is None:  # no hook lets everything through
+            return None
         client = scope.get("client")
         request = Request(
             method="GET" if websocket else scope["method"],
             path=scope.get("path", ""),
-            headers=headers_of(scope),
+            headers=headers,
             client=(client[0], client[1]) if client else None,
             websocket=websocket,
         )
-        server = scope.get("server")
-        reason = self._checks.refusal(
-            request, scheme=scope.get("scheme", "http"), server=server[0] if server else None
-        )
-        if reason is not None:
-            return Denied(403, reason)
-        return await authorized(self.remote.authorize, request)
+        return await authorized(authorize, request)

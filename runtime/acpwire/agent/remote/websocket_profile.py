@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from ..._loop import current_loop
 from ...streams.envelope import NotAMessage, envelope, one_line
-from .asgi import Receive, Scope, Send, encoded
+from .asgi import Receive, Scope, Send, encoded, headers_of
 from .connection import RemoteConnection, WebSocketOutlet
 
 if TYPE_CHECKING:
@@ -119,7 +119,7 @@ async def admitted(app: Hub, scope: Scope, receive: Receive, send: Send) -> bool
     if path is not None and scope.get("path") != path:
         await refuse(scope, send, 404, f"not found: the ACP endpoint is {path}")
         return False
-    denied = await app.refusal(scope, websocket=True)
+    denied = await app.refusal(scope, headers_of(scope), websocket=True)
     if denied is not None:
         await refuse(scope, send, denied.status, denied.reason, denied.headers)
         return False
