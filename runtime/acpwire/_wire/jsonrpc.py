@@ -384,11 +384,11 @@ class JsonRpcCore:
         error = RpcError.invalid_request(f"message of {size} bytes is over the line limit")
         envelope = top_level_scalars(head, _ENVELOPE_KEYS, cut=True)
         message_id = envelope.get("id")
-        usable_id = type(message_id) is int or type(message_id) is str
+        if type(message_id) is not int and type(message_id) is not str:
+            return [Reply(_error(None, error))]
         if isinstance(envelope.get("method"), str):
-            if usable_id:
-                return [Reply(_error(message_id, error))]
-        elif usable_id and message_id in self._pending:
+            return [Reply(_error(message_id, error))]
+        if message_id in self._pending:
             method = self._pending.pop(message_id)
             reason = f"its {size} bytes are over the line limit: raise max_line_bytes to read it"
             return [Answer(message_id, error=InvalidResponse(method, reason))]
