@@ -63,6 +63,7 @@ from .dispatch import DirectRoute, Dispatch, WrongResult, checked_result, result
 from .framing import LineBlock, LineReader
 from .jsonrpc import Answer, Call, CheckedJsonRpcCore, Event, JsonRpcCore, Reply, RequestId
 from .line_hook import HookedOutbox, LineHook
+from .log_flood import QUOTED, WarningFlood
 from .options import ConnectionOptions
 from .outbox import Outbox
 from .telemetry import ConnectionInstrumentation
@@ -77,7 +78,6 @@ Ts = TypeVarTuple("Ts")
 CANCEL_REQUEST = "$/cancel_request"
 READ_CHUNK = 64 * 1024
 ADMIT_PATIENCE = 8  # scheduler passes to wait for a free slot before refusing a request
-UNPARSABLE_QUOTED = 3  # non-JSON lines quoted in the log; past that, a count at 10, 100, ...
 SNIPPET_BYTES = 120
 # What the side that wrote a line that is not JSON must do instead (None: a side not known).
 NON_JSON_ADVICE: dict[Side | None, str] = {
@@ -176,7 +176,6 @@ class Connection:
         "_line_hook",
         "_max_concurrent",
         "_negotiated",
-        "_next_unparsable_count",
         "_non_json_advice",
         "_nursery",
         "_on_close",
@@ -230,7 +229,7 @@ class Connection:
         self._stream_errors = stream_errors(self.loop)
         self.options = options
         self.core: JsonRpcCore = (
-            CheckedJsonRpcCore(codec) if options.check_outgoing else JsonRpcCore(codec)
+            CheckedJsonRpcCore(codec, peer) if options.check_outgoing else JsonRpcCore(codec, peer)
         )
         self._connection_id = connection_id
         self._telemetry: ConnectionInstrumentation | None = None
@@ -275,8 +274,7 @@ class Connection:
         self._overdue: RpcError | None = None  # the answer of handlers cancelled at the end
         self._background = 0  # tasks of `start_soon` running
         self._background_ended: LoopEvent | None = None  # made once the input ended
-        self._unparsable_lines = 0
-        self._next_unparsable_count = 10
+        self._unparsable_lines = WarningFlood()
         self._non_json_advice = NON_JSON_ADVICE[peer_side]
 
     def switch_to(
@@ -495,11 +493,9 @@ class Connection:
             self._all_answered.set()
 
     def _report_unparsable(self, line: bytes) -> None:
-        """Warn about a line that is not JSON: quote the first few, then count them at 10,
-        100, 1000, ... (a flood of garbage must not flood the log too)."""
-        self._unparsable_lines += 1
-        count = self._unparsable_lines
-        if count <= UNPARSABLE_QUOTED:
+        """Warn about a line that is not JSON: quote the first few, then count them."""
+        how = self._unparsable_lines.one_more()
+        if how == "whole":
             snippet = line[:SNIPPET_BYTES].decode("utf-8", "replace")
             more = f" ... ({len(line)} bytes)" if len(line) > SNIPPET_BYTES else ""
             log.warning(
@@ -509,13 +505,12 @@ class Connection:
                 more,
                 self._non_json_advice,
             )
-        elif count == self._next_unparsable_count:
-            self._next_unparsable_count *= 10
+        elif how == "count":
             log.warning(
                 "%s has written %d lines that are not JSON (the first %d are quoted above)",
                 self.peer,
-                count,
-                UNPARSABLE_QUOTED,
+                self._unparsable_lines.seen,
+                QUOTED,
             )
 
     async def _handle(self, event: Event) -> None:

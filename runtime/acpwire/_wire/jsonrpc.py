@@ -30,6 +30,7 @@ from acp_schema import (
 )
 
 from ..errors import InvalidResponse, PeerError, RpcError
+from .log_flood import QUOTED, WarningFlood
 from .shallow import top_level_scalars
 
 RequestId = int | str | None
@@ -198,7 +199,9 @@ class JsonRpcCore:
     check_outgoing: ClassVar[bool] = False
     """Whether what this core encodes is checked first (`CheckedJsonRpcCore`)."""
 
-    def __init__(self, codec: MessageCodec) -> None:
+    def __init__(self, codec: MessageCodec, peer: str = "the peer") -> None:
+        self._peer = peer  # who the log names
+        self._unidentified_answers = WarningFlood()
         self._ids = itertools.count()
         self._pending: dict[RequestId, str] = {}  # our request id -> method
         self._result_method = self._pending.get
@@ -394,6 +397,24 @@ class JsonRpcCore:
             return [Answer(message_id, error=InvalidResponse(method, reason))]
         return [Reply(_error(None, error))]
 
+    def _report_unidentified(self, code: int, text: str) -> None:
+        how = self._unidentified_answers.one_more()
+        if how == "whole":
+            log.warning(
+                "%s answered a message it could not identify (id null): error %s: %s",
+                self._peer,
+                code,
+                text,
+            )
+        elif how == "count":
+            log.warning(
+                "%s has answered %d messages it could not identify (id null; the first %d are"
+                " quoted above)",
+                self._peer,
+                self._unidentified_answers.seen,
+                QUOTED,
+            )
+
     def _invalid(self, data: bytes, exc: msgspec.ValidationError, in_batch: bool) -> list[Event]:
         """A line that is JSON but not a valid message: answer it if it has an id.
 
@@ -428,12 +449,7 @@ class JsonRpcCore:
         if method is None:
             if message.id is None and type(message) is ErrorResponse:
                 # the peer could not tell what it answers: a line of ours it could not read
-                error = message.error
-                log.warning(
-                    "the peer answered a message it could not identify (id null): error %s: %s",
-                    error.code,
-                    error.message,
-                )
+                self._report_unidentified(message.error.code, message.error.message)
             return []  # an answer to nothing we asked (late, duplicate or bogus): drop it
         if isinstance(message, Response):
             return [Answer(message.id, result=message.result)]
@@ -514,8 +530,8 @@ class CheckedJsonRpcCore(JsonRpcCore):
 
     check_outgoing: ClassVar[bool] = True
 
-    def __init__(self, codec: MessageCodec) -> None:
-        super().__init__(codec)
+    def __init__(self, codec: MessageCodec, peer: str = "the peer") -> None:
+        super().__init__(codec, peer)
         self._result_codecs: dict[RequestId, Codec[Any] | None] = {}  # their id -> result codec
 
     def request(self, spec: MethodSpec[Any, Any], params: Any) -> tuple[int, bytes]:
