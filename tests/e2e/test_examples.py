@@ -110,6 +110,13 @@ def test_the_example_commands_print_what_the_readme_shows(tmp_path: Path) -> Non
         assert _run(command, tmp_path) == output, command
 
 
+@pytest.mark.parametrize("module", ["hello_client", "hello_v1_client", "asyncio_service"])
+def test_an_example_asked_for_help_prints_its_usage(module: str, tmp_path: Path) -> None:
+    """Not `--help` taken for the agent command (it used to fail with AgentNotFound)."""
+    output = _run(f"python -m acpwire.examples.{module} --help", tmp_path)
+    assert f"python -m acpwire.examples.{module} " in output
+
+
 def test_the_example_client_runs_a_turn_with_any_v2_agent(tmp_path: Path) -> None:
     command = "python -m acpwire.examples.hello_client -- python -m acpwire.fixtures.echo_agent"
     output = _run(command, tmp_path)

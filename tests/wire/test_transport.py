@@ -331,3 +331,13 @@ async def test_an_agent_that_cannot_be_started_gets_an_error_naming_the_command_
         assert fragment.format(tmp=tmp_path) in message
     assert isinstance(caught.value, OSError)  # also a FileNotFoundError / PermissionError
     assert isinstance(caught.value.__cause__, OSError)
+
+
+@pytest.mark.parametrize("command", [[], "", "my-agent --acp"])
+async def test_an_agent_command_that_is_not_a_list_of_arguments_says_how_to_pass_one(
+    command: list[str] | str,
+) -> None:
+    """Not an IndexError from subprocess, nor a string run letter by letter."""
+    with pytest.raises(errors.AgentLaunchError, match=r"e\.g\. \['my-agent', '--acp'\]"):
+        async with open_agent(command, v2=ClientV2):
+            pass

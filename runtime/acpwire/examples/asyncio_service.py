@@ -50,4 +50,7 @@ async def serve(command: list[str], port: int) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(serve(sys.argv[3:], int(sys.argv[1])))
+    if len(sys.argv) < 4 or not sys.argv[1].isdigit() or sys.argv[2] != "--":  # --help, ...
+        print(__doc__)
+    else:
+        asyncio.run(serve(sys.argv[3:], int(sys.argv[1])))

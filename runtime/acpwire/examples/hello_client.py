@@ -67,7 +67,9 @@ async def main(command: list[str], url: str = "", http: bool = False) -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--url"]:
+    if sys.argv[1:2] in (["-h"], ["--help"]):
+        print(__doc__)
+    elif sys.argv[1:2] == ["--url"]:
         trio.run(main, [], sys.argv[2], "--http" in sys.argv)
     else:
         command = sys.argv[2:] if sys.argv[1:2] == ["--"] else sys.argv[1:]

@@ -53,5 +53,8 @@ async def main(command: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    command = sys.argv[2:] if sys.argv[1:2] == ["--"] else sys.argv[1:]
-    trio.run(main, command or [sys.executable, "-m", "acpwire.examples.hello_v1_agent"])
+    if sys.argv[1:2] in (["-h"], ["--help"]):
+        print(__doc__)
+    else:
+        command = sys.argv[2:] if sys.argv[1:2] == ["--"] else sys.argv[1:]
+        trio.run(main, command or [sys.executable, "-m", "acpwire.examples.hello_v1_agent"])

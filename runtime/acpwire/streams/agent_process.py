@@ -147,6 +147,12 @@ async def spawn_agent(
 
 
 def _start(command: Sequence[str], env: dict[str, str], cwd: str | None) -> Child:
+    if isinstance(command, str) or not command:
+        raise AgentLaunchError(
+            f"the agent command {command!r} is not a list of arguments: pass the program and "
+            "its arguments as a list, e.g. ['my-agent', '--acp'] (shlex.split(line) splits a "
+            "command line)"
+        )
     try:
         return start_child(command, env, cwd, new_session=True)
     except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
