@@ -266,13 +266,14 @@ async def test_a_flood_of_answers_to_no_request_is_quoted_a_few_times_then_count
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.WARNING, logger="acpwire")
-    async with serving(peer="my-agent") as s:
+    peer = "agent `printf %s%d`"  # a name that is no format for the log's count
+    async with serving(peer=peer) as s:
         await s.peer.send(*(error_response(None, -32700, "Parse error") for _ in range(100)))
         assert await s.peer.call(1, "_echo", "after") == response(1, "after")
     messages = [r.getMessage() for r in caplog.records]
     assert len(messages) == 3 + 2  # three quoted, then counts at 10 and 100
-    assert messages[0].startswith("my-agent answered a message it could not identify")
-    assert messages[-1].startswith("my-agent has answered 100 messages it could not identify")
+    assert messages[0].startswith(f"{peer} answered a message it could not identify")
+    assert messages[-1].startswith(f"{peer} has answered 100 messages it could not identify")
 
 
 async def test_the_agent_side_calls_its_peer_the_client(caplog: pytest.LogCaptureFixture) -> None:

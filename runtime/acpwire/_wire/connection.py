@@ -63,7 +63,7 @@ from .dispatch import DirectRoute, Dispatch, WrongResult, checked_result, result
 from .framing import LineBlock, LineReader
 from .jsonrpc import Answer, Call, CheckedJsonRpcCore, Event, JsonRpcCore, Reply, RequestId
 from .line_hook import HookedOutbox, LineHook
-from .log_flood import QUOTED, WarningFlood
+from .log_flood import WarningFlood
 from .options import ConnectionOptions
 from .outbox import Outbox
 from .telemetry import ConnectionInstrumentation
@@ -274,7 +274,7 @@ class Connection:
         self._overdue: RpcError | None = None  # the answer of handlers cancelled at the end
         self._background = 0  # tasks of `start_soon` running
         self._background_ended: LoopEvent | None = None  # made once the input ended
-        self._unparsable_lines = WarningFlood()
+        self._unparsable_lines = WarningFlood(peer, "has written %d lines that are not JSON")
         self._non_json_advice = NON_JSON_ADVICE[peer_side]
 
     def switch_to(
@@ -494,24 +494,15 @@ class Connection:
 
     def _report_unparsable(self, line: bytes) -> None:
         """Warn about a line that is not JSON: quote the first few, then count them."""
-        how = self._unparsable_lines.one_more()
-        if how == "whole":
-            snippet = line[:SNIPPET_BYTES].decode("utf-8", "replace")
-            more = f" ... ({len(line)} bytes)" if len(line) > SNIPPET_BYTES else ""
-            log.warning(
-                "%s wrote a line that is not JSON: %r%s. %s",
-                self.peer,
-                snippet,
-                more,
-                self._non_json_advice,
-            )
-        elif how == "count":
-            log.warning(
-                "%s has written %d lines that are not JSON (the first %d are quoted above)",
-                self.peer,
-                self._unparsable_lines.seen,
-                QUOTED,
-            )
+        snippet = line[:SNIPPET_BYTES].decode("utf-8", "replace")
+        more = f" ... ({len(line)} bytes)" if len(line) > SNIPPET_BYTES else ""
+        self._unparsable_lines.warn(
+            "%s wrote a line that is not JSON: %r%s. %s",
+            self.peer,
+            snippet,
+            more,
+            self._non_json_advice,
+        )
 
     async def _handle(self, event: Event) -> None:
         if isinstance(event, Reply):

@@ -30,7 +30,7 @@ from acp_schema import (
 )
 
 from ..errors import InvalidResponse, PeerError, RpcError
-from .log_flood import QUOTED, WarningFlood
+from .log_flood import WarningFlood
 from .shallow import top_level_scalars
 
 RequestId = int | str | None
@@ -201,7 +201,9 @@ class JsonRpcCore:
 
     def __init__(self, codec: MessageCodec, peer: str = "the peer") -> None:
         self._peer = peer  # who the log names
-        self._unidentified_answers = WarningFlood()
+        self._unidentified_answers = WarningFlood(
+            peer, "has answered %d messages it could not identify (id null)"
+        )
         self._ids = itertools.count()
         self._pending: dict[RequestId, str] = {}  # our request id -> method
         self._result_method = self._pending.get
@@ -397,24 +399,6 @@ class JsonRpcCore:
             return [Answer(message_id, error=InvalidResponse(method, reason))]
         return [Reply(_error(None, error))]
 
-    def _report_unidentified(self, code: int, text: str) -> None:
-        how = self._unidentified_answers.one_more()
-        if how == "whole":
-            log.warning(
-                "%s answered a message it could not identify (id null): error %s: %s",
-                self._peer,
-                code,
-                text,
-            )
-        elif how == "count":
-            log.warning(
-                "%s has answered %d messages it could not identify (id null; the first %d are"
-                " quoted above)",
-                self._peer,
-                self._unidentified_answers.seen,
-                QUOTED,
-            )
-
     def _invalid(self, data: bytes, exc: msgspec.ValidationError, in_batch: bool) -> list[Event]:
         """A line that is JSON but not a valid message: answer it if it has an id.
 
@@ -449,7 +433,12 @@ class JsonRpcCore:
         if method is None:
             if message.id is None and type(message) is ErrorResponse:
                 # the peer could not tell what it answers: a line of ours it could not read
-                self._report_unidentified(message.error.code, message.error.message)
+                self._unidentified_answers.warn(
+                    "%s answered a message it could not identify (id null): error %s: %s",
+                    self._peer,
+                    message.error.code,
+                    message.error.message,
+                )
             return []  # an answer to nothing we asked (late, duplicate or bogus): drop it
         if isinstance(message, Response):
             return [Answer(message.id, result=message.result)]

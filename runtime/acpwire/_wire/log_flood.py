@@ -4,27 +4,33 @@ cannot tie to a message): the first few are logged whole, later ones only as a c
 
 from __future__ import annotations
 
-from typing import Literal
+import logging
 
 QUOTED = 3
 """How many of one kind of warning are logged whole."""
 
+log = logging.getLogger("acpwire")
+
 
 class WarningFlood:
-    """Counts one kind of warning about one peer and says how to log the next one."""
+    """Logs one kind of warning about one peer: whole, then as a count."""
 
-    __slots__ = ("_next_count", "seen")
+    __slots__ = ("_counted", "_next_count", "_peer", "seen")
 
-    def __init__(self) -> None:
+    def __init__(self, peer: str, counted: str) -> None:
+        """The count's message is the peer's name, then `counted` % the number seen so far,
+        e.g. `"has written %d lines that are not JSON"`."""
+        self._peer = peer
+        self._counted = f"%s {counted} (the first {QUOTED} are quoted above)"
         self.seen = 0
         self._next_count = 10
 
-    def one_more(self) -> Literal["whole", "count", "quiet"]:
-        """Count one more: log it `"whole"`, log the `"count"` so far, or stay `"quiet"`."""
+    def warn(self, message: str, *args: object) -> None:
+        """Count one more; log `message % args` for the first few, then the count at 10, 100,
+        1000, ... (None else)."""
         self.seen += 1
         if self.seen <= QUOTED:
-            return "whole"
-        if self.seen == self._next_count:
+            log.warning(message, *args)
+        elif self.seen == self._next_count:
             self._next_count *= 10
-            return "count"
-        return "quiet"
+            log.warning(self._counted, self._peer, self.seen)
