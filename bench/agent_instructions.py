@@ -9,8 +9,9 @@ Each agent (bench/agents.py's `acpwire trio`, `acpwire asyncio` and `floor`; wit
 `os.write` / `os.read`, one `session/new` line, then its answer): `initialize`, WARM_UP
 requests, then runs of FEW and N requests; the agent's instruction count
 (`callgrind_control -e Ir`, user space) over the run of N less the run of FEW, divided by
-N - FEW, is the cost of one request, start-up and warm-up taken out. Repeatable to a few
-instructions. Needs valgrind (callgrind_control, vgdb) on Linux; ~1.5 min per agent.
+N - FEW, is the cost of one request, start-up and warm-up taken out. Runs of the same code
+agree within about 0.2% (one in ten was 0.6% off: repeat a run before trusting a smaller
+difference). Needs valgrind (callgrind_control, vgdb) on Linux; ~1.5 min per agent.
 
 `--profile K`: instead, no valgrind: each agent under cProfile, runs of FEW and N requests in
 two processes, and the K functions called most per request (call counts differenced: exact;
