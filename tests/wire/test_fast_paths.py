@@ -153,17 +153,19 @@ async def test_a_single_waiter_event_can_be_waited_for_again_after_a_cancelled_w
     "data",
     [b'{"a":1}\n', b'{"a":1}\r\n', b"x\n", b" \n", b"\t{}\n", b"\n", b'{"a":1}', b"\xff\n"],
 )
-def test_a_read_of_one_whole_line_is_split_as_any_read_is(data: bytes) -> None:
+@pytest.mark.parametrize("read", ["feed", "feed_block"])
+def test_a_read_of_one_whole_line_is_split_as_any_read_is(data: bytes, read: str) -> None:
     whole, byte_by_byte = LineReader(max_line_bytes=7), LineReader(max_line_bytes=7)
     split = [line for i in range(len(data)) for line in byte_by_byte.feed(data[i : i + 1])]
-    assert whole.feed(data) == split
+    assert getattr(whole, read)(data) == split
     assert whole.eof() == byte_by_byte.eof()
 
 
-def test_a_whole_line_after_a_held_part_joins_it() -> None:
+@pytest.mark.parametrize("read", ["feed", "feed_block"])
+def test_a_whole_line_after_a_held_part_joins_it(read: str) -> None:
     reader = LineReader()
-    assert reader.feed(b'{"a":') == []
-    assert reader.feed(b"1}\n") == [b'{"a":1}']
+    assert getattr(reader, read)(b'{"a":') == []
+    assert getattr(reader, read)(b"1}\n") == [b'{"a":1}']
 
 
 async def test_a_call_answered_with_an_error_leaves_nothing_behind() -> None:

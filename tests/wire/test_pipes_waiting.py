@@ -1,6 +1,7 @@
 """What a request/response exchange costs on pipes (issue 18): a read right after one that
-emptied the pipe waits for data instead of failing first, the loop's fd reader never loses
-bytes to a cancelled read, and input arriving lets the next lone message be written directly."""
+emptied the pipe waits for data instead of failing first, a cancelled read never loses bytes
+(on asyncio the loop's fd reader reads for the task), and input arriving lets the next lone
+message be written directly."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ from typing import Any
 import anyio
 import pytest
 
-from acpwire._loop import FdReader, current_loop
 from acpwire._wire.outbox import Outbox
 from acpwire.streams import pipes
 from acpwire.streams.pipes import PipeStream
@@ -74,29 +74,28 @@ async def test_a_full_read_is_followed_by_a_read_without_waiting() -> None:
     await b.aclose()
 
 
-async def read_into(reader: FdReader, got: list[bytes], task_status: Any) -> None:
+async def read_into(stream: PipeStream, got: list[bytes], task_status: Any) -> None:
     task_status.started()
-    got.append(await reader.read(100))
+    got.append(await stream.receive_some(100))
 
 
 async def test_a_cancelled_read_never_loses_bytes() -> None:
-    loop = current_loop()
     for passes in range(6):  # cancel the reading task after 0..5 scheduler passes
         read_end, write_end = os.pipe()
-        os.set_blocking(read_end, False)
-        reader = loop.fd_reader(read_end)
+        stream = PipeStream(receive_fd=read_end)
+        os.write(write_end, b"x")
+        assert await stream.receive_some(100) == b"x"  # it emptied the pipe: the next waits
         got: list[bytes] = []
         async with anyio.create_task_group() as nursery:
-            await nursery.start(read_into, reader, got)
+            await nursery.start(read_into, stream, got)
             os.write(write_end, b"data")
             for _ in range(passes):
                 await anyio.sleep(0)
             nursery.cancel_scope.cancel()
         with anyio.fail_after(2):
-            rest = b"" if got else await reader.read(100)
+            rest = b"" if got else await stream.receive_some(100)
         assert [*got, rest] in ([b"data", b""], [b"data"]), (passes, got, rest)
-        reader.close()
-        os.close(read_end)
+        await stream.aclose()
         os.close(write_end)
 
 
@@ -106,19 +105,20 @@ def test_bytes_the_asyncio_loop_read_for_a_task_cancelled_before_it_took_them_ar
 
     async def scenario() -> None:
         read_end, write_end = os.pipe()
-        os.set_blocking(read_end, False)
-        reader: Any = current_loop().fd_reader(read_end)
-        waiting = asyncio.create_task(reader.read(100))
-        await asyncio.sleep(0)  # it waits
+        stream = PipeStream(receive_fd=read_end)
+        os.write(write_end, b"x")
+        assert await stream.receive_some(100) == b"x"  # it emptied the pipe: the next waits
+        waiting = asyncio.create_task(stream.receive_some(100))
+        await asyncio.sleep(0)  # it waits, for the loop's reader
+        reader: Any = stream._reader
         os.write(write_end, b"data")
         while reader.waiter is not None:  # until the loop's callback read the bytes
             await asyncio.sleep(0)
         waiting.cancel()  # before the task resumed to take them
         with pytest.raises(asyncio.CancelledError):
             await waiting
-        assert await asyncio.wait_for(reader.read(100), 2) == b"data"
-        reader.close()
-        os.close(read_end)
+        assert await asyncio.wait_for(stream.receive_some(100), 2) == b"data"
+        await stream.aclose()
         os.close(write_end)
 
     asyncio.run(scenario())

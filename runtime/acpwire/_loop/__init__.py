@@ -60,11 +60,19 @@ class ReadableFd(Protocol):
 
 
 class FdReader(Protocol):
-    """Reading one non-blocking file descriptor (a pipe) once it has data, again and again."""
+    """Reading one non-blocking file descriptor (a pipe) once it has data, again and again:
+    a loop's own reader (asyncio: its callback reads)."""
 
-    async def read(self, max_bytes: int) -> bytes:
-        """The next bytes (at most `max_bytes`; `b""` at EOF), waiting until there are some;
-        the OSError of `os.read`, or the loop's ClosedResourceError once `close` was called."""
+    def read(self, max_bytes: int) -> Awaitable[bytes]:
+        """What gives the next bytes (at most `max_bytes`; `b""` at EOF) once there are some:
+        awaited by the caller itself (no coroutine of the reader's to resume on a wake-up); it
+        raises the OSError of `os.read`, or the loop's ClosedResourceError once `close` was
+        called. A caller that stops waiting for it (cancelled) hands it to `abandon`."""
+        ...
+
+    def abandon(self, reading: Awaitable[bytes]) -> None:
+        """The caller of `read` stopped waiting for `reading`: the bytes already read for it,
+        if any, are what the next `read` gives."""
         ...
 
     def close(self) -> None:
@@ -130,7 +138,10 @@ class Loop(msgspec.Struct, frozen=True, eq=False, kw_only=True):
     checkpoint_if_cancelled: Callable[[], Awaitable[None]]
     current_effective_deadline: Callable[[], float]
     readable_fd: Callable[[int], ReadableFd]
-    fd_reader: Callable[[int], FdReader]
+    fd_reader: Callable[[int], FdReader] | None
+    """The loop's own reader of a non-blocking fd (asyncio: its callback reads); None where a
+    task waits with `wait_readable`, then reads (trio: no coroutine of a reader's between)."""
+    wait_readable: Callable[[int], Awaitable[None]]
     wait_writable: Callable[[int], Awaitable[None]]
     notify_closing: Callable[[int], None]
     Cancelled: type[BaseException]

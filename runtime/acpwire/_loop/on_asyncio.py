@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Awaitable
 
 import anyio
 import anyio.lowlevel
@@ -77,24 +78,25 @@ class _AsyncioFdReader:
         self.waiter = None
         waiter.set_result(data)
 
-    async def read(self, max_bytes: int) -> bytes:
+    def read(self, max_bytes: int) -> asyncio.Future[bytes]:
+        waiter: asyncio.Future[bytes] = self.events.create_future()
         if self.unread:
-            data, self.unread = self.unread, b""
-            return data
+            waiter.set_result(self.unread)
+            self.unread = b""
+            return waiter
         if not self.registered:
             self.events.add_reader(self.fd, self._readable)
             self.registered = True
         self.size = max_bytes
-        waiter: asyncio.Future[bytes] = self.events.create_future()
         self.waiter = waiter
-        try:
-            return await waiter
-        except BaseException:
-            if waiter.done() and not waiter.cancelled() and waiter.exception() is None:
-                self.unread = waiter.result()
-            raise
-        finally:
+        return waiter
+
+    def abandon(self, reading: Awaitable[bytes]) -> None:
+        if reading is self.waiter:
             self.waiter = None
+        assert isinstance(reading, asyncio.Future)  # (what `read` gives)
+        if reading.done() and not reading.cancelled() and reading.exception() is None:
+            self.unread = reading.result()
 
     def close(self) -> None:
         if self.registered:
@@ -168,6 +170,7 @@ def asyncio_loop() -> Loop:
         current_effective_deadline=backend.current_effective_deadline,
         readable_fd=_AsyncioReadableFd,
         fd_reader=_AsyncioFdReader,
+        wait_readable=backend.wait_readable,
         wait_writable=backend.wait_writable,
         notify_closing=backend.notify_closing,
         Cancelled=asyncio.CancelledError,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
 import trio
 
 from . import Loop
@@ -15,22 +13,6 @@ class _TrioReadableFd:
 
     async def wait(self) -> None:
         await trio.lowlevel.wait_readable(self.fd)
-
-    def close(self) -> None:
-        trio.lowlevel.notify_closing(self.fd)
-
-
-class _TrioFdReader:
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-
-    async def read(self, max_bytes: int) -> bytes:
-        while True:
-            await trio.lowlevel.wait_readable(self.fd)
-            try:
-                return os.read(self.fd, max_bytes)
-            except BlockingIOError:  # another reader of the pipe came first
-                continue
 
     def close(self) -> None:
         trio.lowlevel.notify_closing(self.fd)
@@ -49,7 +31,8 @@ def trio_loop() -> Loop:
         checkpoint_if_cancelled=trio.lowlevel.checkpoint_if_cancelled,
         current_effective_deadline=trio.current_effective_deadline,
         readable_fd=_TrioReadableFd,
-        fd_reader=_TrioFdReader,
+        fd_reader=None,  # a pipe is read by its task: `wait_readable`, then `os.read`
+        wait_readable=trio.lowlevel.wait_readable,
         wait_writable=trio.lowlevel.wait_writable,
         notify_closing=trio.lowlevel.notify_closing,
         Cancelled=trio.Cancelled,

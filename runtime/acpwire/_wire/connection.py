@@ -59,7 +59,14 @@ from .._loop import (
 from .._loop import Event as LoopEvent
 from ..errors import ConnectionClosed, PeerError, RpcError
 from ..streams.byte_stream import AnyByteStream, byte_stream, close_sending
-from .dispatch import DirectRoute, Dispatch, WrongResult, checked_result, result_shape
+from .dispatch import (
+    RESULT_SHAPES,
+    DirectRoute,
+    Dispatch,
+    WrongResult,
+    checked_result,
+    result_shape_of,
+)
 from .framing import LineBlock, LineReader
 from .jsonrpc import Answer, Call, CheckedJsonRpcCore, Event, JsonRpcCore, Reply, RequestId
 from .line_hook import HookedOutbox, LineHook
@@ -447,8 +454,13 @@ class Connection:
                                         "notification handler for %s failed", event.method
                                     )
                                 continue
-                        elif event.message.method != CANCEL_REQUEST and self._admit_now(event):
-                            continue  # a request, queued to start (a slot was free)
+                        elif (
+                            event.message.method != CANCEL_REQUEST
+                            and self._running < self._max_concurrent
+                        ):  # a request, and a slot is free: queued to start (else `_admit`)
+                            self._running += 1
+                            to_start.append(self._admitted(event))
+                            continue
                     elif type(event) is Answer:  # to one of our requests: no coroutine for it
                         waiter = self._deliver(event)
                         if waiter is not None and not self._negotiated:
@@ -530,14 +542,12 @@ class Connection:
         return waiter
 
     async def _admit(self, call: Call) -> None:
-        """Queue the request to start after the lines read with it (`_read`), or in the
-        backlog when all slots are busy.
+        """Queue a request that found every slot busy in the backlog (`_read` queues the
+        others to start after the lines read with them).
 
         The reader never waits for a slot: handlers may be waiting for answers only it can
         read. Past the backlog bound the request is refused with an error instead.
         """
-        if self._admit_now(call):
-            return
         request_id = call.id
         assert not isinstance(request_id, msgspec.UnsetType)
         handling = self._admitted(call)
@@ -552,15 +562,6 @@ class Connection:
             reply = self.core.respond_error(request_id, error)
             if reply is not None:
                 await self._reply(reply)
-
-    def _admit_now(self, call: Call) -> bool:
-        """`_admit` when a slot is free: the request is queued to start (True); else nothing
-        is done (False). No coroutine: the common case of every request."""
-        if self._running >= self._max_concurrent:
-            return False
-        self._running += 1
-        self._to_start.append(self._admitted(call))
-        return True
 
     def _admitted(self, call: Call) -> _Handling:
         """An incoming request is in: cancellable from now on, seen by `on_request` (on the
@@ -617,8 +618,12 @@ class Connection:
             self._done(handling)
             raise
         self._done(handling)
-        if reply is not None and not self._reply_now(reply):
-            return reply
+        if reply is not None:
+            try:
+                if not self._outbox.offer(reply):
+                    return reply  # the outbox is full
+            except ConnectionClosed:
+                pass  # the peer can't take it any more: there is no one to tell
         self._answered()
         return None
 
@@ -677,7 +682,9 @@ class Connection:
         """The answer carrying a handler's result (checked against its method's result type)."""
         spec = call.spec
         if spec is not None and spec.result is not None:
-            result = checked_result(call, result_shape(spec.result.type), result)
+            shape = RESULT_SHAPES.get(spec.result) or result_shape_of(spec.result)
+            if not isinstance(result, shape.classes):  # None for an empty result, or wrong
+                result = checked_result(call, shape, result)
         return self.core.respond(call.id, result)  # type: ignore[arg-type]
 
     def _error_reply(self, call: Call, exc: Exception) -> bytes | None:
@@ -758,13 +765,6 @@ class Connection:
             await self._send(data)
         except ConnectionClosed:
             pass
-
-    def _reply_now(self, data: bytes) -> bool:
-        """`_reply` without waiting: False, and nothing is sent, when the outbox is full."""
-        try:
-            return self._outbox.offer(data)
-        except ConnectionClosed:
-            return True
 
     # ------------------------------------------------------------------ sending
 

@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
-from acp_schema import MessageCodec, MethodSpec, surface_of
+from acp_schema import Codec, MessageCodec, MethodSpec, surface_of
 
 from ..errors import RpcError
 from .jsonrpc import Call
@@ -146,6 +146,17 @@ def result_shape(result_type: Any) -> ResultShape:
     except TypeError:  # a required field
         empty = None
     return ResultShape((result_type,), empty)
+
+
+RESULT_SHAPES: dict[Codec[Any], ResultShape] = {}
+"""`result_shape` of each method's result by its codec (`result_shape_of`): a dict lookup by
+identity, where `result_shape(codec.type)` is a property call and a hash of the type."""
+
+
+def result_shape_of(codec: Codec[Any]) -> ResultShape:
+    """The shape of what `codec` decodes, kept in RESULT_SHAPES."""
+    shape = RESULT_SHAPES[codec] = result_shape(codec.type)
+    return shape
 
 
 class WrongResult(Exception):

@@ -94,16 +94,6 @@ class LineReader:
         """
         if type(data) is not bytes:
             data = bytes(data)
-        last = len(data) - 1
-        if (  # one whole line, nothing held (a request or an answer read alone: latency)
-            data.find(_LF) == last
-            and not self._buf
-            and not self._discarding
-            and 0 < last <= self.max_line_bytes
-            and data[last - 1] != _CR
-            and data[0] > 32
-        ):
-            return [data[:last]]
         out: list[bytes | OversizedLine] = []
         if self._discarding:
             nl = data.find(_LF)
@@ -142,7 +132,19 @@ class LineReader:
         if type(data) is not bytes:
             data = bytes(data)
         first = data.find(_LF)
-        if first == len(data) - 1 or first == -1:  # one line (a request, an answer) or none
+        end = len(data) - 1
+        if first == end:  # one line: a request or an answer read alone (latency)
+            if (  # whole, nothing held: as it is
+                not self._buf
+                and not self._discarding
+                and 0 < end <= self.max_line_bytes
+                and data[end - 1] != _CR
+                and data[0] > 32
+            ):
+                whole: list[bytes | OversizedLine] = [data[:end]]
+                return whole
+            return self.feed(data)
+        if first == -1:
             return self.feed(data)
         last = data.rfind(_LF)
         if first == last or self._discarding or len(data) > self.max_line_bytes or _CR in data:

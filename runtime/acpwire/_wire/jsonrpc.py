@@ -113,6 +113,13 @@ class _Batch(msgspec.Struct):
     responses: list[bytes] = msgspec.field(default_factory=list)
 
 
+class _NotInFlight:
+    """What `_in_flight` gives for an id that is not in it (None is a request of no batch)."""
+
+
+_NOT_IN_FLIGHT = _NotInFlight()
+
+
 UNPARSABLE = (msgspec.DecodeError, RecursionError, UnicodeDecodeError)
 """What decoding a line can raise besides a validation error: bad JSON, nesting deeper than
 Python's recursion limit, invalid UTF-8 inside a string."""
@@ -179,10 +186,6 @@ def _encode(message: Any) -> bytes:
 
 def _unparsable(line: bytes, exc: BaseException) -> Reply:
     return Reply(_error(None, RpcError.parse_error(_describe(exc))), unparsable=line)
-
-
-def _response(id: RequestId, result: Any) -> bytes:
-    return _encode(Response(id=id, result=result))
 
 
 def _error(id: RequestId, error: RpcError) -> bytes:
@@ -258,13 +261,37 @@ class JsonRpcCore:
 
     # ----------------------------------------------------------- incoming
 
-    def receive_line(self, line: bytes) -> list[Event]:
-        if line and line[0] == _OPEN_BRACE:  # one message (nearly every line): no batch to look for
-            return self._receive_one(line, None)
-        stripped = line.lstrip()
-        if stripped[:1] == b"[":
+    def receive_line(self, line: bytes, batch: _Batch | None = None) -> list[Event]:
+        """The events of one line: of the message on it, or of the batch (an array) on it
+        unless it is an entry of `batch`."""
+        # nearly every line is one message: starting with `{`, it needs no search for `[`
+        if (not line or line[0] != _OPEN_BRACE) and batch is None and line.lstrip()[:1] == b"[":
             return self._receive_batch(line)
-        return self._receive_one(line, None)
+        try:
+            # maybe a call: the one-pass decoder reads those (the head: no search, see _NEWLINE)
+            if line.startswith(_CALL_HEAD) or _METHOD_KEY in line:
+                try:
+                    message: Any = self._decode_fast(line)
+                except msgspec.ValidationError:  # an extension, a fallback rule, a response
+                    # with "method" in its result, or bad
+                    message = self._codec.decode_envelope(line, self._result_method)
+            else:  # not a call (a response, or bad): the fast decoder would only raise
+                message = self._codec.decode_envelope(line, self._result_method)
+        except msgspec.ValidationError as exc:  # (a subclass of DecodeError: check it first)
+            return self._invalid(line, exc, in_batch=batch is not None)
+        except UNPARSABLE as exc:
+            if _too_deep(exc):
+                return self._too_deep(line)
+            return [_unparsable(line, exc)]
+        cls = type(message)
+        spec = self._spec_of.get(cls)  # a class lookup: cheaper than isinstance chains
+        if spec is not None:
+            request_id = message.id
+        elif cls is Response or cls is ErrorResponse:
+            return self._answer(message)
+        else:
+            request_id = message.id if cls is Request else UNSET
+        return [self._call(message, spec, request_id, batch)]
 
     def receive_block(self, block: bytes) -> list[Event | MethodMessage]:
         """The events of several lines (``b"\\n"``-separated, none blank) when each is a call
@@ -306,7 +333,7 @@ class JsonRpcCore:
         batch = _Batch()
         events: list[Event] = []
         for item in items:
-            for event in self._receive_one(bytes(item), batch):
+            for event in self.receive_line(bytes(item), batch):
                 if isinstance(event, Reply):
                     batch.responses.append(event.data)
                 else:
@@ -314,33 +341,6 @@ class JsonRpcCore:
         if not batch.waiting:
             events.extend(self._finish(batch))
         return events
-
-    def _receive_one(self, data: bytes, batch: _Batch | None) -> list[Event]:
-        try:
-            # maybe a call: the one-pass decoder reads those (the head: no search, see _NEWLINE)
-            if data.startswith(_CALL_HEAD) or _METHOD_KEY in data:
-                try:
-                    message: Any = self._decode_fast(data)
-                except msgspec.ValidationError:  # an extension, a fallback rule, a response
-                    # with "method" in its result, or bad
-                    message = self._codec.decode_envelope(data, self._result_method)
-            else:  # not a call (a response, or bad): the fast decoder would only raise
-                message = self._codec.decode_envelope(data, self._result_method)
-        except msgspec.ValidationError as exc:  # (a subclass of DecodeError: check it first)
-            return self._invalid(data, exc, in_batch=batch is not None)
-        except UNPARSABLE as exc:
-            if _too_deep(exc):
-                return self._too_deep(data)
-            return [_unparsable(data, exc)]
-        cls = type(message)
-        spec = self._spec_of.get(cls)  # a class lookup: cheaper than isinstance chains
-        if spec is not None:
-            request_id = message.id
-        elif cls is Response or cls is ErrorResponse:
-            return self._answer(message)
-        else:
-            request_id = message.id if cls is Request else UNSET
-        return [self._call(message, spec, request_id, batch)]
 
     def _call(
         self,
@@ -450,17 +450,22 @@ class JsonRpcCore:
 
     def respond(self, request_id: RequestId, result: Any) -> bytes | None:
         """Bytes answering their request (None while the rest of its batch is pending)."""
-        return self._settle(request_id, _response(request_id, result))
+        data = _encode(Response(id=request_id, result=result))  # first: it may raise
+        batch = self._in_flight.pop(request_id, _NOT_IN_FLIGHT)
+        return data if batch is None else self._settle(request_id, batch, data)
 
     def respond_error(self, request_id: RequestId, error: RpcError) -> bytes | None:
-        return self._settle(request_id, _error(request_id, error))
+        data = _error(request_id, error)
+        batch = self._in_flight.pop(request_id, _NOT_IN_FLIGHT)
+        return data if batch is None else self._settle(request_id, batch, data)
 
-    def _settle(self, request_id: RequestId, data: bytes) -> bytes | None:
-        if request_id not in self._in_flight:
+    def _settle(
+        self, request_id: RequestId, batch: _Batch | _NotInFlight, data: bytes
+    ) -> bytes | None:
+        """The answer `data` to a request of `batch` (what `_in_flight` held for it; KeyError
+        when it held nothing): the whole batch's once it is complete, else None."""
+        if not isinstance(batch, _Batch):
             raise KeyError(f"request {request_id!r} is not awaiting a response")
-        batch = self._in_flight.pop(request_id)
-        if batch is None:
-            return data
         batch.waiting.discard(request_id)
         batch.responses.append(data)
         return b"".join(reply.data for reply in self._finish(batch)) or None
@@ -541,8 +546,8 @@ class CheckedJsonRpcCore(JsonRpcCore):
         self._result_codecs.pop(request_id, None)
         return super().respond_error(request_id, error)
 
-    def receive_line(self, line: bytes) -> list[Event]:
-        return self._remember(super().receive_line(line))
+    def receive_line(self, line: bytes, batch: _Batch | None = None) -> list[Event]:
+        return self._remember(super().receive_line(line, batch))
 
     def receive_block(self, block: bytes) -> list[Event | MethodMessage]:
         return self._remember(super().receive_block(block))

@@ -118,6 +118,12 @@ class AgentEndpoint:
     async def serve(self, stream: AnyByteStream, connection_id: str | None = None) -> None:
         """Serve the client at the other end of `stream`; `connection_id`: the connection's
         `WireLine.connection` (a remote connection's `Acp-Connection-Id`)."""
+        with SingleException():
+            await self.connect(stream, connection_id).run()
+
+    def connect(self, stream: AnyByteStream, connection_id: str | None = None) -> Connection:
+        """The connection that serves the client at the other end of `stream` once run (what
+        `serve` runs)."""
         self.connection = Connection(
             stream,
             bootstrap_codec(),
@@ -127,8 +133,7 @@ class AgentEndpoint:
             peer_side="client",
             connection_id=connection_id,
         )
-        with SingleException():
-            await self.connection.run()
+        return self.connection
 
     async def _route(self, call: Call) -> Any:
         """Before initialize succeeded; then the connection dispatches to the agent directly."""
@@ -256,4 +261,6 @@ async def serve_agent(
         check_outgoing=check_outgoing,
     )
     endpoint = AgentEndpoint(factories, options=options)
-    await endpoint.serve(stream if stream is not None else stdio_stream())
+    connection = endpoint.connect(stream if stream is not None else stdio_stream())
+    with SingleException():  # `endpoint.serve`, one frame less on each wake-up of the reader
+        await connection.run()

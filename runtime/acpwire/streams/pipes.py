@@ -2,12 +2,13 @@
 
 A write is tried first and waits (`wait_writable` of the running loop) only when the pipe is
 full. A read is tried first too, except right after a read that emptied the pipe (it returned
-less than asked): then it waits for data first (`fd_reader` of the running loop), since a
-read would find nothing, as after each message of a request/response exchange. On each side
-of a round trip that saves two passes through the scheduler and a failed read. A reader that
-keeps finding data still yields once every `BURST_READS` reads, so it can't starve other
-tasks. Closing an end wakes a task waiting on it with the loop's `ClosedResourceError`;
-writing to a pipe nobody reads raises its `BrokenResourceError`.
+less than asked): then it waits for data first (on asyncio the loop's `fd_reader` reads it;
+on trio the task waits with `wait_readable`, then reads), since a read would find nothing,
+as after each message of a request/response exchange. On each side of a round trip that
+saves two passes through the scheduler and a failed read. A reader that keeps finding data
+still yields once every `BURST_READS` reads, so it can't starve other tasks. Closing an end
+wakes a task waiting on it with the loop's `ClosedResourceError`; writing to a pipe nobody
+reads raises its `BrokenResourceError`.
 """
 
 from __future__ import annotations
@@ -101,9 +102,25 @@ class PipeStream:
         # Wait until there is data (waiting is the checkpoint), in this coroutine: one frame
         # less to pass through on every wake-up.
         self._burst = 0
-        reader = self._reader or self._new_reader(loop)
         try:
-            data = await reader.read(size)  # raises if closed meanwhile
+            if loop.fd_reader is not None:  # the loop's reader reads (asyncio: its callback)
+                reader = self._reader or self._new_reader(loop)
+                reading = reader.read(size)
+                try:
+                    data = await reading  # raises if closed meanwhile
+                except BaseException:
+                    reader.abandon(reading)  # what it read for us, the next read gives
+                    raise
+            else:  # wait for data, then read it here (trio): no coroutine of a reader's
+                while True:
+                    if self.receive_fd == CLOSED:
+                        raise loop.ClosedResourceError("the pipe was closed")
+                    await loop.wait_readable(self.receive_fd)  # raises if closed meanwhile
+                    try:
+                        data = os.read(self.receive_fd, size)
+                        break
+                    except BlockingIOError:  # another reader of the pipe came first
+                        continue
         except OSError as exc:
             raise loop.BrokenResourceError(f"cannot read from the pipe: {exc}") from exc
         self._drained = self._pipe and 0 < len(data) < size
@@ -114,6 +131,7 @@ class PipeStream:
         end is closed: `close_receive` drops the reader)."""
         if self.receive_fd == CLOSED:
             raise loop.ClosedResourceError("the pipe was closed")
+        assert loop.fd_reader is not None  # (asked only then)
         self._reader = loop.fd_reader(self.receive_fd)
         return self._reader
 
