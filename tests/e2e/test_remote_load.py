@@ -7,19 +7,15 @@ stalled event stream are in tests/agent/test_remote_server.py.)"""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import signal
-from collections.abc import Iterator
 from typing import Any
 
 import anyio
 import httpx
 import httpx_ws
 import pytest
-import sniffio
-import trio
 
 from acp_schema import v2
 from acpwire import ClientConnection, RemoteOptions, agent_app, open_remote
@@ -29,34 +25,13 @@ from acpwire.examples.hello_agent import HelloAgent
 from acpwire.examples.hello_client import HelloClient
 from helpers.constants import RAW_INITIALIZE
 from helpers.hello_turns import HELLO_TURN, hello_turn
-from helpers.loops import run_async, until
+from helpers.loops import acpwire_tasks, run_async, until
 from helpers.processes import PYTHONPATH, loop_script, python
 from helpers.remote import raw_client, served
 
 pytestmark = pytest.mark.usefixtures("loop")
 
 INFO = v2.Implementation(name="load-test", version="1.0")
-
-
-def acpwire_tasks() -> list[str]:
-    """The tasks of acpwire's code running now, on either loop (the server's; Hypercorn keeps
-    its own per-socket tasks a while after a socket closed)."""
-    if sniffio.current_async_library() == "trio":
-
-        def walk(task: trio.lowlevel.Task) -> Iterator[trio.lowlevel.Task]:
-            yield task
-            for nursery in task.child_nurseries:
-                for child in nursery.child_tasks:
-                    yield from walk(child)
-
-        names = [task.name for task in walk(trio.lowlevel.current_root_task())]
-    else:
-        names = [task.get_coro().__qualname__ for task in asyncio.all_tasks()]  # type: ignore[union-attr]
-        names = [
-            f"{task.get_coro().cr_code.co_filename}:{name}"  # type: ignore[union-attr]
-            for task, name in zip(asyncio.all_tasks(), names, strict=True)
-        ]
-    return [name for name in names if "acpwire" in name]
 
 
 # ------------------------------------------------------------------ bad input

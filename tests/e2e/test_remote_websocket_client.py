@@ -2,11 +2,14 @@
 frames, put between a real server's frames by a tap (helpers/websocket_tap.py): its pings are
 answered while a turn streams and while idle; a close (1002, 1007, 1011) or a malformed frame
 fails the calls waiting for an answer with a `RemoteConnectionError` naming the URL, the code
-and the reason, and the client closes with the RFC's code."""
+and the reason, and the client closes with the RFC's code. Against a server that reads nothing
+(`deaf_server`): a call whose message waits for the socket fails, naming the URL, when the
+server closes it, and the program leaves such a connection without hanging."""
 
 from __future__ import annotations
 
 import os
+import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Literal
@@ -18,6 +21,7 @@ from acp_schema import v2
 from acpwire import ClientConnection, RemoteConnectionError, agent_app, open_remote
 from acpwire.agent import AgentTurn, turn_agents
 from acpwire.examples.hello_client import HelloClient
+from helpers.hand_websocket_server import deaf_server
 from helpers.hello_turns import said
 from helpers.raw_websocket import CLOSE, TEXT, close_payload, frame
 from helpers.remote import served
@@ -144,3 +148,43 @@ async def a_call_failed_by(
         await tap.until(lambda: sum(opcode == TEXT for opcode, _ in tap.from_client.frames) > sent)
         await tap.send_to_client(data)
     return failures[0]
+
+
+BIG_INITIALIZE = v2.InitializeRequest(
+    protocol_version=2, info=v2.Implementation(name="x" * (16 << 20), version="1")
+)
+"""An `initialize` more than the socket buffers take: its write waits for the server."""
+
+
+@pytest.mark.parametrize("how", ["reset", "half-close"])
+async def test_a_call_waiting_on_a_server_that_reads_nothing_fails_when_it_closes(
+    how: str,
+) -> None:
+    failures: list[RemoteConnectionError] = []
+    with anyio.fail_after(8):
+        async with deaf_server() as (url, accepted), open_remote(url, v2=HelloClient) as conn:
+
+            async def call() -> None:
+                with pytest.raises(RemoteConnectionError) as failed:
+                    await conn.initialize(BIG_INITIALIZE)
+                failures.append(failed.value)
+
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(call)
+                await anyio.sleep(0.3)
+                assert failures == []  # its message waits for the server to read
+                if how == "reset":
+                    accepted[0].close()  # with data unread: the kernel resets the connection
+                else:
+                    accepted[0].shutdown(socket.SHUT_WR)
+    assert failures[0].url == url and url in str(failures[0])
+
+
+async def test_leaving_a_connection_whose_server_reads_nothing_does_not_hang() -> None:
+    """The program gives up on a call whose message waits for the socket and leaves: its
+    write is cancelled midway, the socket closes without a close frame (tests/wire/
+    test_websocket_deaf_server.py: the close frame waits 1 s at most for a full socket)."""
+    with anyio.fail_after(8):
+        async with deaf_server() as (url, _), open_remote(url, v2=HelloClient) as conn:
+            with anyio.move_on_after(0.3):
+                await conn.initialize(BIG_INITIALIZE)

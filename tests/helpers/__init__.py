@@ -1,8 +1,8 @@
 """What the tests share (a test module never imports another test module or conftest):
 
 - `helpers.paths`: the repository's root, for files the tests read and peers they run.
-- `helpers.loops`: async waits that work on every test loop (`until`, `wait_all_tasks_blocked`)
-  and `run_async` for a sync test that runs a coroutine on its `loop`.
+- `helpers.loops`: async waits that work on every test loop (`until`, `wait_all_tasks_blocked`),
+  `run_async` for a sync test that runs a coroutine on its `loop`, and `acpwire_tasks`.
 - `helpers.raw`: `RawPeer`, the far end of a connection in raw JSON lines, and the JSON-RPC
   builders (`request`, `notification`, `response`, `error_response`, `cancel_request`).
 - `helpers.lines`: ACP lines as raw JSON (session updates, prompts, their answers).
@@ -32,7 +32,10 @@
 - `helpers.raw_websocket`: WebSocket frames by hand, malformed on request (`frame`), parsed
   either way (`Frames`), and a client on a bare socket (`RawWebSocket`);
   `helpers.hand_websocket_server`: a WebSocket server written by hand (`hand_server`,
-  `upgraded` with any `Sec-WebSocket-Accept`, `read_client_frame`);
+  `upgraded` with any `Sec-WebSocket-Accept`, `read_client_frame`; `deaf_server`, one that
+  reads nothing after the upgrade);
+  `helpers.raw_h2`: an HTTP/2 client by hand (`connected(url)`: a GET, a stream reset, the
+  connection dropped);
   `helpers.websocket_tap`: a relay that reads the frames both ways and puts its own (pings,
   closes, malformed frames) before a client (`WebSocketTap`).
 - `helpers.commands`: the `acpwire` command run as a process (`acpwire(...)`, `start`,

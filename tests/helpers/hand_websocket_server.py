@@ -2,16 +2,18 @@
 runs `serve(socket)` for each connection on a loopback port; `upgraded(socket, accepting)`
 answers the client's upgrade (with any `Sec-WebSocket-Accept`) and returns the socket to read
 the client's frames from (`read_client_frame`). Frames to send: `helpers.raw_websocket.frame(...,
-masked=False)`."""
+masked=False)`. `deaf_server()`: one that answers the upgrade and then reads nothing."""
 
 from __future__ import annotations
 
+import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 import anyio
 import anyio.abc
 import anyio.streams.buffered
+from websockets.utils import accept_key
 
 
 async def read_client_frame(
@@ -56,3 +58,53 @@ async def hand_server(
         tasks.start_soon(listener.serve, serve)
         yield f"ws://127.0.0.1:{port}/acp"
         tasks.cancel_scope.cancel()
+
+
+DEAF_BUFFER = 1 << 14
+"""The receive buffer of a `deaf_server`'s sockets: the client's writes soon wait."""
+
+
+@asynccontextmanager
+async def deaf_server() -> AsyncIterator[tuple[str, list[socket.socket]]]:
+    """A WebSocket server that answers each upgrade and then reads nothing (bare sockets: a
+    loop's transport would read ahead), on a free loopback port while the block runs; yields a
+    ws:// URL and the sockets accepted so far (a test closes or shuts one: with data unread, a
+    close resets the connection)."""
+    accepted: list[socket.socket] = []
+
+    async def handshake(sock: socket.socket) -> None:
+        head = b""
+        while b"\r\n\r\n" not in head:
+            await anyio.wait_readable(sock)
+            head += sock.recv(8192)
+        key = next(
+            line.split(b":", 1)[1].strip()
+            for line in head.split(b"\r\n")
+            if line.lower().startswith(b"sec-websocket-key:")
+        )
+        sock.send(  # small: the empty send buffer takes it whole
+            b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+            b"Connection: Upgrade\r\nSec-WebSocket-Accept: "
+            + accept_key(key.decode()).encode()
+            + b"\r\n\r\n"
+        )
+
+    async def serve(listener: socket.socket) -> None:
+        while True:
+            await anyio.wait_readable(listener)
+            sock = listener.accept()[0]
+            sock.setblocking(False)
+            accepted.append(sock)
+            await handshake(sock)
+
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, DEAF_BUFFER)  # inherited
+        listener.setblocking(False)
+        try:
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(serve, listener)
+                yield f"ws://127.0.0.1:{listener.getsockname()[1]}/acp", accepted
+                tasks.cancel_scope.cancel()
+        finally:
+            for sock in accepted:
+                sock.close()

@@ -1,14 +1,16 @@
 """Waiting in an async test on whichever loop runs it, and running a coroutine on a named one
-from a sync test (tests/conftest.py runs `async def` tests per loop)."""
+from a sync test (tests/conftest.py runs `async def` tests per loop); `acpwire_tasks`, the
+tasks of acpwire's code running now."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import anyio
 import sniffio
+import trio
 import trio.testing
 
 from acpwire.fixtures.loops import run_on
@@ -45,6 +47,26 @@ async def wait_all_tasks_blocked(cushion: float = 0.0) -> None:
             await asyncio.sleep(cushion)
         if _asyncio_waits() == before:
             return
+
+
+def acpwire_tasks() -> list[str]:
+    """The tasks of acpwire's code running now, on either loop (a server's; Hypercorn keeps
+    its own per-socket tasks a while after a socket closed)."""
+    if sniffio.current_async_library() == "trio":
+
+        def walk(task: trio.lowlevel.Task) -> Iterator[trio.lowlevel.Task]:
+            yield task
+            for nursery in task.child_nurseries:
+                for child in nursery.child_tasks:
+                    yield from walk(child)
+
+        names = [task.name for task in walk(trio.lowlevel.current_root_task())]
+    else:
+        names = []
+        for task in asyncio.all_tasks():
+            coroutine: Any = task.get_coro()
+            names.append(f"{coroutine.cr_code.co_filename}:{coroutine.__qualname__}")
+    return [name for name in names if "acpwire" in name]
 
 
 def _asyncio_waits() -> dict[asyncio.Task[Any], asyncio.Future[Any]] | None:

@@ -1,6 +1,7 @@
 """`SocketWriter`: frames go straight to a plain TCP socket with no checkpoint when it takes
 them at once; what it does not take waits for it, in order, with the control frames queued
-behind; a stream with no reachable socket is written through; a broken socket is an error."""
+behind; a stream with no reachable socket is written through; a broken socket is an error, and
+so is a write once the socket is being closed."""
 
 from __future__ import annotations
 
@@ -144,3 +145,16 @@ async def test_try_send_commits_a_frame_and_owes_what_the_socket_did_not_take() 
             assert not writer.try_send(b"refused")  # nothing written past what is owed
             tasks.start_soon(writer.send, b"tail")
             assert await read(peer, sent * len(chunk) + 4) == chunk * sent + b"tail"
+
+
+async def test_a_closed_writer_writes_nothing() -> None:
+    """Once its socket is being closed a write is a `WriteError`: the descriptor's number may
+    be another file's by then."""
+    with anyio.fail_after(5):
+        async with connected() as (stream, _):
+            writer = SocketWriter(stream)
+            writer.close()
+            assert not writer.direct
+            assert not writer.try_send(b"frame")
+            with pytest.raises(httpcore.WriteError):
+                await writer.send(b"frame")

@@ -94,6 +94,13 @@ class SocketWriter:
         else:
             await self.send(frame)
 
+    def close(self) -> None:
+        """The socket is being closed: every write from now on is a `httpcore.WriteError`
+        (its descriptor number may soon be another file's)."""
+        self._fd = -1
+        if self._broken is None:
+            self._broken = "the socket was closed"
+
     def _write_now(self, data: bytes) -> int:
         """The bytes of `data` the socket took without waiting (0 when not direct)."""
         if self._broken is not None:

@@ -44,6 +44,9 @@ AWAY_SECONDS = 1.0
 INBOX_BYTES = 1 << 20
 """Bytes of text frames the watcher reads for a reader away before it leaves the socket unread
 (back-pressure)."""
+CLOSE_FRAME_SECONDS = 1.0
+"""Seconds the close frame may wait for the socket before the socket closes without it: a
+server that stopped reading would never take it (closing waited forever, shielded)."""
 READ_BYTES = 1 << 16
 """Bytes asked of the socket per read. httpx-ws asks its `max_message_size_bytes` (here the
 connection's `max_line_bytes`, 64 MiB by default), which on trio is the size of the buffer
@@ -232,11 +235,13 @@ class WebSocketSession(httpx_ws.AsyncWebSocketSession):
         closing = wsproto.connection.ConnectionState
         if state not in {closing.LOCAL_CLOSING, closing.CLOSED}:
             data = self.connection.send(wsproto.events.CloseConnection(code, reason))
-            try:
-                await self.writer.send_or_queue(data)
-            except httpcore.WriteError:
-                pass
-        await self.stream.aclose()
+            with anyio.move_on_after(CLOSE_FRAME_SECONDS):
+                try:
+                    await self.writer.send_or_queue(data)
+                except httpcore.WriteError:
+                    pass
+        self.writer.close()
+        await self.stream.aclose()  # a write waiting for the socket fails
 
     # ------------------------------------------------------------------ the watcher
 
@@ -272,8 +277,9 @@ class WebSocketSession(httpx_ws.AsyncWebSocketSession):
                 if interval is not None and self._pong is None and next_ping == math.inf:
                     next_ping = now + interval  # the last ping was answered
                 if now >= next_ping:
-                    await self._ping()
+                    await self._ping(timeout)
                     next_ping = math.inf  # the next once this one is answered
+                    now = anyio.current_time()
                     continue
                 wake = min(next_ping, pong_due, now + AWAY_SECONDS)
                 if now - seen_at >= AWAY_SECONDS and self._size < INBOX_BYTES:
@@ -296,13 +302,17 @@ class WebSocketSession(httpx_ws.AsyncWebSocketSession):
         self._handed_back.set()
         return self._size < INBOX_BYTES
 
-    async def _ping(self) -> None:
+    async def _ping(self, timeout: float | None) -> None:
+        """Send a keepalive ping, its write waiting at most `timeout` seconds: one the socket
+        does not take by then (the server reads nothing) counts as unanswered."""
         payload = f"{id(self):x}{anyio.current_time()!r}".encode()
         self._pong = (payload, anyio.Event())
         self._pong_sent = anyio.current_time()
         if self.connection.state is not wsproto.connection.ConnectionState.OPEN:
             return
-        await self.writer.send_or_queue(self.connection.send(wsproto.events.Ping(payload)))
+        frame = self.connection.send(wsproto.events.Ping(payload))
+        with anyio.move_on_after(math.inf if timeout is None else timeout):
+            await self.writer.send_or_queue(frame)
 
     def _ponged(self, payload: bytes) -> None:
         if self._pong is not None and self._pong[0] == payload:

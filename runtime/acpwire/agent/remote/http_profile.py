@@ -11,7 +11,8 @@
     GET    406 unless `Accept` includes `text/event-stream`; 400 without
            `Acp-Connection-Id`, 404 for an unknown connection or a session the server does
            not know; else the event stream: connection-scoped, or the session's with
-           `Acp-Session-Id`. It ends when the connection does.
+           `Acp-Session-Id`. It ends when the connection does, or once a write to it
+           waited `stall_timeout` for the client (the client stopped reading it).
     DELETE 400 without `Acp-Connection-Id`, 404 for an unknown one; else the connection
            ends (the agent reads EOF, as when a stdio client closes its stdin) and 202.
            An ended connection is 404 to every request from then on.
@@ -37,7 +38,18 @@ from msgspec import UnsetType
 from ..._loop import CancelScope, Event, current_loop
 from ...streams import sse
 from ...streams.envelope import NotAMessage, envelope, one_line
-from .asgi import CLOSE, Receive, Scope, Send, closes, closing, encoded, headers_of, respond
+from .asgi import (
+    CLOSE,
+    Message,
+    Receive,
+    Scope,
+    Send,
+    closes,
+    closing,
+    encoded,
+    headers_of,
+    respond,
+)
 from .connection import RemoteConnection
 from .mailbox import KEEPALIVE, Mailbox
 from .options import RemoteOptions
@@ -285,45 +297,82 @@ async def _get(
     if reader is None:
         return
     connection.attach()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 200,
-            "headers": EVENT_STREAM_CLOSING if closes(scope) else EVENT_STREAM,
-        }
-    )
-    loop = current_loop()
-    cursors = mailbox if isinstance(mailbox, RetainingMailbox) else None
     try:
-        async with loop.open_nursery() as nursery:
-            gone = loop.Event()
-            nursery.start_soon(_until_disconnected, receive, nursery.cancel_scope, gone)
-            while True:
-                item = await mailbox.take(reader, app.remote.keepalive_interval)
-                if item is None:
-                    break
-                if item is KEEPALIVE:
-                    data = sse.KEEPALIVE
-                else:  # with those queued meanwhile: one write a burst
-                    assert isinstance(item, bytes)
-                    burst = [item, *mailbox.take_queued(reader)]
-                    if cursors is None:
-                        data = b"".join(map(sse.event, burst))
-                    else:
-                        first = cursors.taken - len(burst) + 1
-                        data = b"".join(
-                            sse.identified_event(message, first + i)
-                            for i, message in enumerate(burst)
-                        )
-                await send({"type": "http.response.body", "body": data, "more_body": True})
-            nursery.cancel_scope.cancel()
-        if not gone.is_set():  # (Hypercorn's HTTP/2 waits forever to end a stream of a closed
-            # connection: the request would never end, its stream never count as closed)
-            with contextlib.suppress(Exception):  # the client may be gone
-                await send({"type": "http.response.body", "body": b"", "more_body": False})
+        await _stream_events(app, scope, receive, send, mailbox, reader)
     finally:
         mailbox.detach(reader)
         connection.detach()
+
+
+WRITE_BYTES = 64 * 1024
+"""Bytes of queued messages after which one write of an event stream takes no more (the last
+one may pass it): a write the client does not take within `stall_timeout` ends the stream,
+so a write is kept to what a reader that still reads takes in that time."""
+
+
+async def _stream_events(
+    app: Hub, scope: Scope, receive: Receive, send: Send, mailbox: Mailbox, reader: int
+) -> None:
+    """The event stream's response: the mailbox's messages as they come (a keepalive comment
+    in a silence), until the mailbox closes, another reader replaces this one, the client
+    disconnects, or a write waits `stall_timeout` for the client."""
+    start = {
+        "type": "http.response.start",
+        "status": 200,
+        "headers": EVENT_STREAM_CLOSING if closes(scope) else EVENT_STREAM,
+    }
+    stall = app.remote.stall_timeout
+    if not await _sent(send, start, stall):
+        return
+    loop = current_loop()
+    cursors = mailbox if isinstance(mailbox, RetainingMailbox) else None
+    async with loop.open_nursery() as nursery:
+        gone = loop.Event()
+        nursery.start_soon(_until_disconnected, receive, nursery.cancel_scope, gone)
+        while True:
+            item = await mailbox.take(reader, app.remote.keepalive_interval)
+            if item is None:
+                break
+            if item is KEEPALIVE:
+                data = sse.KEEPALIVE
+            else:  # with those queued meanwhile: one write a burst
+                assert isinstance(item, bytes)
+                burst = [item, *mailbox.take_queued(reader, WRITE_BYTES - len(item))]
+                if cursors is None:
+                    data = b"".join(map(sse.event, burst))
+                else:
+                    first = cursors.taken - len(burst) + 1
+                    data = b"".join(
+                        sse.identified_event(message, first + i) for i, message in enumerate(burst)
+                    )
+            body = {"type": "http.response.body", "body": data, "more_body": True}
+            if not await _sent(send, body, stall):
+                # HTTP/2: its flow-control window spent and never renewed, as by a client
+                # that closed the response without resetting the stream (httpx does)
+                log.warning(
+                    "ending the event stream of %s: its client took nothing for %g s "
+                    "(RemoteOptions.stall_timeout)",
+                    mailbox.name,
+                    stall,
+                )
+                nursery.cancel_scope.cancel()
+                return  # unended: the end would wait behind what the client does not take
+        nursery.cancel_scope.cancel()
+    if not gone.is_set():  # (Hypercorn's HTTP/2 waits forever to end a stream of a closed
+        # connection: the request would never end, its stream never count as closed)
+        end = {"type": "http.response.body", "body": b"", "more_body": False}
+        with contextlib.suppress(Exception):  # the client may be gone
+            await _sent(send, end, stall)
+
+
+async def _sent(send: Send, message: Message, timeout: float) -> bool:
+    """Whether `send(message)` finished within `timeout` seconds (a client that stopped
+    reading leaves it waiting: forever, once its socket or its HTTP/2 stream's window is
+    full)."""
+    with current_loop().move_on_after(timeout):
+        await send(message)
+        return True
+    return False
 
 
 async def _reader(mailbox: Mailbox, last_event_id: str | None, send: Send) -> int | None:

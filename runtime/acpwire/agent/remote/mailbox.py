@@ -8,7 +8,9 @@ reading, or never opened the stream) is `Stalled`: the connection is then closed
 slow reader never holds more than `max_bytes` (plus the one message being queued) of memory.
 
 One reader at a time: a new GET for the stream replaces the one before (that response ends),
-so a client whose stream broke without it noticing can simply open it again.
+so a client whose stream broke without it noticing can simply open it again. A reader's write
+that waits `stall_timeout` for the client ends it (http_profile.py): the box then has no
+reader, as after a disconnect.
 """
 
 from __future__ import annotations
@@ -98,14 +100,17 @@ class Mailbox:
         self._size -= len(message)
         return message
 
-    def take_queued(self, reader: int) -> list[bytes]:
-        """Every message queued now for `reader` (none once another reader replaced it),
-        without waiting: what arrived while the last one was being sent goes out together."""
+    def take_queued(self, reader: int, max_bytes: int) -> list[bytes]:
+        """The messages queued now for `reader` (none once another reader replaced it),
+        without waiting, until they reach `max_bytes` (the last one may pass it): what
+        arrived while the last one was being sent goes out together."""
         if reader != self._reader:
             return []
         messages = []
-        while (message := self._next()) is not None:
+        size = 0
+        while size < max_bytes and (message := self._next()) is not None:
             messages.append(message)
+            size += len(message)
         if messages:
             self._emptied.set()
         return messages

@@ -69,7 +69,11 @@ class RemoteOptions:
 
     stall_timeout: float = 60.0
     """Seconds a full event stream may go without its reader taking anything before the
-    connection is closed (a client that stopped reading, or never opened the stream)."""
+    connection is closed (a client that stopped reading, or never opened the stream); and
+    seconds a write to an event stream may wait for its client before that stream ends (a
+    client that stopped reading it, or dropped it unsaid: an HTTP/2 client may close a
+    response without resetting its stream, as httpx does); the connection then waits
+    `idle_timeout` for a client, as after a disconnect."""
 
     keepalive_interval: float = 15.0
     """Seconds of silence after which an event stream sends a comment, so intermediaries
