@@ -69,6 +69,23 @@ async def test_a_message_sent_while_the_reader_waits_goes_through_the_writer() -
     assert script.log == ["read", "sent late"]
 
 
+async def test_a_message_another_task_sends_is_not_held_for_the_reader() -> None:
+    """The reader may be away for long (a notification handler that waits): a turn's update
+    sent meanwhile goes through the writer, not held until the reader reads again."""
+    script = Script(b"1")
+    stream = stream_of(script)
+    await stream.receive_some()  # this task is the reader, away from the socket now
+    taken: list[int] = []
+
+    async def turn() -> None:
+        taken.append(stream.try_send([b"update", b"\n"]))
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(turn)
+    assert taken == [0]
+    assert stream.try_send([b"answer", b"\n"]) == 7  # the reader's own
+
+
 async def test_the_writer_sends_what_is_owed_first() -> None:
     script = Script(b"1")
     stream = stream_of(script)

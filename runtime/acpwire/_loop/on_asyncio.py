@@ -170,6 +170,7 @@ def asyncio_loop() -> Loop:
         fd_reader=_AsyncioFdReader,
         wait_writable=backend.wait_writable,
         notify_closing=backend.notify_closing,
+        current_task=asyncio.current_task,
         Cancelled=asyncio.CancelledError,
         BrokenResourceError=anyio.BrokenResourceError,
         ClosedResourceError=anyio.ClosedResourceError,
