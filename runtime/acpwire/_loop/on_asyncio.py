@@ -173,6 +173,7 @@ def asyncio_loop() -> Loop:
         wait_readable=backend.wait_readable,
         wait_writable=backend.wait_writable,
         notify_closing=backend.notify_closing,
+        current_task=asyncio.current_task,
         Cancelled=asyncio.CancelledError,
         BrokenResourceError=anyio.BrokenResourceError,
         ClosedResourceError=anyio.ClosedResourceError,

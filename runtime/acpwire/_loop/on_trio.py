@@ -35,6 +35,7 @@ def trio_loop() -> Loop:
         wait_readable=trio.lowlevel.wait_readable,
         wait_writable=trio.lowlevel.wait_writable,
         notify_closing=trio.lowlevel.notify_closing,
+        current_task=trio.lowlevel.current_task,
         Cancelled=trio.Cancelled,
         BrokenResourceError=trio.BrokenResourceError,
         ClosedResourceError=trio.ClosedResourceError,

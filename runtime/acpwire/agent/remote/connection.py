@@ -23,6 +23,7 @@ from ..endpoint import AgentEndpoint
 from .agent_stream import AgentStream, Outlet
 from .mailbox import Mailbox, Stalled
 from .options import RemoteOptions
+from .pulled_stream import PulledAgentStream, Source
 from .replay import RetainingMailbox, advertised
 from .routes import Routes
 from .session_limit import SessionLimit
@@ -59,6 +60,7 @@ class RemoteConnection:
         max_buffered = endpoint.options.max_buffered_bytes
         if outlet is None:
             outlet = self._route if profile == "http" else self._retain
+        self._outlet = outlet
         self.stream = AgentStream(outlet, max_buffered_bytes=max_buffered)
         self._scope = self._loop.CancelScope()
         self.done: Event = self._loop.Event()
@@ -78,6 +80,12 @@ class RemoteConnection:
         self.last_post = 0
         """Resumable Streamable HTTP: the highest `Acp-Message-Seq` of a POST taken (a POST
         retried after a cut is taken once)."""
+
+    def pull_from(self, source: Source) -> None:
+        """Before `run`: the agent's reader reads the client's messages from `source`
+        itself (a WebSocket: pulled_stream.py) instead of being fed them."""
+        max_buffered = self._endpoint.options.max_buffered_bytes
+        self.stream = PulledAgentStream(source, self._outlet, max_buffered_bytes=max_buffered)
 
     def touch(self) -> None:
         """The client did something (a request, a stream opened or closed). Only noted: the

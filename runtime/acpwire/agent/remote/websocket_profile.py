@@ -8,6 +8,10 @@ reads EOF: its requests get the endpoint's grace period, its running turns up to
 client to resume), then the connection ends. (The close code cannot tell a client that left
 from one that dropped: Hypercorn reports 1006 for both.)
 
+The agent's reader reads the socket itself (`ClientFrames`, the connection's source:
+pulled_stream.py) and sends the answers it gives before it reads again: a round trip costs
+no task of ours between the server's `receive()` and its `send()`.
+
 A refused upgrade (the checks, 503 when the server is full, 404 for another path) is
 answered with an HTTP status where the server supports ASGI's `websocket.http.response`
 extension (Hypercorn, uvicorn), otherwise by closing the handshake (403).
@@ -20,7 +24,6 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from ..._loop import current_loop
 from ...streams.envelope import NotAMessage, envelope, one_line
 from .asgi import Receive, Scope, Send, encoded, headers_of
 from .connection import RemoteConnection, WebSocketOutlet
@@ -48,6 +51,9 @@ async def serve(app: Hub, receive: Receive, send: Send) -> None:
     outlet = WebSocketOutlet(send)
     connection = app.new_connection("websocket", outlet)
     outlet.sessions = connection.sessions
+    connection.pull_from(
+        ClientFrames(app.remote.max_message_bytes, connection, receive, send, outlet)
+    )
     connection.attach()
     try:
         await send(
@@ -56,10 +62,7 @@ async def serve(app: Hub, receive: Receive, send: Send) -> None:
                 "headers": encoded({"acp-connection-id": connection.id}),
             }
         )
-        async with current_loop().open_nursery() as nursery:
-            nursery.start_soon(_read, app, connection, receive, send, outlet)
-            await connection.run()
-            nursery.cancel_scope.cancel()
+        await connection.run()
         if outlet.open:
             outlet.open = False
             with contextlib.suppress(Exception):
@@ -68,21 +71,33 @@ async def serve(app: Hub, receive: Receive, send: Send) -> None:
         app.forget(connection)
 
 
-async def _read(
-    app: Hub,
-    connection: RemoteConnection,
-    receive: Receive,
-    send: Send,
-    outlet: WebSocketOutlet,
-) -> None:
-    limit = app.remote.max_message_bytes
-    try:
+class ClientFrames:
+    """The client's messages, read from the socket by the agent's reader itself (the
+    connection's `Source`: pulled_stream.py): each text frame's bytes; binary frames are
+    skipped, a request the session limit refuses is answered here; b"" once the socket is
+    gone or closed for a message over the limit (the connection then ends)."""
+
+    def __init__(
+        self,
+        limit: int,
+        connection: RemoteConnection,
+        receive: Receive,
+        send: Send,
+        outlet: WebSocketOutlet,
+    ) -> None:
+        self._limit = limit
+        self._connection = connection
+        self._receive = receive
+        self._send = send
+        self._outlet = outlet
+
+    async def __call__(self) -> bytes:
+        receive, limit = self._receive, self._limit
         while True:
             message = await receive()
             kind = message["type"]
             if kind == "websocket.disconnect":
-                outlet.open = False
-                return
+                return self._ended()
             if kind != "websocket.receive":
                 continue
             text = message.get("text")
@@ -90,19 +105,21 @@ async def _read(
                 continue  # a binary frame: ignored
             data = text.encode()
             if len(data) > limit:
-                outlet.open = False
-                await close_too_big(send, limit)
-                return
+                self._ended()
+                await close_too_big(self._send, limit)
+                return b""
             if SESSION_METHOD in data:
-                refusal = session_refusal(connection, data)
+                refusal = session_refusal(self._connection, data)
                 if refusal is not None:
                     if refusal:
-                        await send({"type": "websocket.send", "text": refusal.decode()})
+                        await self._send({"type": "websocket.send", "text": refusal.decode()})
                     continue
-            if not await connection.stream.feed(one_line(data)):
-                return
-    finally:
-        connection.end()
+            return one_line(data) if b"\n" in data or b"\r" in data else data
+
+    def _ended(self) -> bytes:
+        self._outlet.open = False
+        self._connection.end()
+        return b""
 
 
 async def close_too_big(send: Send, limit: int) -> None:
