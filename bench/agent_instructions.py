@@ -23,32 +23,16 @@ from __future__ import annotations
 import argparse
 import pstats
 import re
-import subprocess
 import tempfile
 from dataclasses import replace
 from pathlib import Path
 
 from agents import PY, Agent, RawClient, agents, answered, initialize, new_session
+from callgrind import instructions
 
 WARM_UP = 200
 FEW = 500
 LABELS = ("acpwire trio", "acpwire asyncio", "floor", "baseline trio", "baseline asyncio")
-THREAD_TOTAL = re.compile(r"^\s*Th\s+\d+\s+([\d,]+)\s*$", re.MULTILINE)
-
-
-def instructions(pid: int) -> int:
-    """Instructions the process `pid` (under callgrind) executed so far, all threads."""
-    shown = subprocess.run(
-        ["callgrind_control", "-e", "Ir", str(pid)],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-    ).stdout
-    totals = THREAD_TOTAL.findall(shown)
-    if not totals:
-        raise ValueError(f"no instruction count in callgrind_control's output: {shown!r}")
-    return sum(int(total.replace(",", "")) for total in totals)
 
 
 def requests(client: RawClient, agent: Agent, first: int, count: int) -> int:

@@ -23,11 +23,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import re
-import subprocess
 import tempfile
 from pathlib import Path
 
+from callgrind import instructions
 from remote import SERVERS, RemotePair, baseline_pairs, pairs, serve, stop
 from remote_cpu import client_run
 from remote_floor import BUFFERED
@@ -35,22 +34,6 @@ from remote_floor import BUFFERED
 FEW = 200
 FEW_ROUND_TRIPS = 100
 DEFAULT_SERVERS = ("hypercorn", BUFFERED)
-THREAD_TOTAL = re.compile(r"^\s*Th\s+\d+\s+([\d,]+)\s*$", re.MULTILINE)
-
-
-def instructions(pid: int) -> int:
-    """Instructions the process `pid` (under callgrind) executed so far, all threads."""
-    shown = subprocess.run(
-        ["callgrind_control", "-e", "Ir", str(pid)],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    ).stdout
-    totals = THREAD_TOTAL.findall(shown)
-    if not totals:
-        raise ValueError(f"no instruction count in callgrind_control's output: {shown!r}")
-    return sum(int(total.replace(",", "")) for total in totals)
 
 
 def per_frame(
