@@ -19,9 +19,10 @@ class WarningFlood:
 
     def __init__(self, peer: str, counted: str) -> None:
         """The count's message is the peer's name, then `counted` % the number seen so far,
-        e.g. `"has written %d lines that are not JSON"`."""
+        e.g. `"has written %d lines that are not JSON"` (a constant: one string for every
+        connection, the message is built when a count is logged)."""
         self._peer = peer
-        self._counted = f"%s {counted} (the first {QUOTED} are quoted above)"
+        self._counted = counted
         self.seen = 0
         self._next_count = 10
 
@@ -33,4 +34,5 @@ class WarningFlood:
             log.warning(message, *args)
         elif self.seen == self._next_count:
             self._next_count *= 10
-            log.warning(self._counted, self._peer, self.seen)
+            counted = f"%s {self._counted} (the first %d are quoted above)"
+            log.warning(counted, self._peer, self.seen, QUOTED)
